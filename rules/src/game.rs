@@ -1,0 +1,276 @@
+//! The game interface shared by Jetan and Martian Chess.
+//!
+//! Perspective rule used across the project: values are always in `[-1, 1]` for
+//! a named side; [`Outcome::value_for`] is the only place where a result
+//! becomes a number.
+
+use std::fmt;
+use std::hash::Hash;
+
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+use crate::error::RulesError;
+
+/// One of the two players. Both games seat one player on the south edge
+/// (ranks 1..) and one on the north edge.
+///
+/// * Jetan: `South` = Black, `North` = Orange (jetan spec §1).
+/// * Martian Chess: `South` and `North` own the south and north zones (spec §1).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Side {
+    /// The player seated on rank 1's edge.
+    South = 0,
+    /// The player seated on the last rank's edge.
+    North = 1,
+}
+
+impl Side {
+    /// Both sides, `South` first.
+    pub const ALL: [Side; 2] = [Side::South, Side::North];
+
+    /// The other side.
+    #[inline]
+    pub const fn opponent(self) -> Side {
+        match self {
+            Side::South => Side::North,
+            Side::North => Side::South,
+        }
+    }
+
+    /// 0 for South, 1 for North.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A move of either game: the pair (origin square, destination square).
+///
+/// In both games the pair identifies the move uniquely (jetan spec §3 and
+/// §10.1: captures and Escapes are implied by the position; martian-chess spec
+/// §10: captures and merges are implied by the board). Squares are indices
+/// `file + width * (rank - 1)`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Move {
+    /// Origin square index.
+    pub from: u8,
+    /// Destination square index.
+    pub to: u8,
+}
+
+impl Move {
+    /// A move from `from` to `to` (square indices).
+    #[inline]
+    pub const fn new(from: u8, to: u8) -> Move {
+        Move { from, to }
+    }
+}
+
+/// Why a game ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EndReason {
+    /// Jetan §8.1: a piece landed on the enemy Princess.
+    PrincessCaptured,
+    /// Jetan §8.2: a Chief captured the enemy Chief.
+    ChiefCapturedByChief,
+    /// Jetan §8.2: a piece other than the Chief captured the enemy Chief
+    /// (a draw by the standard rules, a win under `CapturerWins`).
+    ChiefCapturedByNonChief,
+    /// Jetan §8.3: the same position for the third time.
+    Repetition,
+    /// Jetan §8.4: the small-material countdown ran out.
+    SmallMaterial,
+    /// Both games: the `max_plies` cap was reached.
+    MoveCap,
+    /// Jetan §8.5: `no_capture_limit` plies without a capture.
+    NoCaptureLimit,
+    /// The side to move had no legal move (Jetan §8.6, Martian Chess §9.4).
+    NoLegalMoves,
+    /// Martian Chess §9.1: a zone became empty.
+    EmptyZone,
+    /// Martian Chess §9.2: the deadlock clock ran out.
+    Clock,
+}
+
+impl fmt::Display for EndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            EndReason::PrincessCaptured => "princess captured",
+            EndReason::ChiefCapturedByChief => "chief captured by chief",
+            EndReason::ChiefCapturedByNonChief => "chief captured by a non-chief",
+            EndReason::Repetition => "threefold repetition",
+            EndReason::SmallMaterial => "small-material countdown",
+            EndReason::MoveCap => "move cap",
+            EndReason::NoCaptureLimit => "no-capture limit",
+            EndReason::NoLegalMoves => "no legal moves",
+            EndReason::EmptyZone => "empty zone",
+            EndReason::Clock => "deadlock clock",
+        };
+        f.write_str(s)
+    }
+}
+
+/// The result of a finished game.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The winner, or `None` for a draw.
+    pub winner: Option<Side>,
+    /// What ended the game.
+    pub reason: EndReason,
+}
+
+impl Outcome {
+    /// The result as a value for `side`: +1 win, 0 draw, -1 loss.
+    #[inline]
+    pub fn value_for(&self, side: Side) -> f32 {
+        match self.winner {
+            None => 0.0,
+            Some(w) if w == side => 1.0,
+            Some(_) => -1.0,
+        }
+    }
+}
+
+/// Which game. Used at the CLI edge to pick the generic code path.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GameKind {
+    /// Jetan (10x10).
+    Jetan,
+    /// Looney's Martian Chess, two players (4x8).
+    MartianChess,
+}
+
+impl GameKind {
+    /// The name used on the command line and in files: `jetan` or `martian-chess`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GameKind::Jetan => "jetan",
+            GameKind::MartianChess => "martian-chess",
+        }
+    }
+}
+
+impl fmt::Display for GameKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A game state: the position plus whatever history the rules need
+/// (e.g. Jetan's repetition history).
+///
+/// `Clone` may allocate (history); hot loops reuse a state with
+/// [`Clone::clone_from`], which does not allocate once capacities are reached.
+///
+/// All methods taking `&self` are safe to call from several threads at once.
+pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
+    /// The rules configuration (the switches of the spec), serde-readable from TOML.
+    type Rules: Clone + fmt::Debug + Default + PartialEq + Serialize + DeserializeOwned + Send + Sync;
+
+    /// Which game this is.
+    const KIND: GameKind;
+    /// Width of the policy head: number of distinct action indices.
+    const NUM_ACTIONS: usize;
+    /// Network input shape `[planes, rows, cols]` written by [`GameState::encode`].
+    const INPUT_SHAPE: [usize; 3];
+    /// An upper bound on the number of legal moves in any position.
+    const MAX_MOVES: usize;
+
+    /// The initial position under `rules`.
+    ///
+    /// # Errors
+    /// [`RulesError::Unsupported`] if a rules switch is set to a value that is
+    /// not implemented.
+    fn new_game(rules: &Self::Rules) -> Result<Self, RulesError>;
+
+    /// Parses a position string (jetan §10.3, martian-chess §10).
+    ///
+    /// # Errors
+    /// [`RulesError::Position`] naming the problem and the offending text.
+    fn from_position(text: &str, rules: &Self::Rules) -> Result<Self, RulesError>;
+
+    /// The position string; `from_position(to_position())` gives the same position.
+    fn to_position(&self) -> String;
+
+    /// The rules this state is played under.
+    fn rules(&self) -> &Self::Rules;
+
+    /// Side to move.
+    fn side_to_move(&self) -> Side;
+
+    /// Plies played since the start (the ply field of the position string).
+    fn ply(&self) -> u32;
+
+    /// Clears `out` and writes every legal move into it. Empty when the game is over.
+    /// Allocates nothing once `out` has capacity [`GameState::MAX_MOVES`].
+    fn legal_moves(&self, out: &mut Vec<Move>);
+
+    /// Number of legal moves (0 when the game is over). Used for bulk counting in perft.
+    fn count_legal_moves(&self) -> usize {
+        let mut v = Vec::with_capacity(Self::MAX_MOVES);
+        self.legal_moves(&mut v);
+        v.len()
+    }
+
+    /// Plays a legal move in place.
+    ///
+    /// # Panics
+    /// Behaviour with an illegal move is unspecified (may panic in debug builds);
+    /// use [`GameState::play`] for untrusted moves.
+    fn play_unchecked(&mut self, mv: Move);
+
+    /// Plays `mv` after checking that it is legal.
+    ///
+    /// # Errors
+    /// [`RulesError::IllegalMove`] with the list of legal moves; `self` is unchanged.
+    fn play(&mut self, mv: Move) -> Result<(), RulesError> {
+        let mut moves = Vec::with_capacity(Self::MAX_MOVES);
+        self.legal_moves(&mut moves);
+        if moves.contains(&mv) {
+            self.play_unchecked(mv);
+            Ok(())
+        } else {
+            Err(RulesError::IllegalMove {
+                mv: self.move_to_string(mv),
+                legal: moves.iter().map(|&m| self.move_to_string(m)).collect::<Vec<_>>().join(" "),
+            })
+        }
+    }
+
+    /// The result if the game is over, else `None`.
+    fn outcome(&self) -> Option<Outcome>;
+
+    /// Zobrist hash of the position (placement, side to move and the state that
+    /// decides legal moves), kept incrementally by [`GameState::play_unchecked`].
+    fn hash(&self) -> u64;
+
+    /// The same hash recomputed from scratch (for tests).
+    fn recompute_hash(&self) -> u64;
+
+    /// `<from><to>` text of a move, e.g. `e9e8` (Jetan) or `d3d5` (Martian Chess).
+    fn move_to_string(&self, mv: Move) -> String;
+
+    /// Parses `<from><to>` text and checks it is legal here.
+    ///
+    /// # Errors
+    /// [`RulesError::BadMoveText`] for malformed text, [`RulesError::IllegalMove`]
+    /// (with the legal moves) for a well-formed move that is not legal.
+    fn parse_move(&self, text: &str) -> Result<Move, RulesError>;
+
+    /// A text board, last rank first, `.` for empty squares, with coordinates.
+    fn board_text(&self) -> String;
+
+    /// Name of a side in this game ("Black"/"Orange", "South"/"North").
+    fn side_name(side: Side) -> &'static str;
+
+    /// Policy index of a legal move, in the canonical orientation of the side to
+    /// move; in `0..NUM_ACTIONS`, distinct for distinct legal moves.
+    fn action_index(&self, mv: Move) -> usize;
+
+    /// Writes the network input planes, shape [`GameState::INPUT_SHAPE`],
+    /// row-major `[plane][row][col]`, in the canonical orientation of the side to
+    /// move (side to move at the bottom). `out.len()` must equal the product of
+    /// `INPUT_SHAPE`; every element is written.
+    fn encode(&self, out: &mut [f32]);
+}

@@ -1,0 +1,1 @@
+//! Jetan (to be written).

@@ -1,0 +1,21 @@
+//! Rules core for the two "Martian chess" games played by MartianZero:
+//!
+//! * [`jetan`]: Jetan, the 10x10 game of E. R. Burroughs' *The Chessmen of Mars*
+//!   (`docs/rules/jetan.md` in the repository is the specification);
+//! * [`martian`]: Andrew Looney's Martian Chess, two players on 4x8
+//!   (`docs/rules/martian-chess.md`).
+//!
+//! Both implement [`GameState`], the one interface that search, self-play and
+//! training use without knowing which game they play.
+//!
+#![warn(missing_docs)]
+
+mod error;
+mod game;
+pub mod jetan;
+pub mod martian;
+mod perft;
+
+pub use error::{PositionErrorKind, RulesError};
+pub use game::{EndReason, GameKind, GameState, Move, Outcome, Side};
+pub use perft::{divide, perft};

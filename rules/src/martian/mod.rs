@@ -1,0 +1,1 @@
+//! Martian Chess (to be written).
