@@ -1,0 +1,24 @@
+//! The policy/value network of MartianZero (libtorch through `tch`):
+//! a residual tower ([`PolicyValueNet`]), checkpoints ([`checkpoint`]) and the
+//! MCTS evaluator backed by the network ([`NetEvaluator`]).
+//!
+//! Tensor conventions:
+//! * input `[batch, planes, rows, cols]` float32, planes as written by
+//!   `GameState::encode` (side to move at the bottom);
+//! * `policy_logits` `[batch, NUM_ACTIONS]`, raw logits over the game's action encoding;
+//! * `value_logits` `[batch, 3]`, raw logits of (win, draw, loss) for the side to move.
+#![warn(missing_docs)]
+
+pub mod checkpoint;
+mod config;
+mod device;
+mod error;
+mod evaluator;
+mod resnet;
+
+pub use checkpoint::{Checkpoint, CheckpointMeta};
+pub use config::ModelConfig;
+pub use device::{describe_device, parse_device};
+pub use error::ModelError;
+pub use evaluator::NetEvaluator;
+pub use resnet::{PolicyValue, PolicyValueNet};

@@ -1,0 +1,69 @@
+//! MCTS settings (the `[search]` table of a run config).
+
+use serde::{Deserialize, Serialize};
+
+/// PUCT search settings. Defaults follow AlphaZero's pseudocode and lc0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MctsConfig {
+    /// `c_init` of the AlphaZero exploration schedule (default 1.25; > 0).
+    pub c_puct_init: f32,
+    /// `c_base` of the AlphaZero exploration schedule, in visits (default 19652; > 0).
+    pub c_puct_base: f32,
+    /// First-play urgency: an unvisited child's Q is the parent's Q minus this
+    /// (lc0 "FPU reduction"; default 0.25; 0 = parent's Q; range 0..=2).
+    pub fpu_reduction: f32,
+    /// Total Dirichlet concentration at the root: each legal move gets
+    /// `alpha = dirichlet_alpha_total / legal moves` (KataGo uses 10.83; AlphaZero's
+    /// 0.3 for chess is about 10 / 30 moves). Default 10. Must be > 0.
+    pub dirichlet_alpha_total: f32,
+    /// Weight of the noise in the root priors, `epsilon` (AlphaZero 0.25; 0..=1).
+    pub noise_fraction: f32,
+    /// Leaves gathered per tree before one batched evaluation, using virtual
+    /// loss (lc0 "minibatch"/n-in-flight). 1 = plain sequential MCTS. Default 1.
+    pub leaves_per_batch: u32,
+}
+
+impl Default for MctsConfig {
+    fn default() -> Self {
+        MctsConfig {
+            c_puct_init: 1.25,
+            c_puct_base: 19652.0,
+            fpu_reduction: 0.25,
+            dirichlet_alpha_total: 10.0,
+            noise_fraction: 0.25,
+            leaves_per_batch: 1,
+        }
+    }
+}
+
+impl MctsConfig {
+    /// Checks ranges; the error names the field.
+    ///
+    /// # Errors
+    /// A message `search.<field>: ...` for the first value out of range.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.c_puct_init > 0.0 && self.c_puct_init.is_finite()) {
+            return Err(format!("search.c_puct_init must be > 0, got {}", self.c_puct_init));
+        }
+        if !(self.c_puct_base > 0.0 && self.c_puct_base.is_finite()) {
+            return Err(format!("search.c_puct_base must be > 0, got {}", self.c_puct_base));
+        }
+        if !(0.0..=2.0).contains(&self.fpu_reduction) {
+            return Err(format!("search.fpu_reduction must be in 0..=2, got {}", self.fpu_reduction));
+        }
+        if !(self.dirichlet_alpha_total > 0.0 && self.dirichlet_alpha_total.is_finite()) {
+            return Err(format!(
+                "search.dirichlet_alpha_total must be > 0, got {}",
+                self.dirichlet_alpha_total
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.noise_fraction) {
+            return Err(format!("search.noise_fraction must be in 0..=1, got {}", self.noise_fraction));
+        }
+        if self.leaves_per_batch == 0 || self.leaves_per_batch > 256 {
+            return Err(format!("search.leaves_per_batch must be in 1..=256, got {}", self.leaves_per_batch));
+        }
+        Ok(())
+    }
+}

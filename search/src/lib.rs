@@ -1,0 +1,18 @@
+//! Search for MartianZero: PUCT Monte-Carlo tree search with batched
+//! evaluation ([`mcts`]), the evaluator interface ([`Evaluator`]) and an
+//! evaluation cache ([`CachedEvaluator`]).
+//!
+//! The crate does not link libtorch: the network evaluator lives in
+//! `martian-model`, and [`UniformEvaluator`] lets the search run without one.
+#![warn(missing_docs)]
+
+mod cache;
+mod config;
+mod evaluator;
+pub mod mcts;
+pub mod puct;
+
+pub use cache::CachedEvaluator;
+pub use config::MctsConfig;
+pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};
+pub use mcts::{Gather, Mcts, SearchResult};

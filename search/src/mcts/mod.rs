@@ -1,0 +1,34 @@
+//! PUCT Monte-Carlo tree search (AlphaZero), driven one batch at a time so that
+//! a caller can evaluate the leaves of many trees in one network call.
+//!
+//! # Driving a search
+//!
+//! ```text
+//! tree.begin_search(noise, rng)          // once per move
+//! loop {
+//!     tree.gather(k, rng)                // select up to k leaves (virtual loss)
+//!     evaluate tree.pending_leaves()     // one batch, possibly shared by many trees
+//!     tree.apply_evaluations(&evals)     // expand + back up
+//! }
+//! tree.result() / tree.choose_move(..) / tree.advance(mv)
+//! ```
+//!
+//! [`Mcts::search`] wraps that loop for a single tree and evaluator.
+//!
+//! # Perspective
+//! * An evaluator's value is for the side to move in the evaluated position.
+//! * [`Node::value_sum`] is for the side that *chose the edge into* the node
+//!   (the side to move at its parent), so a parent maximises its children's Q.
+//! * Back-up negates exactly once per ply.
+//!
+//! # Arena layout
+//! ```text
+//! nodes[0] = root
+//! nodes[n].first_child .. first_child + num_children   children of n, contiguous
+//! ```
+//! [`Mcts::advance`] keeps the subtree of the played move (tree reuse) by
+//! copying it into a second arena, so memory stays bounded by one search tree.
+
+mod tree;
+
+pub use tree::{Gather, Mcts, Node, NodeKind, SearchResult};

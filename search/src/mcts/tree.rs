@@ -1,0 +1,499 @@
+//! The search tree, selection, expansion and back-up.
+
+use martian_rules::{GameState, Move};
+use rand::Rng;
+use rand_distr::{Distribution, Gamma};
+
+use crate::config::MctsConfig;
+use crate::evaluator::{EvalError, Evaluation, Evaluator};
+use crate::puct::{c_puct, puct_score};
+
+/// State of a node's expansion.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum NodeKind {
+    /// Not evaluated yet.
+    Unexpanded,
+    /// Selected for evaluation; the result is pending.
+    Pending,
+    /// Children created.
+    Expanded,
+    /// Game over here; the exact value for the side to move at this node.
+    Terminal(f32),
+}
+
+/// One node of the tree (and the edge leading to it).
+#[derive(Copy, Clone, Debug)]
+pub struct Node {
+    /// The move on the edge from the parent (meaningless for the root).
+    pub mv: Move,
+    /// Prior probability of that edge, in `[0, 1]`.
+    pub prior: f32,
+    /// Completed visits (simulations that passed through the node).
+    pub visits: u32,
+    /// Simulations through the node waiting for an evaluation (virtual loss).
+    pub in_flight: u32,
+    /// Sum of backed-up values, each in `[-1, 1]`, for the side that chose
+    /// the edge into this node.
+    pub value_sum: f32,
+    /// Index of the first child in the arena (valid when expanded).
+    pub first_child: u32,
+    /// Number of children (= legal moves when expanded).
+    pub num_children: u32,
+    /// Expansion state.
+    pub kind: NodeKind,
+}
+
+impl Node {
+    fn new(mv: Move, prior: f32) -> Node {
+        Node {
+            mv,
+            prior,
+            visits: 0,
+            in_flight: 0,
+            value_sum: 0.0,
+            first_child: 0,
+            num_children: 0,
+            kind: NodeKind::Unexpanded,
+        }
+    }
+
+    /// Mean value for the side that chose the edge, or `None` if unvisited.
+    #[inline]
+    pub fn q(&self) -> Option<f32> {
+        (self.visits > 0).then(|| self.value_sum / self.visits as f32)
+    }
+}
+
+/// What one selection produced.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Gather {
+    /// A leaf was queued for evaluation.
+    Pending,
+    /// A terminal node was reached and backed up at once.
+    Terminal,
+    /// The selection reached a leaf already pending; nothing was queued.
+    Collision,
+}
+
+/// Root statistics of a finished search.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SearchResult {
+    /// `(move, visit count)` for every legal root move, in legal-move order.
+    pub visits: Vec<(Move, u32)>,
+    /// Mean value of the root for its side to move, in `[-1, 1]`.
+    pub root_value: f32,
+}
+
+impl SearchResult {
+    /// The most visited move (ties: the earliest in legal-move order).
+    pub fn best_move(&self) -> Option<Move> {
+        let mut best: Option<(Move, u32)> = None;
+        for &(m, v) in &self.visits {
+            if best.is_none_or(|(_, bv)| v > bv) {
+                best = Some((m, v));
+            }
+        }
+        best.map(|(m, _)| m)
+    }
+}
+
+struct PendingLeaf<G> {
+    state: G,
+    moves: Vec<Move>,
+    path: Vec<u32>,
+    len: usize,
+}
+
+/// A PUCT search tree over game `G`. See the module docs for the protocol.
+pub struct Mcts<G: GameState> {
+    cfg: MctsConfig,
+    nodes: Vec<Node>,
+    spare: Vec<Node>,
+    root_state: G,
+    pending: Vec<PendingLeaf<G>>,
+    num_pending: usize,
+    path: Vec<u32>,
+    scratch: G,
+    noise_pending: bool,
+    queue: Vec<(u32, u32)>,
+    noise: Vec<f32>,
+}
+
+impl<G: GameState> Mcts<G> {
+    /// A tree with root `root`.
+    pub fn new(cfg: MctsConfig, root: G) -> Mcts<G> {
+        let mut t = Mcts {
+            cfg,
+            nodes: Vec::with_capacity(1024),
+            spare: Vec::with_capacity(1024),
+            scratch: root.clone(),
+            root_state: root,
+            pending: Vec::new(),
+            num_pending: 0,
+            path: Vec::with_capacity(64),
+            noise_pending: false,
+            queue: Vec::new(),
+            noise: Vec::new(),
+        };
+        t.nodes.push(Node::new(Move::new(0, 0), 1.0));
+        t
+    }
+
+    /// The search settings.
+    pub fn config(&self) -> &MctsConfig {
+        &self.cfg
+    }
+
+    /// The position at the root.
+    pub fn root_state(&self) -> &G {
+        &self.root_state
+    }
+
+    /// The root node.
+    pub fn root(&self) -> &Node {
+        &self.nodes[0]
+    }
+
+    /// The root's children (empty until the root is expanded).
+    pub fn root_children(&self) -> &[Node] {
+        let r = &self.nodes[0];
+        if r.kind == NodeKind::Expanded {
+            &self.nodes[r.first_child as usize..(r.first_child + r.num_children) as usize]
+        } else {
+            &[]
+        }
+    }
+
+    /// Number of nodes in the arena.
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Discards the tree and starts from `root`.
+    pub fn reset(&mut self, root: G) {
+        self.nodes.clear();
+        self.nodes.push(Node::new(Move::new(0, 0), 1.0));
+        self.root_state = root;
+        self.num_pending = 0;
+        self.noise_pending = false;
+    }
+
+    /// Starts a search for the move at the root: with `noise`, Dirichlet noise
+    /// is mixed into the root priors (now, or when the root gets expanded).
+    pub fn begin_search<R: Rng>(&mut self, noise: bool, rng: &mut R) {
+        self.noise_pending = false;
+        if noise {
+            if self.nodes[0].kind == NodeKind::Expanded {
+                self.apply_root_noise(rng);
+            } else {
+                self.noise_pending = true;
+            }
+        }
+    }
+
+    /// Completed visits of the root's children (simulations since the root was expanded,
+    /// including those reused from earlier searches).
+    pub fn child_visits(&self) -> u32 {
+        self.root_children().iter().map(|c| c.visits).sum()
+    }
+
+    /// True when the root's game is over (nothing to search).
+    pub fn root_is_terminal(&self) -> bool {
+        self.root_state.outcome().is_some()
+    }
+
+    /// Positions (and their legal moves) waiting for evaluation, in queue order.
+    pub fn pending_leaves(&self) -> impl Iterator<Item = (&G, &[Move])> {
+        self.pending[..self.num_pending].iter().map(|p| (&p.state, &p.moves[..]))
+    }
+
+    /// Number of leaves waiting for evaluation.
+    pub fn num_pending(&self) -> usize {
+        self.num_pending
+    }
+
+    /// Runs up to `max_leaves` selections, queueing leaves for evaluation.
+    /// Stops early at a collision. Returns how many leaves were queued.
+    pub fn gather<R: Rng>(&mut self, max_leaves: usize, rng: &mut R) -> usize {
+        let mut queued = 0;
+        for _ in 0..max_leaves {
+            match self.select(rng) {
+                Gather::Pending => queued += 1,
+                Gather::Terminal => {}
+                Gather::Collision => break,
+            }
+        }
+        queued
+    }
+
+    /// One selection from the root to a leaf.
+    pub fn select<R: Rng>(&mut self, rng: &mut R) -> Gather {
+        self.path.clear();
+        self.scratch.clone_from(&self.root_state);
+        let mut idx = 0u32;
+        loop {
+            self.path.push(idx);
+            let node = self.nodes[idx as usize];
+            match node.kind {
+                NodeKind::Expanded if node.num_children > 0 => {
+                    let child = self.select_child(idx);
+                    let mv = self.nodes[child as usize].mv;
+                    self.scratch.play_unchecked(mv);
+                    idx = child;
+                }
+                NodeKind::Expanded => {
+                    // No children but not terminal cannot happen: no legal moves is an outcome.
+                    self.backup_path(0.0);
+                    return Gather::Terminal;
+                }
+                NodeKind::Terminal(v) => {
+                    self.backup_path(v);
+                    return Gather::Terminal;
+                }
+                NodeKind::Pending => return Gather::Collision,
+                NodeKind::Unexpanded => {
+                    if let Some(outcome) = self.scratch.outcome() {
+                        let v = outcome.value_for(self.scratch.side_to_move());
+                        self.nodes[idx as usize].kind = NodeKind::Terminal(v);
+                        self.backup_path(v);
+                        return Gather::Terminal;
+                    }
+                    self.nodes[idx as usize].kind = NodeKind::Pending;
+                    for &i in &self.path {
+                        self.nodes[i as usize].in_flight += 1;
+                    }
+                    self.queue_leaf(rng);
+                    return Gather::Pending;
+                }
+            }
+        }
+    }
+
+    fn queue_leaf<R: Rng>(&mut self, _rng: &mut R) {
+        if self.pending.len() == self.num_pending {
+            self.pending.push(PendingLeaf {
+                state: self.scratch.clone(),
+                moves: Vec::with_capacity(G::MAX_MOVES),
+                path: Vec::with_capacity(64),
+                len: 0,
+            });
+        }
+        let p = &mut self.pending[self.num_pending];
+        p.state.clone_from(&self.scratch);
+        p.state.legal_moves(&mut p.moves);
+        p.path.clear();
+        p.path.extend_from_slice(&self.path);
+        p.len = p.moves.len();
+        self.num_pending += 1;
+    }
+
+    fn select_child(&self, idx: u32) -> u32 {
+        let node = &self.nodes[idx as usize];
+        let first = node.first_child as usize;
+        let children = &self.nodes[first..first + node.num_children as usize];
+        let parent_n: u32 = children.iter().map(|c| c.visits + c.in_flight).sum();
+        let parent_q = if node.visits > 0 { -node.value_sum / node.visits as f32 } else { 0.0 };
+        let fpu = parent_q - self.cfg.fpu_reduction;
+        let c = c_puct(parent_n as f32, self.cfg.c_puct_init, self.cfg.c_puct_base);
+        let sqrt_n = (parent_n.max(1) as f32).sqrt();
+        let mut best = 0usize;
+        let mut best_score = f32::NEG_INFINITY;
+        for (i, ch) in children.iter().enumerate() {
+            let n = ch.visits + ch.in_flight;
+            // Virtual loss: each in-flight visit counts as a loss for the chooser.
+            let q = if n == 0 { fpu } else { (ch.value_sum - ch.in_flight as f32) / n as f32 };
+            let s = puct_score(q, ch.prior, n as f32, c, sqrt_n);
+            if s > best_score {
+                best_score = s;
+                best = i;
+            }
+        }
+        (first + best) as u32
+    }
+
+    /// Backs up `value` (for the side to move at the last node of `self.path`).
+    fn backup_path(&mut self, value: f32) {
+        let mut v = -value;
+        for &i in self.path.iter().rev() {
+            let n = &mut self.nodes[i as usize];
+            n.visits += 1;
+            n.value_sum += v;
+            v = -v;
+        }
+    }
+
+    /// Expands every pending leaf with its evaluation (same order as
+    /// [`Mcts::pending_leaves`]) and backs the values up.
+    ///
+    /// # Panics
+    /// If `evals.len()` differs from the number of pending leaves, or an
+    /// evaluation's priors do not match the leaf's legal moves.
+    pub fn apply_evaluations<R: Rng>(&mut self, evals: &[Evaluation], rng: &mut R) {
+        assert_eq!(evals.len(), self.num_pending, "one evaluation per pending leaf");
+        for k in 0..self.num_pending {
+            let eval = &evals[k];
+            let p = &self.pending[k];
+            assert_eq!(eval.priors.len(), p.len, "priors must match the legal moves");
+            let leaf = *p.path.last().expect("path holds the root");
+            let first = self.nodes.len() as u32;
+            for (&mv, &prior) in p.moves.iter().zip(&eval.priors) {
+                self.nodes.push(Node::new(mv, prior));
+            }
+            {
+                let n = &mut self.nodes[leaf as usize];
+                n.first_child = first;
+                n.num_children = p.moves.len() as u32;
+                n.kind = NodeKind::Expanded;
+            }
+            let mut v = -eval.value.clamp(-1.0, 1.0);
+            for &i in p.path.iter().rev() {
+                let n = &mut self.nodes[i as usize];
+                n.in_flight -= 1;
+                n.visits += 1;
+                n.value_sum += v;
+                v = -v;
+            }
+            if leaf == 0 && self.noise_pending {
+                self.noise_pending = false;
+                self.apply_root_noise(rng);
+            }
+        }
+        self.num_pending = 0;
+    }
+
+    /// Mixes Dirichlet(alpha) noise into the root priors:
+    /// `P = (1 - eps) P + eps * eta`, `alpha = dirichlet_alpha_total / legal moves`
+    /// (AlphaZero; KataGo's total-concentration form).
+    fn apply_root_noise<R: Rng>(&mut self, rng: &mut R) {
+        let r = self.nodes[0];
+        let n = r.num_children as usize;
+        let eps = self.cfg.noise_fraction;
+        if n < 2 || eps <= 0.0 {
+            return;
+        }
+        let alpha = (self.cfg.dirichlet_alpha_total / n as f32).max(1e-3);
+        let Ok(gamma) = Gamma::new(alpha, 1.0) else { return };
+        self.noise.clear();
+        self.noise.extend((0..n).map(|_| gamma.sample(rng)));
+        let sum: f32 = self.noise.iter().sum();
+        if !(sum > 0.0 && sum.is_finite()) {
+            return;
+        }
+        let first = r.first_child as usize;
+        for (c, g) in self.nodes[first..first + n].iter_mut().zip(&self.noise) {
+            c.prior = (1.0 - eps) * c.prior + eps * g / sum;
+        }
+    }
+
+    /// Root statistics now.
+    pub fn result(&self) -> SearchResult {
+        let children = self.root_children();
+        let visits = children.iter().map(|c| (c.mv, c.visits)).collect();
+        let r = &self.nodes[0];
+        let root_value = if r.visits > 0 { -r.value_sum / r.visits as f32 } else { 0.0 };
+        SearchResult { visits, root_value }
+    }
+
+    /// Picks the move to play: with `temperature <= 0` the most visited move,
+    /// else a move sampled with probability proportional to `visits^(1/temperature)`.
+    /// `None` when the root has no visited children.
+    pub fn choose_move<R: Rng>(&self, temperature: f32, rng: &mut R) -> Option<Move> {
+        let children = self.root_children();
+        if children.iter().all(|c| c.visits == 0) {
+            return None;
+        }
+        if temperature <= 1e-3 {
+            return self.result().best_move();
+        }
+        let max = children.iter().map(|c| c.visits).max().unwrap_or(1) as f64;
+        let inv_t = 1.0 / temperature as f64;
+        let total: f64 = children.iter().map(|c| (c.visits as f64 / max).powf(inv_t)).sum();
+        let mut x = rng.gen::<f64>() * total;
+        for c in children {
+            let w = (c.visits as f64 / max).powf(inv_t);
+            if x < w && c.visits > 0 {
+                return Some(c.mv);
+            }
+            x -= w;
+        }
+        children.iter().rev().find(|c| c.visits > 0).map(|c| c.mv)
+    }
+
+    /// Plays `mv` at the root and keeps its subtree (tree reuse).
+    ///
+    /// # Panics
+    /// If leaves are still pending evaluation.
+    pub fn advance(&mut self, mv: Move) {
+        assert_eq!(self.num_pending, 0, "advance with pending leaves");
+        let child = self.root_children().iter().position(|c| c.mv == mv).map(|i| self.nodes[0].first_child + i as u32);
+        self.root_state.play_unchecked(mv);
+        self.noise_pending = false;
+        let Some(child) = child else {
+            self.nodes.clear();
+            self.nodes.push(Node::new(Move::new(0, 0), 1.0));
+            return;
+        };
+        self.spare.clear();
+        self.queue.clear();
+        let mut root = self.nodes[child as usize];
+        root.in_flight = 0;
+        if matches!(root.kind, NodeKind::Pending) {
+            root.kind = NodeKind::Unexpanded;
+        }
+        self.spare.push(root);
+        self.queue.push((child, 0));
+        let mut qi = 0;
+        while qi < self.queue.len() {
+            let (old, new) = self.queue[qi];
+            qi += 1;
+            let n = self.nodes[old as usize];
+            if n.kind != NodeKind::Expanded {
+                continue;
+            }
+            let first_new = self.spare.len() as u32;
+            self.spare[new as usize].first_child = first_new;
+            for k in 0..n.num_children {
+                let c = self.nodes[(n.first_child + k) as usize];
+                self.spare.push(c);
+                self.queue.push((n.first_child + k, first_new + k));
+            }
+        }
+        std::mem::swap(&mut self.nodes, &mut self.spare);
+    }
+
+    /// Runs playouts with `evaluator` (batches of `leaves_per_batch` leaves)
+    /// until the root's children hold `simulations` more visits, and returns
+    /// the root statistics. (The root's own first evaluation is not counted.)
+    ///
+    /// # Errors
+    /// The evaluator's error.
+    pub fn search<E: Evaluator<G>, R: Rng>(
+        &mut self,
+        evaluator: &mut E,
+        simulations: u32,
+        noise: bool,
+        rng: &mut R,
+    ) -> Result<SearchResult, EvalError> {
+        self.begin_search(noise, rng);
+        if self.root_is_terminal() {
+            return Ok(self.result());
+        }
+        let target = self.child_visits() + simulations;
+        let mut evals = Vec::new();
+        let per_batch = self.cfg.leaves_per_batch.max(1) as usize;
+        loop {
+            let done = self.child_visits();
+            if done >= target {
+                break;
+            }
+            let want = per_batch.min((target - done) as usize);
+            self.gather(want, rng);
+            if self.num_pending > 0 {
+                let (states, moves): (Vec<&G>, Vec<&[Move]>) = self.pending_leaves().unzip();
+                evaluator.evaluate(&states, &moves, &mut evals)?;
+                self.apply_evaluations(&evals, rng);
+            }
+        }
+        Ok(self.result())
+    }
+}

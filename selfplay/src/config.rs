@@ -1,0 +1,91 @@
+//! Self-play settings (the `[selfplay]` table of a run config).
+
+use serde::{Deserialize, Serialize};
+
+/// How self-play games are played and recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SelfplayConfig {
+    /// Games played at once; their leaves share one network batch (lockstep
+    /// batching). Range 1..=4096. Default 32.
+    pub games_in_flight: u32,
+    /// Simulations (new root-child visits) of a full search. Range 1..=100000. Default 64.
+    pub simulations: u32,
+    /// Simulations of a cheap search (KataGo playout cap randomization).
+    /// Range 1..=simulations. Default 16.
+    pub cheap_simulations: u32,
+    /// Probability that a move gets a full search; only full searches become
+    /// policy training targets and get root noise. 1.0 disables playout cap
+    /// randomization. Range (0, 1]. Default 0.25 (KataGo).
+    pub full_search_prob: f32,
+    /// Move-choice temperature for the first `temperature_plies` plies
+    /// (moves sampled with probability ~ visits^(1/T)). Default 1.0. Range 0..=10.
+    pub temperature: f32,
+    /// Plies played with `temperature`; later plies use `final_temperature`.
+    /// Default 30 (AlphaZero).
+    pub temperature_plies: u32,
+    /// Temperature after `temperature_plies` (0 = most visited move). Default 0.
+    pub final_temperature: f32,
+    /// Mix Dirichlet noise into the root priors of full searches. Default true.
+    pub root_noise: bool,
+    /// Evaluation-cache entries (0 disables the cache). Default 200000 (lc0's NN cache).
+    pub cache_size: usize,
+    /// Games per replay shard file. Range 1..=100000. Default 32.
+    pub games_per_shard: u32,
+    /// Largest network batch. Default 256.
+    pub max_batch: u32,
+}
+
+impl Default for SelfplayConfig {
+    fn default() -> Self {
+        SelfplayConfig {
+            games_in_flight: 32,
+            simulations: 64,
+            cheap_simulations: 16,
+            full_search_prob: 0.25,
+            temperature: 1.0,
+            temperature_plies: 30,
+            final_temperature: 0.0,
+            root_noise: true,
+            cache_size: 200_000,
+            games_per_shard: 32,
+            max_batch: 256,
+        }
+    }
+}
+
+impl SelfplayConfig {
+    /// Checks ranges; the error names the field.
+    ///
+    /// # Errors
+    /// `selfplay.<field> ...` for the first value out of range.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=4096).contains(&self.games_in_flight) {
+            return Err(format!("selfplay.games_in_flight must be in 1..=4096, got {}", self.games_in_flight));
+        }
+        if !(1..=100_000).contains(&self.simulations) {
+            return Err(format!("selfplay.simulations must be in 1..=100000, got {}", self.simulations));
+        }
+        if !(1..=self.simulations).contains(&self.cheap_simulations) {
+            return Err(format!(
+                "selfplay.cheap_simulations must be in 1..=simulations ({}), got {}",
+                self.simulations, self.cheap_simulations
+            ));
+        }
+        if !(self.full_search_prob > 0.0 && self.full_search_prob <= 1.0) {
+            return Err(format!("selfplay.full_search_prob must be in (0, 1], got {}", self.full_search_prob));
+        }
+        for (name, t) in [("temperature", self.temperature), ("final_temperature", self.final_temperature)] {
+            if !(0.0..=10.0).contains(&t) {
+                return Err(format!("selfplay.{name} must be in 0..=10, got {t}"));
+            }
+        }
+        if !(1..=100_000).contains(&self.games_per_shard) {
+            return Err(format!("selfplay.games_per_shard must be in 1..=100000, got {}", self.games_per_shard));
+        }
+        if !(1..=65_536).contains(&self.max_batch) {
+            return Err(format!("selfplay.max_batch must be in 1..=65536, got {}", self.max_batch));
+        }
+        Ok(())
+    }
+}

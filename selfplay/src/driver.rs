@@ -1,0 +1,296 @@
+//! Lockstep self-play over many games (MiniZero / pgx / lc0 multigame style).
+//!
+//! One step of the loop:
+//!
+//! ```text
+//! 1. CPU phase, all games in parallel (rayon): each game finishes moves whose
+//!    search is done (choose, record, advance with tree reuse) and selects the
+//!    next leaves of its search (virtual loss);
+//! 2. one batched evaluation of every game's pending leaves (one forward pass);
+//! 3. CPU phase in parallel: expand and back up.
+//! ```
+//!
+//! Why lockstep rather than game threads + an inference thread: it needs no
+//! channels or locks, gives the same games for the same seed (reproducible
+//! tests), and with `games_in_flight` >= the batch size the network sees full
+//! batches. Its cost, an idle accelerator during the CPU phase, is small when
+//! the forward pass dominates, which `bench selfplay` measures.
+
+use martian_rules::{GameState, Move, Outcome};
+use martian_search::{EvalError, Evaluation, Evaluator, MctsConfig, Mcts};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+
+use crate::config::SelfplayConfig;
+use crate::record::{GameRecord, RECORD_FORMAT_VERSION};
+
+/// One training sample from a fully searched move.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Network input planes of the position, `INPUT_SHAPE` flattened.
+    pub planes: Vec<f32>,
+    /// Policy target as `(action index, probability)` pairs (root visit shares).
+    pub policy: Vec<(u32, f32)>,
+    /// Final result for the side to move at this ply: +1, 0 or -1.
+    pub value: f32,
+    /// Ply of the position.
+    pub ply: u32,
+}
+
+/// A finished game with its samples.
+#[derive(Clone, Debug)]
+pub struct FinishedGame {
+    /// The game record.
+    pub record: GameRecord,
+    /// Training samples, in ply order.
+    pub samples: Vec<Sample>,
+}
+
+/// Counters of a self-play run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SelfplayStats {
+    /// Games finished.
+    pub games: u64,
+    /// Moves played (plies).
+    pub moves: u64,
+    /// Training samples produced.
+    pub samples: u64,
+    /// Leaves sent to the evaluator.
+    pub evaluations: u64,
+    /// Evaluator calls (batches).
+    pub batches: u64,
+    /// Wall-clock seconds spent in the evaluator.
+    pub eval_seconds: f64,
+    /// Wall-clock seconds in total.
+    pub seconds: f64,
+}
+
+struct Slot<G: GameState> {
+    tree: Mcts<G>,
+    rng: StdRng,
+    game_id: u64,
+    start: String,
+    moves: Vec<String>,
+    samples: Vec<(Sample, martian_rules::Side)>,
+    searching: bool,
+    full: bool,
+    target: u32,
+    finished: Option<Outcome>,
+    active: bool,
+}
+
+/// Parameters of one self-play call.
+pub struct PlayParams<'a, G: GameState> {
+    /// Start position of every game.
+    pub start: &'a G,
+    /// Games to play.
+    pub games: u64,
+    /// Id of the first game; later games count up.
+    pub first_game_id: u64,
+    /// Seed; game `i` uses a generator seeded from `(seed, game id)`.
+    pub seed: u64,
+    /// Name of the model, stored in the records.
+    pub model_name: String,
+}
+
+impl<G: GameState> Slot<G> {
+    fn new(start: &G, cfg: &MctsConfig, game_id: u64, seed: u64) -> Self {
+        Slot {
+            tree: Mcts::new(cfg.clone(), start.clone()),
+            rng: StdRng::seed_from_u64(seed ^ game_id.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            game_id,
+            start: start.to_position(),
+            moves: Vec::new(),
+            samples: Vec::new(),
+            searching: false,
+            full: false,
+            target: 0,
+            finished: None,
+            active: true,
+        }
+    }
+
+    /// CPU phase: play finished searches, then queue leaves. Returns when the
+    /// tree has pending leaves or the game is over.
+    fn step(&mut self, cfg: &SelfplayConfig) {
+        loop {
+            if let Some(o) = self.tree.root_state().outcome() {
+                self.finished = Some(o);
+                return;
+            }
+            if !self.searching {
+                self.full = cfg.full_search_prob >= 1.0 || self.rng.gen::<f32>() < cfg.full_search_prob;
+                let sims = if self.full { cfg.simulations } else { cfg.cheap_simulations };
+                let noise = self.full && cfg.root_noise;
+                self.tree.begin_search(noise, &mut self.rng);
+                self.target = self.tree.child_visits() + sims;
+                self.searching = true;
+            }
+            let done = self.tree.child_visits();
+            if done >= self.target && self.tree.root().kind == martian_search::mcts::NodeKind::Expanded {
+                self.finish_move(cfg);
+                continue;
+            }
+            let per = self.tree.config().leaves_per_batch.max(1) as usize;
+            let want = per.min(self.target.saturating_sub(done).max(1) as usize);
+            self.tree.gather(want, &mut self.rng);
+            if self.tree.num_pending() > 0 {
+                return;
+            }
+        }
+    }
+
+    fn finish_move(&mut self, cfg: &SelfplayConfig) {
+        let state = self.tree.root_state();
+        let ply = state.ply();
+        if self.full {
+            let res = self.tree.result();
+            let total: u32 = res.visits.iter().map(|v| v.1).sum();
+            if total > 0 {
+                let [c, h, w] = G::INPUT_SHAPE;
+                let mut planes = vec![0.0; c * h * w];
+                state.encode(&mut planes);
+                let policy = res
+                    .visits
+                    .iter()
+                    .filter(|v| v.1 > 0)
+                    .map(|&(m, v)| (state.action_index(m) as u32, v as f32 / total as f32))
+                    .collect();
+                self.samples.push((Sample { planes, policy, value: 0.0, ply }, state.side_to_move()));
+            }
+        }
+        let t = if (ply as u64) < cfg.temperature_plies as u64 { cfg.temperature } else { cfg.final_temperature };
+        let mv: Move = match self.tree.choose_move(t, &mut self.rng) {
+            Some(m) => m,
+            None => {
+                // No visited child (e.g. simulations exhausted on terminals): pick the first legal move.
+                let mut v = Vec::new();
+                state.legal_moves(&mut v);
+                v[0]
+            }
+        };
+        self.moves.push(state.move_to_string(mv));
+        self.tree.advance(mv);
+        self.searching = false;
+    }
+
+    fn take_finished(&mut self, model: &str) -> FinishedGame {
+        let outcome = self.finished.take().expect("finished game");
+        let state = self.tree.root_state();
+        let samples: Vec<Sample> = self
+            .samples
+            .drain(..)
+            .map(|(mut s, side)| {
+                s.value = outcome.value_for(side);
+                s
+            })
+            .collect();
+        let record = GameRecord {
+            format_version: RECORD_FORMAT_VERSION,
+            game: G::KIND,
+            game_id: self.game_id,
+            start: std::mem::take(&mut self.start),
+            moves: std::mem::take(&mut self.moves),
+            winner: outcome.winner.map(|s| G::side_name(s).to_string()),
+            reason: outcome.reason,
+            plies: state.ply(),
+            samples: samples.len() as u32,
+            model: model.to_string(),
+        };
+        FinishedGame { record, samples }
+    }
+}
+
+/// Plays `params.games` games of self-play with `games_in_flight` games at a
+/// time, evaluating all their leaves in shared batches, and hands each
+/// finished game to `on_game` (in finishing order).
+///
+/// # Errors
+/// The evaluator's error, or the error returned by `on_game` (as an [`EvalError`]).
+pub fn play_games<G, E, F>(
+    params: &PlayParams<'_, G>,
+    cfg: &SelfplayConfig,
+    mcts: &MctsConfig,
+    evaluator: &mut E,
+    mut on_game: F,
+) -> Result<SelfplayStats, EvalError>
+where
+    G: GameState,
+    E: Evaluator<G>,
+    F: FnMut(FinishedGame, &SelfplayStats) -> Result<(), String>,
+{
+    let t0 = std::time::Instant::now();
+    let mut stats = SelfplayStats::default();
+    let in_flight = (cfg.games_in_flight as u64).min(params.games) as usize;
+    let mut next_id = params.first_game_id;
+    let mut slots: Vec<Slot<G>> = (0..in_flight)
+        .map(|_| {
+            let s = Slot::new(params.start, mcts, next_id, params.seed);
+            next_id += 1;
+            s
+        })
+        .collect();
+    let mut started = in_flight as u64;
+    let mut evals: Vec<Evaluation> = Vec::new();
+    let mut counts: Vec<usize> = vec![0; in_flight];
+    loop {
+        slots.par_iter_mut().filter(|s| s.active).for_each(|s| s.step(cfg));
+        // Finished games: report and restart.
+        for s in slots.iter_mut().filter(|s| s.active && s.finished.is_some()) {
+            let fg = s.take_finished(&params.model_name);
+            stats.games += 1;
+            stats.moves += fg.record.plies as u64;
+            stats.samples += fg.samples.len() as u64;
+            stats.seconds = t0.elapsed().as_secs_f64();
+            on_game(fg, &stats).map_err(EvalError)?;
+            if started < params.games {
+                *s = Slot::new(params.start, mcts, next_id, params.seed);
+                next_id += 1;
+                started += 1;
+                s.step(cfg);
+            } else {
+                s.active = false;
+            }
+        }
+        if slots.iter().all(|s| !s.active) {
+            break;
+        }
+        // One batched evaluation of all pending leaves.
+        let mut positions: Vec<&G> = Vec::new();
+        let mut moves: Vec<&[Move]> = Vec::new();
+        for (i, s) in slots.iter().enumerate() {
+            counts[i] = if s.active { s.tree.num_pending() } else { 0 };
+            if s.active {
+                for (p, m) in s.tree.pending_leaves() {
+                    positions.push(p);
+                    moves.push(m);
+                }
+            }
+        }
+        if positions.is_empty() {
+            continue;
+        }
+        let te = std::time::Instant::now();
+        evaluator.evaluate(&positions, &moves, &mut evals)?;
+        stats.eval_seconds += te.elapsed().as_secs_f64();
+        stats.evaluations += positions.len() as u64;
+        stats.batches += 1;
+        drop(positions);
+        drop(moves);
+        // Scatter results back, in parallel.
+        let mut chunks: Vec<&[Evaluation]> = Vec::with_capacity(slots.len());
+        let mut off = 0;
+        for &c in &counts {
+            chunks.push(&evals[off..off + c]);
+            off += c;
+        }
+        slots.par_iter_mut().zip(chunks.into_par_iter()).for_each(|(s, e)| {
+            if !e.is_empty() {
+                s.tree.apply_evaluations(e, &mut s.rng);
+            }
+        });
+    }
+    stats.seconds = t0.elapsed().as_secs_f64();
+    Ok(stats)
+}

@@ -1,0 +1,47 @@
+//! Self-play for MartianZero: many games in flight with batched evaluation
+//! ([`play_games`]), replay shards ([`shard`]) and game records ([`record`]).
+//!
+//! This crate does not link libtorch; it is generic over
+//! [`martian_search::Evaluator`].
+#![warn(missing_docs)]
+
+mod config;
+mod driver;
+pub mod record;
+pub mod shard;
+
+pub use config::SelfplayConfig;
+pub use driver::{play_games, FinishedGame, PlayParams, Sample, SelfplayStats};
+pub use record::GameRecord;
+pub use shard::{read_shard, write_shard, ShardData, ShardError};
+
+/// Packs samples into shard arrays (dense policy targets).
+///
+/// `game_ids[i]` is the game of `samples[i]`.
+///
+/// # Panics
+/// If a sample's planes length differs from the product of `input_shape`.
+pub fn pack_samples(
+    samples: &[(u64, &Sample)],
+    input_shape: [usize; 3],
+    num_actions: usize,
+) -> ShardData {
+    let [c, h, w] = input_shape;
+    let n = samples.len();
+    let mut planes = ndarray::Array4::<f32>::zeros((n, c, h, w));
+    let mut policy = ndarray::Array2::<f32>::zeros((n, num_actions));
+    let mut value = ndarray::Array1::<f32>::zeros(n);
+    let mut game_id = ndarray::Array1::<i64>::zeros(n);
+    let mut ply = ndarray::Array1::<i32>::zeros(n);
+    for (i, (gid, s)) in samples.iter().enumerate() {
+        let flat = planes.as_slice_mut().expect("standard layout");
+        flat[i * c * h * w..(i + 1) * c * h * w].copy_from_slice(&s.planes);
+        for &(a, p) in &s.policy {
+            policy[[i, a as usize]] = p;
+        }
+        value[i] = s.value;
+        game_id[i] = *gid as i64;
+        ply[i] = s.ply as i32;
+    }
+    ShardData { planes, policy, value, game_id, ply }
+}
