@@ -1,0 +1,149 @@
+//! Matches between two players: game pairs from a shared random opening with
+//! colours swapped, so opening luck cancels (fishtest / OpenBench practice).
+
+use martian_rules::{EndReason, GameState, Move, Side};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+use crate::elo::{elo_estimate, EloEstimate};
+use crate::player::{Player, PlayerError};
+
+/// Result of one game from the first player's (A's) point of view.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GameResult {
+    /// Index of the pair.
+    pub pair: u32,
+    /// Side A played.
+    pub a_side: Side,
+    /// 1 win for A, 0.5 draw, 0 loss.
+    pub a_score: f64,
+    /// What ended the game.
+    pub reason: EndReason,
+    /// Plies played (including the opening).
+    pub plies: u32,
+    /// Moves of the game, `<from><to>` (opening included).
+    pub moves: Vec<String>,
+}
+
+/// Summary of a match.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchResult {
+    /// Name of player A.
+    pub a: String,
+    /// Name of player B.
+    pub b: String,
+    /// Wins of A.
+    pub wins: u32,
+    /// Draws.
+    pub draws: u32,
+    /// Losses of A.
+    pub losses: u32,
+    /// Pair scores of A: counts of pairs scoring 0, 0.5, 1, 1.5, 2 (pentanomial).
+    pub pentanomial: [u32; 5],
+    /// Elo of A relative to B with a 95% interval; `None` with no games.
+    pub elo: Option<EloEstimate>,
+    /// Every game.
+    pub games: Vec<GameResult>,
+}
+
+/// Plays a random opening of `plies` plies from `start` (stopping early if a
+/// move would end the game). Deterministic in `seed`.
+pub fn random_opening<G: GameState>(start: &G, plies: u32, seed: u64) -> (G, Vec<Move>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut s = start.clone();
+    let mut line = Vec::new();
+    let mut moves = Vec::new();
+    for _ in 0..plies {
+        s.legal_moves(&mut moves);
+        moves.shuffle(&mut rng);
+        let next = moves.iter().copied().find(|&m| {
+            let mut t = s.clone();
+            t.play_unchecked(m);
+            t.outcome().is_none()
+        });
+        match next {
+            Some(m) => {
+                s.play_unchecked(m);
+                line.push(m);
+            }
+            None => break,
+        }
+    }
+    (s, line)
+}
+
+/// Plays one game from `start`; `a` plays `a_side`.
+///
+/// # Errors
+/// A player's error.
+pub fn play_game<G: GameState>(
+    start: &G,
+    opening: &[Move],
+    a: &mut dyn Player<G>,
+    b: &mut dyn Player<G>,
+    a_side: Side,
+    pair: u32,
+) -> Result<GameResult, PlayerError> {
+    let mut s = start.clone();
+    let mut moves: Vec<String> = Vec::new();
+    for &m in opening {
+        moves.push(s.move_to_string(m));
+        s.play_unchecked(m);
+    }
+    a.new_game(&s);
+    b.new_game(&s);
+    while s.outcome().is_none() {
+        let mover: &mut dyn Player<G> = if s.side_to_move() == a_side { &mut *a } else { &mut *b };
+        let m = mover.choose_move(&s)?;
+        // A player returning an illegal move is a bug; `play` checks it.
+        moves.push(s.move_to_string(m));
+        s.play(m).map_err(|_| PlayerError::NoMove)?;
+    }
+    let o = s.outcome().expect("finished");
+    Ok(GameResult { pair, a_side, a_score: (o.value_for(a_side) as f64 + 1.0) / 2.0, reason: o.reason, plies: s.ply(), moves })
+}
+
+/// Plays `pairs` game pairs: each pair starts from the same random opening of
+/// `opening_plies` plies, with A on one side in the first game and on the
+/// other in the second. `on_game` sees every finished game.
+///
+/// # Errors
+/// A player's error.
+pub fn play_match<G: GameState>(
+    start: &G,
+    a: &mut dyn Player<G>,
+    b: &mut dyn Player<G>,
+    pairs: u32,
+    opening_plies: u32,
+    seed: u64,
+    mut on_game: impl FnMut(&GameResult),
+) -> Result<MatchResult, PlayerError> {
+    let mut games = Vec::new();
+    let mut pent = [0u32; 5];
+    for p in 0..pairs {
+        let (_, opening) = random_opening(start, opening_plies, seed.wrapping_add(p as u64 * 7919));
+        let mut pair_score = 0.0;
+        for a_side in [Side::North, Side::South] {
+            let g = play_game(start, &opening, a, b, a_side, p)?;
+            pair_score += g.a_score;
+            on_game(&g);
+            games.push(g);
+        }
+        pent[(pair_score * 2.0).round() as usize] += 1;
+    }
+    let wins = games.iter().filter(|g| g.a_score > 0.75).count() as u32;
+    let losses = games.iter().filter(|g| g.a_score < 0.25).count() as u32;
+    let draws = games.len() as u32 - wins - losses;
+    Ok(MatchResult {
+        a: a.name(),
+        b: b.name(),
+        wins,
+        draws,
+        losses,
+        pentanomial: pent,
+        elo: elo_estimate(wins, draws, losses),
+        games,
+    })
+}

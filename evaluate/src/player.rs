@@ -1,0 +1,153 @@
+//! The [`Player`] interface (the shape of OpenSpiel's `Bot`) and the simple players.
+
+use martian_rules::{GameState, Move};
+use martian_search::{EvalError, Evaluator, Mcts, MctsConfig};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use thiserror::Error;
+
+/// A player failed to produce a move.
+#[derive(Debug, Error)]
+pub enum PlayerError {
+    /// Its evaluator failed.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+    /// It was asked to move in a finished game.
+    #[error("no legal move: the game is over")]
+    NoMove,
+}
+
+/// Anything that picks moves: MCTS with a network, a baseline, a person.
+pub trait Player<G: GameState> {
+    /// Name used in reports, e.g. `mcts:model=gen3.safetensors,visits=64` or `random`.
+    fn name(&self) -> String;
+    /// Called before each game.
+    fn new_game(&mut self, _start: &G) {}
+    /// The move to play in `state` (the side to move is this player).
+    ///
+    /// # Errors
+    /// [`PlayerError`] when no move can be chosen.
+    fn choose_move(&mut self, state: &G) -> Result<Move, PlayerError>;
+}
+
+/// Plays uniformly random legal moves.
+pub struct RandomPlayer {
+    rng: StdRng,
+    moves: Vec<Move>,
+}
+
+impl RandomPlayer {
+    /// A random player with a fixed seed.
+    pub fn new(seed: u64) -> Self {
+        RandomPlayer { rng: StdRng::seed_from_u64(seed), moves: Vec::new() }
+    }
+}
+
+impl<G: GameState> Player<G> for RandomPlayer {
+    fn name(&self) -> String {
+        "random".into()
+    }
+    fn choose_move(&mut self, state: &G) -> Result<Move, PlayerError> {
+        state.legal_moves(&mut self.moves);
+        self.moves.choose(&mut self.rng).copied().ok_or(PlayerError::NoMove)
+    }
+}
+
+/// One-ply greedy player: plays a move that wins at once if there is one;
+/// otherwise a random move after which the opponent has no winning reply;
+/// otherwise any random move.
+pub struct GreedyPlayer {
+    rng: StdRng,
+    moves: Vec<Move>,
+    replies: Vec<Move>,
+}
+
+impl GreedyPlayer {
+    /// A greedy player with a fixed seed (for its random choices).
+    pub fn new(seed: u64) -> Self {
+        GreedyPlayer { rng: StdRng::seed_from_u64(seed), moves: Vec::new(), replies: Vec::new() }
+    }
+}
+
+fn wins_now<G: GameState>(state: &G, mv: Move, side: martian_rules::Side) -> Option<f32> {
+    let mut s = state.clone();
+    s.play_unchecked(mv);
+    s.outcome().map(|o| o.value_for(side))
+}
+
+impl<G: GameState> Player<G> for GreedyPlayer {
+    fn name(&self) -> String {
+        "greedy".into()
+    }
+    fn choose_move(&mut self, state: &G) -> Result<Move, PlayerError> {
+        let me = state.side_to_move();
+        state.legal_moves(&mut self.moves);
+        if self.moves.is_empty() {
+            return Err(PlayerError::NoMove);
+        }
+        if let Some(&m) = self.moves.iter().find(|&&m| wins_now(state, m, me) == Some(1.0)) {
+            return Ok(m);
+        }
+        let mut safe = Vec::new();
+        for &m in &self.moves {
+            let mut s = state.clone();
+            s.play_unchecked(m);
+            if let Some(o) = s.outcome() {
+                if o.value_for(me) >= 0.0 {
+                    safe.push(m);
+                }
+                continue;
+            }
+            s.legal_moves(&mut self.replies);
+            let opp = s.side_to_move();
+            if !self.replies.iter().any(|&r| wins_now(&s, r, opp) == Some(1.0)) {
+                safe.push(m);
+            }
+        }
+        let pool = if safe.is_empty() { &self.moves } else { &safe };
+        pool.choose(&mut self.rng).copied().ok_or(PlayerError::NoMove)
+    }
+}
+
+/// MCTS with a fixed number of simulations per move, no noise, most-visited move.
+pub struct MctsPlayer<G: GameState, E> {
+    name: String,
+    evaluator: E,
+    cfg: MctsConfig,
+    simulations: u32,
+    tree: Option<Mcts<G>>,
+    rng: StdRng,
+}
+
+impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
+    /// An MCTS player named `name` using `evaluator`.
+    pub fn new(name: String, evaluator: E, cfg: MctsConfig, simulations: u32, seed: u64) -> Self {
+        MctsPlayer { name, evaluator, cfg, simulations: simulations.max(1), tree: None, rng: StdRng::seed_from_u64(seed) }
+    }
+
+    /// The evaluator (e.g. to read its counters).
+    pub fn evaluator(&self) -> &E {
+        &self.evaluator
+    }
+}
+
+impl<G: GameState, E: Evaluator<G>> Player<G> for MctsPlayer<G, E> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn choose_move(&mut self, state: &G) -> Result<Move, PlayerError> {
+        if state.outcome().is_some() {
+            return Err(PlayerError::NoMove);
+        }
+        let tree = match &mut self.tree {
+            Some(t) => {
+                t.reset(state.clone());
+                t
+            }
+            None => self.tree.insert(Mcts::new(self.cfg.clone(), state.clone())),
+        };
+        let res = tree.search(&mut self.evaluator, self.simulations, false, &mut self.rng)?;
+        res.best_move().ok_or(PlayerError::NoMove)
+    }
+}

@@ -1,0 +1,144 @@
+//! Training settings (the `[train]` table of a run config).
+
+use serde::{Deserialize, Serialize};
+
+/// Optimizer choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptimizerKind {
+    /// SGD with momentum (AlphaZero: momentum 0.9); `weight_decay` is L2.
+    Sgd,
+    /// AdamW (decoupled weight decay; Loshchilov & Hutter 2019).
+    Adamw,
+}
+
+/// Learning-rate schedule over the steps of one `train` call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LrSchedule {
+    /// `learning_rate` throughout.
+    Constant,
+    /// Cosine decay from `learning_rate` to `learning_rate * lr_final_fraction`
+    /// over all steps of the run (`generations * steps_per_generation`).
+    Cosine,
+}
+
+/// Trainer settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainConfig {
+    /// Samples per optimizer step. Range 1..=65536. Default 256.
+    pub batch_size: u32,
+    /// Optimizer steps per generation (per `train` call in the pipeline). Default 200.
+    pub steps_per_generation: u32,
+    /// Replay window: the newest this many positions are sampled from. Default 100000.
+    pub replay_window: u32,
+    /// Optimizer. Default `sgd`.
+    pub optimizer: OptimizerKind,
+    /// Peak learning rate. Range (0, 10]. Default 0.02.
+    pub learning_rate: f64,
+    /// Schedule. Default `constant`.
+    pub lr_schedule: LrSchedule,
+    /// Final learning rate as a fraction of the peak (cosine). Range 0..=1. Default 0.1.
+    pub lr_final_fraction: f64,
+    /// Steps of linear warm-up from 0 at the start of the run. Default 0.
+    pub warmup_steps: u32,
+    /// SGD momentum. Range 0..1. Default 0.9.
+    pub momentum: f64,
+    /// Weight decay: L2 coefficient for SGD, decoupled decay for AdamW.
+    /// AlphaZero 1e-4. Range 0..=1. Default 1e-4.
+    pub weight_decay: f64,
+    /// Weight of the value loss relative to the policy loss. Default 1.0.
+    pub value_loss_weight: f64,
+    /// Gradient-norm clip (0 = off). Default 10.
+    pub grad_clip: f64,
+    /// Write a metrics line every this many steps. Default 20.
+    pub log_every: u32,
+    /// Write a checkpoint every this many steps (and at the end). Default 500.
+    pub checkpoint_every: u32,
+    /// Left-right mirror augmentation (see `docs/training.md`: both games'
+    /// rules are mirror-symmetric, their setups are not). Default false.
+    pub mirror_augmentation: bool,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig {
+            batch_size: 256,
+            steps_per_generation: 200,
+            replay_window: 100_000,
+            optimizer: OptimizerKind::Sgd,
+            learning_rate: 0.02,
+            lr_schedule: LrSchedule::Constant,
+            lr_final_fraction: 0.1,
+            warmup_steps: 0,
+            momentum: 0.9,
+            weight_decay: 1e-4,
+            value_loss_weight: 1.0,
+            grad_clip: 10.0,
+            log_every: 20,
+            checkpoint_every: 500,
+            mirror_augmentation: false,
+        }
+    }
+}
+
+impl TrainConfig {
+    /// Checks ranges; the error names the field.
+    ///
+    /// # Errors
+    /// `train.<field> ...` for the first value out of range.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=65_536).contains(&self.batch_size) {
+            return Err(format!("train.batch_size must be in 1..=65536, got {}", self.batch_size));
+        }
+        if self.steps_per_generation == 0 {
+            return Err("train.steps_per_generation must be >= 1".into());
+        }
+        if self.replay_window < self.batch_size {
+            return Err(format!(
+                "train.replay_window ({}) must be at least train.batch_size ({})",
+                self.replay_window, self.batch_size
+            ));
+        }
+        if !(self.learning_rate > 0.0 && self.learning_rate <= 10.0) {
+            return Err(format!("train.learning_rate must be in (0, 10], got {}", self.learning_rate));
+        }
+        if !(0.0..=1.0).contains(&self.lr_final_fraction) {
+            return Err(format!("train.lr_final_fraction must be in 0..=1, got {}", self.lr_final_fraction));
+        }
+        if !(0.0..1.0).contains(&self.momentum) {
+            return Err(format!("train.momentum must be in 0..1, got {}", self.momentum));
+        }
+        if !(0.0..=1.0).contains(&self.weight_decay) {
+            return Err(format!("train.weight_decay must be in 0..=1, got {}", self.weight_decay));
+        }
+        if !(self.value_loss_weight >= 0.0 && self.value_loss_weight.is_finite()) {
+            return Err(format!("train.value_loss_weight must be >= 0, got {}", self.value_loss_weight));
+        }
+        if !(self.grad_clip >= 0.0 && self.grad_clip.is_finite()) {
+            return Err(format!("train.grad_clip must be >= 0, got {}", self.grad_clip));
+        }
+        if self.log_every == 0 || self.checkpoint_every == 0 {
+            return Err("train.log_every and train.checkpoint_every must be >= 1".into());
+        }
+        Ok(())
+    }
+
+    /// Learning rate at global step `step` of a run of `total_steps` steps.
+    pub fn lr_at(&self, step: u64, total_steps: u64) -> f64 {
+        let base = match self.lr_schedule {
+            LrSchedule::Constant => self.learning_rate,
+            LrSchedule::Cosine => {
+                let t = (step as f64 / total_steps.max(1) as f64).min(1.0);
+                let min = self.learning_rate * self.lr_final_fraction;
+                min + 0.5 * (self.learning_rate - min) * (1.0 + (std::f64::consts::PI * t).cos())
+            }
+        };
+        if step < self.warmup_steps as u64 {
+            base * (step + 1) as f64 / self.warmup_steps as f64
+        } else {
+            base
+        }
+    }
+}

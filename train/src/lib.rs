@@ -1,0 +1,14 @@
+//! Training for MartianZero: a replay window over self-play shards
+//! ([`ReplayWindow`]), the loss ([`loss`]), the optimizer loop ([`Trainer`]),
+//! and mirror augmentation ([`symmetry`]).
+#![warn(missing_docs)]
+
+mod config;
+pub mod loss;
+mod replay;
+pub mod symmetry;
+mod trainer;
+
+pub use config::{LrSchedule, OptimizerKind, TrainConfig};
+pub use replay::{list_shards, ReplayWindow};
+pub use trainer::{Metrics, StepStats, Trainer};
