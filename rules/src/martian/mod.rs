@@ -1,1 +1,467 @@
-//! Martian Chess (to be written).
+//! Looney's Martian Chess, two players on a 4 x 8 board
+//! (`docs/rules/martian-chess.md`, "the spec").
+//!
+//! * [`MartianChess`]: the game state, a small `Copy` value built on three `u32`
+//!   bitboards (one per piece kind; pieces have no owner, spec §2), implementing
+//!   [`GameState`].
+//! * [`MartianRules`]: the two-player switches of spec §15.
+//!
+//! Squares are `file + 4 * (rank - 1)` (spec §1); South owns ranks 1-4 and by
+//! default moves first (spec §3).
+
+mod bitboard;
+mod encode;
+mod movegen;
+mod notation;
+mod rules;
+mod tables;
+mod zobrist;
+
+pub use bitboard::{Bitboard, Squares};
+pub use encode::{INPUT_PLANES, MAX_MOVES_MC, NUM_ACTIONS_MC};
+pub use rules::{ClockMode, EmptyZoneTie, MartianRules};
+
+use crate::error::RulesError;
+use crate::game::{EndReason, GameKind, GameState, Move, Outcome, Side};
+use movegen::NONE;
+use tables::ZONES;
+
+pub(crate) const PAWN: usize = 0;
+pub(crate) const DRONE: usize = 1;
+pub(crate) const QUEEN: usize = 2;
+
+/// A piece kind (spec §2). Pieces have no owner: the zone decides control.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Piece {
+    /// Small pyramid, 1 pip, moves one step diagonally (spec §5).
+    Pawn = 0,
+    /// Medium pyramid, 2 pips, moves 1-2 steps orthogonally (spec §5).
+    Drone = 1,
+    /// Large pyramid, 3 pips, moves like a chess queen (spec §5).
+    Queen = 2,
+}
+
+impl Piece {
+    /// All kinds, smallest first.
+    pub const ALL: [Piece; 3] = [Piece::Pawn, Piece::Drone, Piece::Queen];
+
+    /// Value in pips, scored when captured (spec §2, §6).
+    #[inline]
+    pub const fn value(self) -> u32 {
+        self as u32 + 1
+    }
+
+    /// Letter in position strings: `P`, `D`, `Q` (spec §2, §10).
+    #[inline]
+    pub const fn letter(self) -> char {
+        match self {
+            Piece::Pawn => 'P',
+            Piece::Drone => 'D',
+            Piece::Queen => 'Q',
+        }
+    }
+
+    #[inline]
+    const fn from_index(i: usize) -> Piece {
+        match i {
+            0 => Piece::Pawn,
+            1 => Piece::Drone,
+            _ => Piece::Queen,
+        }
+    }
+}
+
+/// A two-player Martian Chess game state (spec §1-§10): placement, side to move,
+/// scores, the previous ply (for the no-undo rule, spec §8), the deadlock clock
+/// (spec §9.2), the quiet and ply counters, the incremental Zobrist hash and the
+/// stored outcome. It is `Copy` and about 64 bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MartianChess {
+    /// Bitboards of Pawns, Drones, Queens.
+    bb: [u32; 3],
+    hash: u64,
+    scores: [u32; 2],
+    ply: u32,
+    quiet: u32,
+    rules: MartianRules,
+    /// Previous ply `(from, to)`, `NONE` if none.
+    last_from: u8,
+    last_to: u8,
+    /// 0 = clock not called, `1 + countdown` when called (spec §9.2).
+    clock: u8,
+    side: Side,
+    outcome: Option<Outcome>,
+}
+
+/// Highest score accepted in a position string (a real game never exceeds 36, spec §2).
+pub const MAX_SCORE: u32 = 9999;
+
+/// The initial position string (spec §10).
+pub const INITIAL_POSITION: &str = "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0";
+
+impl MartianChess {
+    /// The set of squares holding `piece`.
+    #[inline]
+    pub fn pieces(&self, piece: Piece) -> Bitboard {
+        Bitboard(self.bb[piece as usize])
+    }
+
+    /// All occupied squares.
+    #[inline]
+    pub fn occupied(&self) -> Bitboard {
+        Bitboard(self.bb[0] | self.bb[1] | self.bb[2])
+    }
+
+    /// The piece on `sq` (`sq < 32`), if any.
+    #[inline]
+    pub fn piece_at(&self, sq: u8) -> Option<Piece> {
+        if sq >= 32 || !self.occupied().has(sq) {
+            None
+        } else {
+            Some(Piece::from_index(self.kind_at(sq)))
+        }
+    }
+
+    /// Kind index of an occupied square.
+    #[inline(always)]
+    pub(crate) fn kind_at(&self, sq: u8) -> usize {
+        if self.bb[PAWN] >> sq & 1 != 0 {
+            PAWN
+        } else if self.bb[DRONE] >> sq & 1 != 0 {
+            DRONE
+        } else {
+            QUEEN
+        }
+    }
+
+    /// Squares of the zone of `side` (spec §1).
+    #[inline]
+    pub fn zone(side: Side) -> Bitboard {
+        ZONES[side.index()]
+    }
+
+    /// Scores (pips captured, spec §6), indexed by [`Side::index`].
+    #[inline]
+    pub fn scores(&self) -> [u32; 2] {
+        self.scores
+    }
+
+    /// The previous ply, which the no-undo rule (spec §8) refers to.
+    #[inline]
+    pub fn last_move(&self) -> Option<Move> {
+        (self.last_from != NONE).then(|| Move::new(self.last_from, self.last_to))
+    }
+
+    /// The deadlock-clock countdown (spec §9.2): `None` while the clock is not
+    /// called, else `Some(7..=1)`, or `Some(0)` once it ran out.
+    #[inline]
+    pub fn clock_countdown(&self) -> Option<u8> {
+        (self.clock != 0).then(|| self.clock - 1)
+    }
+
+    /// Consecutive plies without a capture (spec §9.2).
+    #[inline]
+    pub fn quiet(&self) -> u32 {
+        self.quiet
+    }
+
+    /// The move banned this turn by the no-undo rule (spec §8), as `(from, to)`:
+    /// the previous ply `(f, t)` bans `t -> f` when the rule is on and `t` holds a
+    /// piece in the zone of the side to move.
+    #[inline(always)]
+    pub fn banned_move(&self) -> Option<Move> {
+        self.active_ban().map(|(f, t)| Move::new(f, t))
+    }
+
+    #[inline(always)]
+    pub(crate) fn active_ban(&self) -> Option<(u8, u8)> {
+        let t = self.last_to;
+        if !self.rules.no_undo || t == NONE {
+            return None;
+        }
+        let own = (self.bb[0] | self.bb[1] | self.bb[2]) & ZONES[self.side.index()].0;
+        (own >> t & 1 != 0).then_some((t, self.last_from))
+    }
+
+    /// The game scored (higher score wins) with `reason`; `tie` decides a tie.
+    fn scored(&self, reason: EndReason, tie: Option<Side>) -> Outcome {
+        let [s, n] = self.scores;
+        let winner = match s.cmp(&n) {
+            std::cmp::Ordering::Greater => Some(Side::South),
+            std::cmp::Ordering::Less => Some(Side::North),
+            std::cmp::Ordering::Equal => tie,
+        };
+        Outcome { winner, reason }
+    }
+
+    /// End checks in the order of spec §9.5 (then §9.4), `last_mover` being the
+    /// side that made the previous ply.
+    fn compute_outcome(&self, last_mover: Side) -> Option<Outcome> {
+        let occ = self.bb[0] | self.bb[1] | self.bb[2];
+        if occ & ZONES[0].0 == 0 || occ & ZONES[1].0 == 0 {
+            let tie = match self.rules.tie_on_empty_zone {
+                EmptyZoneTie::LastMoverWins => Some(last_mover),
+                EmptyZoneTie::Draw => None,
+            };
+            return Some(self.scored(EndReason::EmptyZone, tie));
+        }
+        if self.rules.clock != ClockMode::Off && self.clock == 1 {
+            return Some(self.scored(EndReason::Clock, None));
+        }
+        if self.ply >= self.rules.max_plies {
+            return Some(self.scored(EndReason::MoveCap, None));
+        }
+        if !self.has_legal_move() {
+            return Some(self.scored(EndReason::NoLegalMoves, None));
+        }
+        None
+    }
+
+    /// Computes the hash from scratch (spec §10 state minus the counters).
+    fn full_hash(&self) -> u64 {
+        let mut h = 0u64;
+        for (k, &b) in self.bb.iter().enumerate() {
+            for sq in Bitboard(b).squares() {
+                h ^= zobrist::PIECE[k][sq as usize];
+            }
+        }
+        if self.side == Side::North {
+            h ^= zobrist::NORTH_TO_MOVE;
+        }
+        h ^= zobrist::score(0, self.scores[0]) ^ zobrist::score(1, self.scores[1]);
+        if let Some((f, t)) = self.active_ban() {
+            h ^= zobrist::BAN[f as usize * 32 + t as usize];
+        }
+        h ^ zobrist::CLOCK[self.clock as usize]
+    }
+
+    /// Builds a state from its parts (used by the parser and `new_game`) and
+    /// fills in the hash and the outcome.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_parts(
+        bb: [u32; 3],
+        side: Side,
+        scores: [u32; 2],
+        last: Option<(u8, u8)>,
+        clock: u8,
+        quiet: u32,
+        ply: u32,
+        rules: MartianRules,
+    ) -> MartianChess {
+        let (last_from, last_to) = last.unwrap_or((NONE, NONE));
+        let mut s = MartianChess {
+            bb,
+            hash: 0,
+            scores,
+            ply,
+            quiet,
+            rules,
+            last_from,
+            last_to,
+            clock,
+            side,
+            outcome: None,
+        };
+        s.hash = s.full_hash();
+        s.outcome = s.compute_outcome(side.opponent());
+        s
+    }
+}
+
+impl GameState for MartianChess {
+    type Rules = MartianRules;
+
+    const KIND: GameKind = GameKind::MartianChess;
+    /// Spec §10: `from * 32 + to` in the canonical orientation.
+    const NUM_ACTIONS: usize = encode::NUM_ACTIONS_MC;
+    /// See the [`encode`](self) module: 11 planes of 8 rows x 4 files.
+    const INPUT_SHAPE: [usize; 3] = [encode::INPUT_PLANES, 8, 4];
+    /// A proven bound, see [`MAX_MOVES_MC`].
+    const MAX_MOVES: usize = encode::MAX_MOVES_MC;
+
+    fn new_game(rules: &MartianRules) -> Result<Self, RulesError> {
+        rules.validate()?;
+        let mut s = Self::from_position(INITIAL_POSITION, rules)?;
+        if s.side != rules.first_player {
+            s = MartianChess::from_parts(s.bb, rules.first_player, [0, 0], None, 0, 0, 0, *rules);
+        }
+        Ok(s)
+    }
+
+    fn from_position(text: &str, rules: &MartianRules) -> Result<Self, RulesError> {
+        rules.validate()?;
+        notation::parse_position(text, rules)
+    }
+
+    fn to_position(&self) -> String {
+        notation::format_position(self)
+    }
+
+    fn rules(&self) -> &MartianRules {
+        &self.rules
+    }
+
+    #[inline]
+    fn side_to_move(&self) -> Side {
+        self.side
+    }
+
+    #[inline]
+    fn ply(&self) -> u32 {
+        self.ply
+    }
+
+    #[inline]
+    fn legal_moves(&self, out: &mut Vec<Move>) {
+        if self.outcome.is_some() {
+            out.clear();
+        } else {
+            self.gen_moves(out);
+        }
+    }
+
+    #[inline]
+    fn count_legal_moves(&self) -> usize {
+        if self.outcome.is_some() {
+            0
+        } else {
+            self.count_moves()
+        }
+    }
+
+    #[inline]
+    fn play_unchecked(&mut self, mv: Move) {
+        debug_assert!(self.outcome.is_none(), "play_unchecked on a finished game");
+        let (f, t) = (mv.from as usize, mv.to as usize);
+        let (fb, tb) = (1u32 << f, 1u32 << t);
+        let me = self.side.index();
+        let mut h = self.hash;
+        if let Some((bf, bt)) = self.active_ban() {
+            h ^= zobrist::BAN[bf as usize * 32 + bt as usize];
+        }
+        let kf = self.kind_at(mv.from);
+        debug_assert!((self.bb[0] | self.bb[1] | self.bb[2]) & fb & ZONES[me].0 != 0);
+        let occ = self.bb[0] | self.bb[1] | self.bb[2];
+        let mut capture = false;
+        if occ & tb == 0 {
+            // Plain move (spec §4.1).
+            self.bb[kf] ^= fb | tb;
+            h ^= zobrist::PIECE[kf][f] ^ zobrist::PIECE[kf][t];
+        } else {
+            let kt = self.kind_at(mv.to);
+            if ZONES[me].0 & tb == 0 {
+                // Capture (spec §6): score the victim, the capturer stays on `t`.
+                self.bb[kt] ^= tb;
+                self.bb[kf] ^= fb | tb;
+                h ^= zobrist::PIECE[kt][t] ^ zobrist::PIECE[kf][f] ^ zobrist::PIECE[kf][t];
+                let old = self.scores[me];
+                let new = old + kt as u32 + 1;
+                self.scores[me] = new;
+                h ^= zobrist::score(me, old) ^ zobrist::score(me, new);
+                capture = true;
+            } else {
+                // Merge (spec §7): values add up, kind index = value - 1.
+                let km = kf + kt + 1;
+                debug_assert!(km <= QUEEN);
+                self.bb[kf] ^= fb;
+                self.bb[kt] ^= tb;
+                self.bb[km] ^= tb;
+                h ^= zobrist::PIECE[kf][f] ^ zobrist::PIECE[kt][t] ^ zobrist::PIECE[km][t];
+            }
+        }
+        let mover = self.side;
+        self.side = mover.opponent();
+        h ^= zobrist::NORTH_TO_MOVE;
+        self.last_from = mv.from;
+        self.last_to = mv.to;
+        self.ply += 1;
+        // Spec §9.2: quiet counter and clock.
+        self.quiet = if capture {
+            0
+        } else {
+            self.quiet.saturating_add(1)
+        };
+        if self.rules.clock == ClockMode::Auto {
+            let old = self.clock;
+            if old != 0 {
+                self.clock = if capture { 8 } else { old - 1 };
+            } else if self.quiet >= 7 {
+                self.clock = 8;
+            }
+            h ^= zobrist::CLOCK[old as usize] ^ zobrist::CLOCK[self.clock as usize];
+        }
+        if let Some((bf, bt)) = self.active_ban() {
+            h ^= zobrist::BAN[bf as usize * 32 + bt as usize];
+        }
+        self.hash = h;
+        self.outcome = self.compute_outcome(mover);
+    }
+
+    #[inline]
+    fn outcome(&self) -> Option<Outcome> {
+        self.outcome
+    }
+
+    #[inline]
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    fn recompute_hash(&self) -> u64 {
+        self.full_hash()
+    }
+
+    fn move_to_string(&self, mv: Move) -> String {
+        notation::move_text(mv)
+    }
+
+    fn parse_move(&self, text: &str) -> Result<Move, RulesError> {
+        let mv = notation::parse_move_text(text)?;
+        let mut legal = Vec::with_capacity(Self::MAX_MOVES);
+        self.legal_moves(&mut legal);
+        if legal.contains(&mv) {
+            Ok(mv)
+        } else {
+            Err(RulesError::IllegalMove {
+                mv: notation::move_text(mv),
+                legal: legal
+                    .iter()
+                    .map(|&m| notation::move_text(m))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            })
+        }
+    }
+
+    fn board_text(&self) -> String {
+        notation::board_text(self)
+    }
+
+    fn side_name(side: Side) -> &'static str {
+        match side {
+            Side::South => "South",
+            Side::North => "North",
+        }
+    }
+
+    #[inline]
+    fn action_index(&self, mv: Move) -> usize {
+        encode::action_index(self.side, mv)
+    }
+
+    fn encode(&self, out: &mut [f32]) {
+        encode::encode(self, out);
+    }
+}
+
+impl MartianChess {
+    /// The legal move with policy index `index` (spec §10 policy encoding, the
+    /// inverse of [`GameState::action_index`]), or `None` if that index names no
+    /// legal move here.
+    pub fn move_for_action(&self, index: usize) -> Option<Move> {
+        let mv = encode::move_of_action(self.side, index)?;
+        let mut legal = Vec::with_capacity(Self::MAX_MOVES);
+        self.legal_moves(&mut legal);
+        legal.contains(&mv).then_some(mv)
+    }
+}

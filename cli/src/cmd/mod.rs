@@ -1,0 +1,34 @@
+//! One module per subcommand; each exposes `Args` and `run`.
+
+pub mod bench;
+pub mod evaluate;
+pub mod perft;
+pub mod pipeline;
+pub mod play;
+pub mod selfplay;
+pub mod show;
+pub mod train;
+
+use anyhow::Result;
+use martian_rules::GameState;
+use tch::Device;
+
+use crate::config::RunConfig;
+
+/// Sets thread counts and picks the device; prints the start-up line.
+pub fn setup_runtime(cfg: &RunConfig) -> Result<Device> {
+    let threads = if cfg.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { cfg.threads };
+    tch::set_num_threads(threads as i32);
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global();
+    let device = martian_model::parse_device(&cfg.device)?;
+    eprintln!("martian-zero: {}", martian_model::describe_device(device));
+    Ok(device)
+}
+
+/// Parses a position string or returns the initial position.
+pub fn position<G: GameState>(text: Option<&str>, rules: &G::Rules) -> Result<G> {
+    Ok(match text {
+        Some(t) => G::from_position(t, rules)?,
+        None => G::new_game(rules)?,
+    })
+}

@@ -1,0 +1,46 @@
+//! `martian-zero perft`.
+
+use anyhow::Result;
+use martian_rules::{divide, perft, GameKind, GameState};
+
+use crate::{with_game, GameArg};
+
+/// Arguments of `perft`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Which game.
+    #[arg(long, value_enum)]
+    game: GameArg,
+    /// Position string (default: the initial position).
+    #[arg(long)]
+    position: Option<String>,
+    /// Depth in plies.
+    #[arg(long)]
+    depth: u32,
+    /// Print the count of each root move's subtree.
+    #[arg(long)]
+    divide: bool,
+}
+
+/// Runs `perft`.
+pub fn run(a: Args) -> Result<()> {
+    with_game!(GameKind::from(a.game), G => run_game::<G>(&a))
+}
+
+fn run_game<G: GameState>(a: &Args) -> Result<()> {
+    let pos: G = super::position(a.position.as_deref(), &G::Rules::default())?;
+    let t = std::time::Instant::now();
+    let total = if a.divide {
+        let d = divide(&pos, a.depth);
+        for (m, n) in &d {
+            println!("{} {n}", pos.move_to_string(*m));
+        }
+        d.iter().map(|x| x.1).sum::<u64>()
+    } else {
+        perft(&pos, a.depth)
+    };
+    let s = t.elapsed().as_secs_f64();
+    println!("perft({}) = {total}", a.depth);
+    eprintln!("{:.3} s, {:.1} M leaves/s", s, total as f64 / s.max(1e-9) / 1e6);
+    Ok(())
+}

@@ -1,0 +1,174 @@
+//! `martian-zero pipeline`: the generation loop, resumable.
+//!
+//! ```text
+//! gen 0: random network -> best
+//! for g in 1..=generations:
+//!     self-play games_per_generation games with best     (counts games already recorded)
+//!     train gen g from gen g-1 on the replay window       (resumes gen<g>-partial)
+//!     gate: gen g vs best; promote if score >= gate_score (skipped if eval/gen<g>.json exists)
+//! final: newest generation vs gen 0 and vs random -> final-eval.json
+//! ```
+//!
+//! Every phase reads and writes only files of the run directory, so running
+//! the same command again continues where it stopped.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use martian_model::Checkpoint;
+use martian_rules::GameState;
+use serde::{Deserialize, Serialize};
+
+use crate::config::RunConfig;
+use crate::ops::{describe_match, run_match, selfplay_games, train_generation, PlayerSpec, SelfplayOut};
+use crate::rundir::{append_line, write_atomic, RunDir};
+use crate::with_game;
+
+/// Arguments of `pipeline`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Run configuration (TOML).
+    #[arg(long)]
+    config: PathBuf,
+    /// Run directory (created, or resumed if it exists).
+    #[arg(long)]
+    run_dir: PathBuf,
+    /// Stop after this many generations of this invocation (for tests and
+    /// staged runs; the config's `pipeline.generations` is the total).
+    #[arg(long)]
+    stop_after: Option<u32>,
+}
+
+/// `eval/gen<g>.json`: the gate match of a generation.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GateRecord {
+    /// Generation.
+    pub generation: u32,
+    /// Candidate checkpoint file.
+    pub candidate: String,
+    /// Best checkpoint file at the time.
+    pub best: String,
+    /// Whether the candidate was promoted.
+    pub promoted: bool,
+    /// The match.
+    pub result: martian_evaluate::MatchResult,
+}
+
+/// Runs `pipeline`.
+pub fn run(a: Args) -> Result<()> {
+    let cfg = RunConfig::load(&a.config)?;
+    with_game!(cfg.game, G => run_game::<G>(&a, &cfg))
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string()
+}
+
+fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
+    let device = super::setup_runtime(cfg)?;
+    let rules = cfg.rules::<G>()?;
+    let run = RunDir::open(&a.run_dir, cfg)?;
+    let t0 = std::time::Instant::now();
+    let out_of_time =
+        || cfg.pipeline.max_minutes > 0.0 && t0.elapsed().as_secs_f64() > cfg.pipeline.max_minutes * 60.0;
+    if !RunDir::complete(&run.checkpoint(0)) {
+        let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, cfg.seed as i64)?;
+        ck.save(&run.checkpoint(0))?;
+        eprintln!("generation 0: initialised {}", run.checkpoint(0).display());
+    }
+    if run.best().is_none() {
+        run.set_best(&run.checkpoint(0))?;
+    }
+    let mut ran = 0;
+    for g in 1..=cfg.pipeline.generations {
+        if run.gate_result(g).exists() {
+            // Finished earlier; make sure a promotion decided there took effect.
+            let rec: GateRecord = serde_json::from_str(&std::fs::read_to_string(run.gate_result(g))?)
+                .with_context(|| format!("reading {}", run.gate_result(g).display()))?;
+            if rec.promoted && run.best().map(|b| file_name(&b)) < Some(rec.candidate.clone()) {
+                run.set_best(&run.models().join(&rec.candidate))?;
+            }
+            continue;
+        }
+        if a.stop_after.is_some_and(|n| ran >= n) || out_of_time() {
+            eprintln!("stopping before generation {g} (run the same command to continue)");
+            return Ok(());
+        }
+        let best = run.best().context("run has no best checkpoint")?;
+        // 1. Self-play.
+        let want = cfg.pipeline.games_per_generation as u64;
+        let have = run.games_done(g);
+        if have < want {
+            eprintln!("generation {g}: self-play {} games with {}", want - have, file_name(&best));
+            let ck = Checkpoint::load::<G>(&best, &rules, Some(&cfg.model), device)?;
+            let seq = run.next_shard_seq(g, "0");
+            let out = SelfplayOut { shards: &run.shards(), games: &run.games(), prefix: format!("gen{g:04}-w0"), first_seq: seq };
+            let name = file_name(&best);
+            let st = selfplay_games::<G>(cfg, &rules, Some((&ck, &name)), device, want - have, ((g as u64) << 40) + have, &out)?;
+            eprintln!(
+                "generation {g}: {} games, {} positions, {:.1} positions/s, network {:.0}% of the time",
+                st.games,
+                st.moves,
+                st.moves as f64 / st.seconds.max(1e-9),
+                100.0 * st.eval_seconds / st.seconds.max(1e-9)
+            );
+        }
+        // 2. Train.
+        eprintln!("generation {g}: training");
+        let cand = train_generation::<G>(cfg, &rules, &run, g, device)?;
+        // 3. Gate.
+        eprintln!("generation {g}: gate {} vs {}", file_name(&cand), file_name(&best));
+        let m = run_match::<G>(cfg, &rules, &PlayerSpec::Net(cand.clone()), &PlayerSpec::Net(best.clone()), cfg.evaluate.pairs, device)?;
+        let score = m.elo.map(|e| e.score).unwrap_or(0.0);
+        let promoted = score >= cfg.evaluate.gate_score;
+        eprintln!("generation {g}: {} -> {}", describe_match(&m), if promoted { "promoted" } else { "not promoted" });
+        let rec = GateRecord { generation: g, candidate: file_name(&cand), best: file_name(&best), promoted, result: m };
+        append_line(&run.eval_log(), &serde_json::to_string(&rec)?)?;
+        write_atomic(&run.gate_result(g), serde_json::to_string_pretty(&rec)?.as_bytes())?;
+        if promoted {
+            run.set_best(&cand)?;
+        }
+        ran += 1;
+    }
+    final_evaluation::<G>(cfg, &rules, &run, device)
+}
+
+/// `final-eval.json`: the newest generation against the untrained network and random.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FinalEval {
+    /// The trained checkpoint evaluated.
+    pub trained: String,
+    /// The best (promoted) checkpoint at the end.
+    pub best: String,
+    /// Trained vs the untrained generation 0.
+    pub vs_untrained: martian_evaluate::MatchResult,
+    /// Trained vs uniformly random moves.
+    pub vs_random: martian_evaluate::MatchResult,
+}
+
+fn final_evaluation<G: GameState>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, device: tch::Device) -> Result<()> {
+    if cfg.evaluate.final_pairs == 0 {
+        return Ok(());
+    }
+    let path = run.final_eval();
+    if path.exists() {
+        let f: FinalEval = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+        println!("final evaluation (from {}):", path.display());
+        println!("  {}", describe_match(&f.vs_untrained));
+        println!("  {}", describe_match(&f.vs_random));
+        return Ok(());
+    }
+    let last = (1..=cfg.pipeline.generations).rev().map(|g| run.checkpoint(g)).find(|p| RunDir::complete(p));
+    let Some(trained) = last else { return Ok(()) };
+    eprintln!("final evaluation: {} vs untrained and vs random", file_name(&trained));
+    let n = cfg.evaluate.final_pairs;
+    let vs_untrained = run_match::<G>(cfg, rules, &PlayerSpec::Net(trained.clone()), &PlayerSpec::Net(run.checkpoint(0)), n, device)?;
+    let vs_random = run_match::<G>(cfg, rules, &PlayerSpec::Net(trained.clone()), &PlayerSpec::Random, n, device)?;
+    let best = run.best().map(|b| file_name(&b)).unwrap_or_default();
+    let f = FinalEval { trained: file_name(&trained), best, vs_untrained, vs_random };
+    write_atomic(&path, serde_json::to_string_pretty(&f)?.as_bytes())?;
+    println!("final evaluation ({}):", path.display());
+    println!("  {}", describe_match(&f.vs_untrained));
+    println!("  {}", describe_match(&f.vs_random));
+    Ok(())
+}

@@ -1,0 +1,95 @@
+//! `martian-zero play`: a person against an engine in the terminal.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use martian_evaluate::{GreedyPlayer, MctsPlayer, Player, RandomPlayer};
+use martian_model::{Checkpoint, NetEvaluator};
+use martian_rules::{GameKind, GameState, Side};
+use martian_search::{MctsConfig, UniformEvaluator};
+
+use crate::{with_game, GameArg};
+
+/// Arguments of `play`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Which game.
+    #[arg(long, value_enum)]
+    game: GameArg,
+    /// Engine: `mcts` (with --model, or uniform priors without), `random` or `greedy`.
+    #[arg(long, default_value = "mcts")]
+    engine: String,
+    /// Checkpoint for `--engine mcts`.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// MCTS simulations per engine move.
+    #[arg(long, default_value_t = 200)]
+    visits: u32,
+    /// Play the side that moves second (default: you move first).
+    #[arg(long)]
+    second: bool,
+    /// Start position string.
+    #[arg(long)]
+    position: Option<String>,
+}
+
+/// Runs `play`.
+pub fn run(a: Args) -> Result<()> {
+    with_game!(GameKind::from(a.game), G => run_game::<G>(&a))
+}
+
+fn run_game<G: GameState>(a: &Args) -> Result<()> {
+    let rules = G::Rules::default();
+    let mut pos: G = super::position(a.position.as_deref(), &rules)?;
+    let ck = match &a.model {
+        Some(p) => Some(Checkpoint::load::<G>(p, &rules, None, tch::Device::cuda_if_available())?),
+        None => None,
+    };
+    let mut engine: Box<dyn Player<G>> = match (a.engine.as_str(), &ck) {
+        ("mcts", Some(c)) => Box::new(MctsPlayer::new(
+            "mcts".into(),
+            NetEvaluator::<G>::new(&c.net, tch::Device::cuda_if_available(), 64),
+            MctsConfig::default(),
+            a.visits,
+            1,
+        )),
+        ("mcts", None) => Box::new(MctsPlayer::new("mcts".into(), UniformEvaluator, MctsConfig::default(), a.visits, 1)),
+        ("random", _) => Box::new(RandomPlayer::new(1)),
+        ("greedy", _) => Box::new(GreedyPlayer::new(1)),
+        (e, _) => bail!("unknown engine {e:?}: expected mcts, random or greedy"),
+    };
+    let human: Side = if a.second { pos.side_to_move().opponent() } else { pos.side_to_move() };
+    println!("You play {}. Enter moves as <from><to>; 'quit' to stop.", G::side_name(human));
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    while pos.outcome().is_none() {
+        println!("{}", pos.board_text());
+        if pos.side_to_move() == human {
+            print!("your move> ");
+            std::io::stdout().flush()?;
+            let Some(line) = lines.next() else { return Ok(()) };
+            let line = line?;
+            let t = line.trim();
+            if t == "quit" {
+                return Ok(());
+            }
+            match pos.parse_move(t) {
+                Ok(m) => pos.play_unchecked(m),
+                Err(e) => println!("{e}"),
+            }
+        } else {
+            let m = engine.choose_move(&pos)?;
+            println!("engine plays {}", pos.move_to_string(m));
+            pos.play_unchecked(m);
+        }
+    }
+    println!("{}", pos.board_text());
+    if let Some(o) = pos.outcome() {
+        match o.winner {
+            Some(w) => println!("{} wins ({})", G::side_name(w), o.reason),
+            None => println!("draw ({})", o.reason),
+        }
+    }
+    Ok(())
+}

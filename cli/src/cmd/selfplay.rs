@@ -1,0 +1,121 @@
+//! `martian-zero selfplay`: plays games and writes shards and records.
+//!
+//! With `--run-dir`, the worker plays for the run's current generation with
+//! its `best` checkpoint, in chunks of `games_per_shard` games, and re-reads
+//! `best` between chunks (KataGo-style shared directory; any number of
+//! workers with distinct `--worker` ids may run at once).
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use martian_model::Checkpoint;
+use martian_rules::GameState;
+
+use crate::config::RunConfig;
+use crate::ops::{selfplay_games, SelfplayOut};
+use crate::rundir::RunDir;
+use crate::with_game;
+
+/// Arguments of `selfplay`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Run configuration (TOML).
+    #[arg(long)]
+    config: PathBuf,
+    /// Checkpoint (`.safetensors`), `uniform` (no network) or `best` (the run's best; needs --run-dir).
+    #[arg(long, default_value = "best")]
+    model: String,
+    /// Games to play.
+    #[arg(long)]
+    games: u64,
+    /// Run directory to write into (shards/, games/). Without it, use --out.
+    #[arg(long)]
+    run_dir: Option<PathBuf>,
+    /// Output directory when not writing into a run directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Worker id, part of every file name (must differ between concurrent workers).
+    #[arg(long, default_value = "0")]
+    worker: String,
+    /// Generation the games count for (default: 1 + the newest trained generation).
+    #[arg(long)]
+    generation: Option<u32>,
+}
+
+/// Runs `selfplay`.
+pub fn run(a: Args) -> Result<()> {
+    let cfg = RunConfig::load(&a.config)?;
+    if !a.worker.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || a.worker.is_empty() {
+        bail!("--worker must be letters, digits or '_', got {:?}", a.worker);
+    }
+    with_game!(cfg.game, G => run_game::<G>(&a, &cfg))
+}
+
+fn latest_generation(run: &RunDir) -> u32 {
+    (0..10_000).take_while(|&g| RunDir::complete(&run.checkpoint(g))).last().unwrap_or(0)
+}
+
+fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
+    let device = super::setup_runtime(cfg)?;
+    let rules = cfg.rules::<G>()?;
+    let (shards, games_dir, run) = match (&a.run_dir, &a.out) {
+        (Some(r), _) => {
+            let run = RunDir::open(r, cfg)?;
+            (run.shards(), run.games(), Some(run))
+        }
+        (None, Some(o)) => {
+            std::fs::create_dir_all(o.join("shards"))?;
+            std::fs::create_dir_all(o.join("games"))?;
+            (o.join("shards"), o.join("games"), None)
+        }
+        (None, None) => bail!("give --run-dir or --out"),
+    };
+    let gen = a.generation.unwrap_or_else(|| run.as_ref().map(|r| latest_generation(r) + 1).unwrap_or(1));
+    let prefix = format!("gen{gen:04}-w{}", a.worker);
+    let mut remaining = a.games;
+    let mut loaded: Option<(PathBuf, Checkpoint)> = None;
+    let chunk = if run.is_some() { cfg.selfplay.games_per_shard as u64 } else { a.games };
+    let t0 = std::time::Instant::now();
+    let (mut games, mut moves) = (0u64, 0u64);
+    while remaining > 0 {
+        let path: Option<PathBuf> = match a.model.as_str() {
+            "uniform" => None,
+            "best" => Some(
+                run.as_ref()
+                    .and_then(|r| r.best())
+                    .context("--model best needs --run-dir with a promoted checkpoint (run `pipeline` first)")?,
+            ),
+            p => Some(PathBuf::from(p)),
+        };
+        if let Some(p) = &path {
+            if loaded.as_ref().map(|(lp, _)| lp != p).unwrap_or(true) {
+                let ck = Checkpoint::load::<G>(p, &rules, None, device)
+                    .with_context(|| format!("loading model {}", p.display()))?;
+                eprintln!("self-play model: {}", p.display());
+                loaded = Some((p.clone(), ck));
+            }
+        }
+        let n = remaining.min(chunk);
+        let seq = run.as_ref().map(|r| r.next_shard_seq(gen, &a.worker)).unwrap_or(0);
+        let out = SelfplayOut { shards: &shards, games: &games_dir, prefix: prefix.clone(), first_seq: seq };
+        let first_id = ((gen as u64) << 40) ^ (hash_str(&a.worker) << 24) ^ (seq as u64 * 100_000);
+        let name = path.as_ref().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or("uniform").to_string();
+        let model = loaded.as_ref().filter(|_| path.is_some()).map(|(_, c)| (c, name.as_str()));
+        let st = selfplay_games::<G>(cfg, &rules, model, device, n, first_id, &out)?;
+        games += st.games;
+        moves += st.moves;
+        remaining -= n;
+    }
+    let s = t0.elapsed().as_secs_f64();
+    println!(
+        "self-play: {games} games, {moves} positions in {s:.1} s ({:.2} games/s, {:.1} positions/s); shards in {}",
+        games as f64 / s,
+        moves as f64 / s,
+        shards.display()
+    );
+    Ok(())
+}
+
+fn hash_str(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)) & 0xFFFF
+}

@@ -1,0 +1,47 @@
+//! `martian-zero show`.
+
+use anyhow::{Context, Result};
+use martian_rules::{GameKind, GameState};
+
+use crate::{with_game, GameArg};
+
+/// Arguments of `show`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Which game.
+    #[arg(long, value_enum)]
+    game: GameArg,
+    /// Position string (default: the initial position).
+    #[arg(long)]
+    position: Option<String>,
+    /// Moves to play first, `<from><to>` each.
+    #[arg(long, num_args = 0..)]
+    moves: Vec<String>,
+}
+
+/// Runs `show`.
+pub fn run(a: Args) -> Result<()> {
+    with_game!(GameKind::from(a.game), G => run_game::<G>(&a))
+}
+
+fn run_game<G: GameState>(a: &Args) -> Result<()> {
+    let mut pos: G = super::position(a.position.as_deref(), &G::Rules::default())?;
+    for (i, m) in a.moves.iter().enumerate() {
+        let mv = pos.parse_move(m).with_context(|| format!("move {} ({m})", i + 1))?;
+        pos.play_unchecked(mv);
+    }
+    println!("{}", pos.board_text());
+    println!("position: {}", pos.to_position());
+    println!("to move: {}", G::side_name(pos.side_to_move()));
+    let mut moves = Vec::new();
+    pos.legal_moves(&mut moves);
+    let list: Vec<String> = moves.iter().map(|&m| pos.move_to_string(m)).collect();
+    println!("legal moves ({}): {}", list.len(), list.join(" "));
+    if let Some(o) = pos.outcome() {
+        match o.winner {
+            Some(w) => println!("result: {} wins ({})", G::side_name(w), o.reason),
+            None => println!("result: draw ({})", o.reason),
+        }
+    }
+    Ok(())
+}

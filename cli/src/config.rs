@@ -1,0 +1,172 @@
+//! The run configuration: one TOML file with `game`, `device`, `seed`,
+//! `threads` and the tables `[rules] [model] [search] [selfplay] [train]
+//! [evaluate] [pipeline]`. Every table rejects unknown keys (the error names
+//! the key); `validate` checks ranges and names the field. See `configs/README.md`.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use martian_model::ModelConfig;
+use martian_rules::{GameKind, GameState};
+use martian_search::MctsConfig;
+use martian_selfplay::SelfplayConfig;
+use martian_train::TrainConfig;
+use serde::{Deserialize, Serialize};
+
+/// Match settings for `evaluate` and the pipeline's promotion gate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvaluateConfig {
+    /// Game pairs per match (each pair: both colours from one opening). Default 10.
+    pub pairs: u32,
+    /// Random plies of each pair's opening. Default 4.
+    pub opening_plies: u32,
+    /// MCTS simulations per move for network players (no noise). Default 32.
+    pub simulations: u32,
+    /// Score (wins + draws/2, share of games) the candidate needs against the
+    /// best network to be promoted. Range 0..=1. Default 0.55; 0 promotes always
+    /// (AlphaZero's no-gating).
+    pub gate_score: f64,
+    /// Game pairs of the final report: trained best vs the untrained network
+    /// and vs the random player. 0 skips it. Default 10.
+    pub final_pairs: u32,
+}
+
+impl Default for EvaluateConfig {
+    fn default() -> Self {
+        EvaluateConfig { pairs: 10, opening_plies: 4, simulations: 32, gate_score: 0.55, final_pairs: 10 }
+    }
+}
+
+/// Generation loop settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PipelineConfig {
+    /// Generations (self-play -> train -> gate). Default 4.
+    pub generations: u32,
+    /// Self-play games per generation. Default 64.
+    pub games_per_generation: u32,
+    /// Stop starting new phases after this many minutes (0 = no limit). Default 0.
+    pub max_minutes: f64,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig { generations: 4, games_per_generation: 64, max_minutes: 0.0 }
+    }
+}
+
+/// The whole run configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// `jetan` or `martian-chess`.
+    pub game: GameKind,
+    /// `auto` (CUDA if available), `cpu`, `cuda` or `cuda:N`. Default `auto`.
+    #[serde(default = "default_device")]
+    pub device: String,
+    /// Seed of every random choice (network init, noise, openings). Default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// CPU threads for rayon and libtorch (0 = all cores). Default 0.
+    #[serde(default)]
+    pub threads: usize,
+    /// The game's rules switches (see `docs/rules/`); empty = standard rules.
+    #[serde(default = "empty_table")]
+    pub rules: toml::Table,
+    /// Network architecture.
+    #[serde(default)]
+    pub model: ModelConfig,
+    /// MCTS settings.
+    #[serde(default)]
+    pub search: MctsConfig,
+    /// Self-play settings.
+    #[serde(default)]
+    pub selfplay: SelfplayConfig,
+    /// Training settings.
+    #[serde(default)]
+    pub train: TrainConfig,
+    /// Evaluation settings.
+    #[serde(default)]
+    pub evaluate: EvaluateConfig,
+    /// Generation loop settings.
+    #[serde(default)]
+    pub pipeline: PipelineConfig,
+}
+
+fn default_device() -> String {
+    "auto".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+fn empty_table() -> toml::Table {
+    toml::Table::new()
+}
+
+impl RunConfig {
+    /// Reads and validates a config file.
+    ///
+    /// # Errors
+    /// Unreadable file, TOML syntax, unknown key (named), or value out of range (named).
+    pub fn load(path: &Path) -> Result<RunConfig> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("in config {}", path.display()))
+    }
+
+    /// Parses and validates config text.
+    ///
+    /// # Errors
+    /// As [`RunConfig::load`].
+    pub fn parse(text: &str) -> Result<RunConfig> {
+        let cfg: RunConfig = toml::from_str(text).map_err(|e| anyhow::anyhow!("{e}"))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Range checks of every table, and that `[rules]` fits the game.
+    ///
+    /// # Errors
+    /// The first problem found, naming the field.
+    pub fn validate(&self) -> Result<()> {
+        martian_model::parse_device(&self.device).map_err(|e| anyhow::anyhow!("device: {e}"))?;
+        self.model.validate().map_err(anyhow::Error::msg)?;
+        self.search.validate().map_err(anyhow::Error::msg)?;
+        self.selfplay.validate().map_err(anyhow::Error::msg)?;
+        self.train.validate().map_err(anyhow::Error::msg)?;
+        let e = &self.evaluate;
+        if !(0.0..=1.0).contains(&e.gate_score) {
+            bail!("evaluate.gate_score must be in 0..=1, got {}", e.gate_score);
+        }
+        if e.simulations == 0 {
+            bail!("evaluate.simulations must be >= 1");
+        }
+        if self.pipeline.games_per_generation == 0 {
+            bail!("pipeline.games_per_generation must be >= 1");
+        }
+        if !(self.pipeline.max_minutes >= 0.0) {
+            bail!("pipeline.max_minutes must be >= 0");
+        }
+        match self.game {
+            GameKind::Jetan => self.rules::<martian_rules::jetan::Jetan>().map(|_| ()),
+            GameKind::MartianChess => self.rules::<martian_rules::martian::MartianChess>().map(|_| ()),
+        }
+    }
+
+    /// The `[rules]` table as game `G`'s rules (and checks that they are supported).
+    ///
+    /// # Errors
+    /// Unknown switch or value (named), or a switch value not implemented.
+    pub fn rules<G: GameState>(&self) -> Result<G::Rules> {
+        let rules: G::Rules = toml::Value::Table(self.rules.clone())
+            .try_into()
+            .map_err(|e| anyhow::anyhow!("[rules] for {}: {e}", G::KIND))?;
+        G::new_game(&rules).map_err(|e| anyhow::anyhow!("[rules]: {e}"))?;
+        Ok(rules)
+    }
+
+    /// The config as TOML text (for the run directory's copy).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+}

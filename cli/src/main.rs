@@ -1,0 +1,100 @@
+//! `martian-zero`: self-play training for Jetan and Looney's Martian Chess.
+//!
+//! One binary with subcommands, as KataGo and lc0 ship: `perft`, `show`,
+//! `selfplay`, `train`, `evaluate`, `pipeline`, `play`, `bench`.
+
+mod cmd;
+mod config;
+mod ops;
+mod rundir;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use martian_rules::GameKind;
+
+/// Game selector for the command line.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GameArg {
+    /// Jetan (10x10).
+    Jetan,
+    /// Looney's Martian Chess, two players (4x8).
+    MartianChess,
+}
+
+impl From<GameArg> for GameKind {
+    fn from(g: GameArg) -> GameKind {
+        match g {
+            GameArg::Jetan => GameKind::Jetan,
+            GameArg::MartianChess => GameKind::MartianChess,
+        }
+    }
+}
+
+/// Runs `$body` with the type alias `$G` bound to the game's state type.
+#[macro_export]
+macro_rules! with_game {
+    ($kind:expr, $G:ident => $body:expr) => {
+        match $kind {
+            martian_rules::GameKind::Jetan => {
+                type $G = martian_rules::jetan::Jetan;
+                $body
+            }
+            martian_rules::GameKind::MartianChess => {
+                type $G = martian_rules::martian::MartianChess;
+                $body
+            }
+        }
+    };
+}
+
+#[derive(Parser)]
+#[command(name = "martian-zero", version, about = "Self-play training for Jetan and Looney's Martian Chess")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Count leaf nodes of the move tree (move-generator check; spec §15/§16).
+    Perft(cmd::perft::Args),
+    /// Print a position: board, side to move, legal moves, result.
+    Show(cmd::show::Args),
+    /// Play self-play games and write replay shards and game records.
+    Selfplay(cmd::selfplay::Args),
+    /// Train the next checkpoint of a run on its replay window.
+    Train(cmd::train::Args),
+    /// Play a match between two players and report W/D/L and Elo.
+    Evaluate(cmd::evaluate::Args),
+    /// Run the training loop (self-play -> train -> gate), resumable.
+    Pipeline(cmd::pipeline::Args),
+    /// Play against an engine in the terminal.
+    Play(cmd::play::Args),
+    /// Speed benchmarks: perft, MCTS, self-play, training.
+    Bench(cmd::bench::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Perft(a) => cmd::perft::run(a),
+        Command::Show(a) => cmd::show::run(a),
+        Command::Selfplay(a) => cmd::selfplay::run(a),
+        Command::Train(a) => cmd::train::run(a),
+        Command::Evaluate(a) => cmd::evaluate::run(a),
+        Command::Pipeline(a) => cmd::pipeline::run(a),
+        Command::Play(a) => cmd::play::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! The run directory: all state of a training run, so that running the same
+//! command again resumes, and several self-play workers can share it.
+//!
+//! ```text
+//! R/config.toml              resolved config, written at the first start
+//! R/best                     file name of the promoted checkpoint (atomic rewrite)
+//! R/models/gen0000.safetensors + gen0000.json        checkpoints (gen 0 = untrained)
+//! R/models/gen0003-partial.safetensors               training in progress (resume point)
+//! R/shards/gen0001-w<worker>-000000.npz              replay shards (temp name + rename)
+//! R/games/gen0001-w<worker>-000000.jsonl             game records of that shard
+//! R/train.jsonl              training metrics, one line per log interval
+//! R/eval/gen0001.json        gate match of generation 1; R/evals.jsonl one line per match
+//! R/final-eval.json          last generation vs the untrained network and vs random
+//! ```
+//!
+//! Readers only look at complete files: every write goes through a temporary
+//! name and a rename, and a shard's record file is written after the shard.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::config::RunConfig;
+
+/// Handle on a run directory.
+pub struct RunDir {
+    root: PathBuf,
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+///
+/// # Errors
+/// I/O errors, with the path.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = dir.join(format!(".tmp-{}-{name}", std::process::id()));
+    fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+}
+
+/// Appends one line to a JSONL file.
+///
+/// # Errors
+/// I/O errors, with the path.
+pub fn append_line(path: &Path, line: &str) -> Result<()> {
+    let mut f = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    f.write_all(format!("{line}\n").as_bytes()).with_context(|| format!("appending to {}", path.display()))
+}
+
+impl RunDir {
+    /// Opens `root`, creating it (and writing `config.toml`) on first use. An
+    /// existing run must have been made with the same config, except for the
+    /// `[pipeline]` table (so a run can be extended).
+    ///
+    /// # Errors
+    /// I/O errors, or a config that differs from the run's (naming the tables).
+    pub fn open(root: &Path, cfg: &RunConfig) -> Result<RunDir> {
+        for sub in ["models", "shards", "games", "eval"] {
+            fs::create_dir_all(root.join(sub)).with_context(|| format!("creating {}", root.join(sub).display()))?;
+        }
+        let path = root.join("config.toml");
+        if path.exists() {
+            let old = RunConfig::load(&path).with_context(|| "the run directory's config.toml is unreadable")?;
+            let mut diffs = Vec::new();
+            if old.game != cfg.game {
+                diffs.push("game");
+            }
+            if old.rules != cfg.rules {
+                diffs.push("[rules]");
+            }
+            if old.model != cfg.model {
+                diffs.push("[model]");
+            }
+            if !diffs.is_empty() {
+                bail!(
+                    "run directory {} was created with a different config ({} differ); use a new --run-dir",
+                    root.display(),
+                    diffs.join(", ")
+                );
+            }
+        }
+        write_atomic(&path, cfg.to_toml().as_bytes())?;
+        Ok(RunDir { root: root.to_path_buf() })
+    }
+
+    /// Opens an existing run directory without a config check.
+    pub fn existing(root: &Path) -> Result<RunDir> {
+        if !root.join("models").is_dir() {
+            bail!("{} is not a run directory (no models/)", root.display());
+        }
+        Ok(RunDir { root: root.to_path_buf() })
+    }
+
+    /// The root path.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `models/`.
+    pub fn models(&self) -> PathBuf {
+        self.root.join("models")
+    }
+
+    /// `shards/`.
+    pub fn shards(&self) -> PathBuf {
+        self.root.join("shards")
+    }
+
+    /// `games/`.
+    pub fn games(&self) -> PathBuf {
+        self.root.join("games")
+    }
+
+    /// Checkpoint of generation `g`.
+    pub fn checkpoint(&self, g: u32) -> PathBuf {
+        self.models().join(format!("gen{g:04}.safetensors"))
+    }
+
+    /// In-progress training checkpoint of generation `g`.
+    pub fn partial_checkpoint(&self, g: u32) -> PathBuf {
+        self.models().join(format!("gen{g:04}-partial.safetensors"))
+    }
+
+    /// True when the checkpoint at `p` is complete (its sidecar exists).
+    pub fn complete(p: &Path) -> bool {
+        p.exists() && p.with_extension("json").exists()
+    }
+
+    /// The promoted checkpoint, if any.
+    pub fn best(&self) -> Option<PathBuf> {
+        let name = fs::read_to_string(self.root.join("best")).ok()?;
+        let p = self.models().join(name.trim());
+        Self::complete(&p).then_some(p)
+    }
+
+    /// Points `best` at `checkpoint` (a path inside `models/`).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn set_best(&self, checkpoint: &Path) -> Result<()> {
+        let name = checkpoint.file_name().and_then(|n| n.to_str()).context("checkpoint has no file name")?;
+        write_atomic(&self.root.join("best"), name.as_bytes())
+    }
+
+    /// Games recorded for generation `g` (all workers).
+    pub fn games_done(&self, g: u32) -> u64 {
+        let prefix = format!("gen{g:04}-");
+        let Ok(rd) = fs::read_dir(self.games()) else { return 0 };
+        rd.filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".jsonl")))
+            .map(|e| fs::read_to_string(e.path()).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0) as u64)
+            .sum()
+    }
+
+    /// Next free shard sequence number for `(g, worker)`.
+    pub fn next_shard_seq(&self, g: u32, worker: &str) -> u32 {
+        let prefix = format!("gen{g:04}-w{worker}-");
+        let Ok(rd) = fs::read_dir(self.games()) else { return 0 };
+        rd.filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let n = e.file_name().to_str()?.to_string();
+                n.strip_prefix(&prefix)?.strip_suffix(".jsonl")?.parse::<u32>().ok()
+            })
+            .map(|s| s + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// `train.jsonl`.
+    pub fn train_log(&self) -> PathBuf {
+        self.root.join("train.jsonl")
+    }
+
+    /// `eval/gen<g>.json`.
+    pub fn gate_result(&self, g: u32) -> PathBuf {
+        self.root.join("eval").join(format!("gen{g:04}.json"))
+    }
+
+    /// `evals.jsonl`.
+    pub fn eval_log(&self) -> PathBuf {
+        self.root.join("evals.jsonl")
+    }
+
+    /// `final-eval.json`.
+    pub fn final_eval(&self) -> PathBuf {
+        self.root.join("final-eval.json")
+    }
+}

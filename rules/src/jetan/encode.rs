@@ -1,0 +1,102 @@
+//! Network encoding (spec §10.4): policy index and input planes.
+//!
+//! # Canonical orientation
+//! The side to move is always at the bottom. Black (South) to move: squares
+//! unchanged. Orange (North) to move: the board is rotated 180°
+//! (`sq → 99 − sq`) and colours are swapped; under `Setup::ManatorFacing` the
+//! ranks are mirrored instead (`file + 10*rank → file + 10*(9 − rank)`).
+//!
+//! # Policy index (4900 actions)
+//! With `(from', to')` the canonical squares: an Escape (Princess move at
+//! Chebyshev distance ≥ 4) is `4800 + to'`; any other move is
+//! `from' * 48 + disp`, where `disp` indexes `(Δf, Δr) ∈ [−3,3]² \ {(0,0)}`
+//! (canonical coordinates) ordered by `Δr = +3 … −3` and, within each `Δr`,
+//! `Δf = −3 … +3`.
+//!
+//! # Input planes `[24, 10, 10]`
+//! Row = canonical rank index (row 0 = the side to move's back rank), column =
+//! canonical file. Values are `0.0` unless stated.
+//!
+//! | plane | content |
+//! |---|---|
+//! | 0–7 | side-to-move pieces: Chief, Princess, Flier, Dwar, Padwar, Warrior, Thoat, Panthan (1.0 on their squares) |
+//! | 8–15 | opponent pieces, same order |
+//! | 16 | all ones if the side to move holds its Escape right (§6) |
+//! | 17 | all ones if the opponent holds its Escape right |
+//! | 18 | all ones if the small-material countdown is active (§8.4) |
+//! | 19 | countdown plies remaining / 10 (0 when inactive) |
+//! | 20 | min(quiet plies / 100, 1) (§8.5) |
+//! | 21 | ply / max_plies |
+//! | 22 | all ones if the current position occurred exactly once before (§8.3) |
+//! | 23 | all ones if it occurred twice (or more) before |
+
+use super::rules::Setup;
+use super::tables::tables;
+use super::{Jetan, Piece};
+use crate::game::{GameState, Move, Side};
+
+/// Canonical square of `sq` for the side to move (module doc).
+#[inline]
+pub fn canonical_square(g: &Jetan, sq: u8) -> u8 {
+    if g.side_to_move() == Side::South {
+        sq
+    } else if g.rules().setup == Setup::ManatorFacing {
+        sq % 10 + 10 * (9 - sq / 10)
+    } else {
+        99 - sq
+    }
+}
+
+/// Policy index of `mv` (module doc, §10.4).
+pub fn action_index(g: &Jetan, mv: Move) -> usize {
+    let (f, t) = (
+        canonical_square(g, mv.from % 100),
+        canonical_square(g, mv.to % 100),
+    );
+    let is_princess = matches!(g.piece_at(mv.from), Some((Piece::Princess, _)));
+    if is_princess && tables().far[mv.from as usize % 100] >> (mv.to % 100) & 1 != 0 {
+        return 4800 + t as usize;
+    }
+    let df = (t % 10) as i32 - (f % 10) as i32;
+    let dr = (t / 10) as i32 - (f / 10) as i32;
+    let lin = ((3 - dr) * 7 + (df + 3)).clamp(0, 48) as usize;
+    let disp = if lin < 24 {
+        lin
+    } else {
+        lin.saturating_sub(1).min(47)
+    };
+    f as usize * 48 + disp
+}
+
+/// Writes the 24 input planes (module doc). `out.len()` must be 2400.
+pub fn encode(g: &Jetan, out: &mut [f32]) {
+    assert_eq!(out.len(), 2400, "jetan encode needs 24*10*10 floats");
+    out.fill(0.0);
+    let me = g.side_to_move();
+    for (k, side) in [me, me.opponent()].into_iter().enumerate() {
+        for p in Piece::ALL {
+            let plane = k * 8 + p.index();
+            for sq in g.pieces(side, p).squares() {
+                out[plane * 100 + canonical_square(g, sq) as usize] = 1.0;
+            }
+        }
+    }
+    let mut fill = |plane: usize, v: f32| out[plane * 100..plane * 100 + 100].fill(v);
+    if g.escape_right(me) {
+        fill(16, 1.0);
+    }
+    if g.escape_right(me.opponent()) {
+        fill(17, 1.0);
+    }
+    if let Some(c) = g.countdown() {
+        fill(18, 1.0);
+        fill(19, f32::from(c) / 10.0);
+    }
+    fill(20, (g.quiet_plies() as f32 / 100.0).min(1.0));
+    fill(21, g.ply() as f32 / g.rules().max_plies.max(1) as f32);
+    match g.repetitions() {
+        0 => {}
+        1 => fill(22, 1.0),
+        _ => fill(23, 1.0),
+    }
+}

@@ -1,0 +1,115 @@
+//! Network encoding of Martian Chess (spec §10 "Policy encoding" and
+//! "Canonical orientation").
+//!
+//! # Orientation
+//! Everything is written from the point of view of the side to move: when North
+//! is to move the board is rotated by 180 degrees (`sq -> 31 - sq`), so the
+//! mover's zone is always rows 0-3 and the scores are given as (mover, opponent).
+//!
+//! # Policy
+//! [`NUM_ACTIONS_MC`] = 1024 actions: `action = from' * 32 + to'` where `from'`
+//! and `to'` are the squares in the canonical orientation.
+//!
+//! # Input planes
+//! Shape `[11, 8, 4]` = `[plane][row][col]`, row = rank index in the canonical
+//! orientation (row 0 = the mover's back rank, rows 0-3 = the mover's zone),
+//! col = file index in the canonical orientation (`sq' = 4 * row + col`).
+//!
+//! | plane | content |
+//! |---|---|
+//! | 0 | 1 on every Pawn (pieces have no owner, spec §2; the row implies the zone) |
+//! | 1 | 1 on every Drone |
+//! | 2 | 1 on every Queen |
+//! | 3 | side-to-move score / 18, every cell |
+//! | 4 | opponent score / 18, every cell |
+//! | 5 | 1 everywhere if the deadlock clock is called (spec §9.2) |
+//! | 6 | countdown / 7 everywhere (0 if the clock is not called) |
+//! | 7 | min(quiet / 7, 1) everywhere |
+//! | 8 | min(ply / max_plies, 1) everywhere (1 if `max_plies` = 0) |
+//! | 9 | one-hot: the square of the piece the no-undo ban restricts (spec §8), else all 0 |
+//! | 10 | one-hot: the square that piece may not return to, else all 0 |
+
+use super::MartianChess;
+use crate::game::{GameState, Move, Side};
+
+/// Number of policy actions (spec §10): `from' * 32 + to'`.
+pub const NUM_ACTIONS_MC: usize = 1024;
+
+/// Number of input planes (see the module documentation).
+pub const INPUT_PLANES: usize = 11;
+
+/// Bound on the number of legal moves in any position (spec §4-§5): at most 16
+/// pieces stand in the mover's zone and no piece has more than 16 destinations
+/// (Queen 16 from b4/c4-like squares, Drone 8, Pawn 4), so 16 * 16 = 256.
+pub const MAX_MOVES_MC: usize = 256;
+
+/// `sq` in the canonical orientation of `side` (spec §10).
+#[inline(always)]
+pub(crate) fn orient(side: Side, sq: u8) -> u8 {
+    match side {
+        Side::South => sq,
+        Side::North => 31 - sq,
+    }
+}
+
+/// Policy index of `mv` for `side` to move.
+#[inline]
+pub(crate) fn action_index(side: Side, mv: Move) -> usize {
+    orient(side, mv.from) as usize * 32 + orient(side, mv.to) as usize
+}
+
+/// The move with policy index `index` for `side` to move (not checked for legality).
+#[inline]
+pub(crate) fn move_of_action(side: Side, index: usize) -> Option<Move> {
+    if index >= NUM_ACTIONS_MC {
+        return None;
+    }
+    let (f, t) = ((index / 32) as u8, (index % 32) as u8);
+    (f != t).then(|| Move::new(orient(side, f), orient(side, t)))
+}
+
+/// Writes the planes described in the module documentation.
+///
+/// # Panics
+/// If `out.len() != 11 * 8 * 4`.
+pub(crate) fn encode(s: &MartianChess, out: &mut [f32]) {
+    const CELLS: usize = 32;
+    assert_eq!(
+        out.len(),
+        INPUT_PLANES * CELLS,
+        "encode: wrong buffer length"
+    );
+    out.fill(0.0);
+    let side = s.side_to_move();
+    for (k, plane) in out.chunks_exact_mut(CELLS).take(3).enumerate() {
+        let mut b = s.bb[k];
+        while b != 0 {
+            let sq = b.trailing_zeros() as u8;
+            b &= b - 1;
+            plane[orient(side, sq) as usize] = 1.0;
+        }
+    }
+    let scores = s.scores();
+    let me = side.index();
+    let fill = |out: &mut [f32], plane: usize, v: f32| {
+        out[plane * CELLS..(plane + 1) * CELLS].fill(v);
+    };
+    fill(out, 3, scores[me] as f32 / 18.0);
+    fill(out, 4, scores[1 - me] as f32 / 18.0);
+    if let Some(c) = s.clock_countdown() {
+        fill(out, 5, 1.0);
+        fill(out, 6, c as f32 / 7.0);
+    }
+    fill(out, 7, (s.quiet() as f32 / 7.0).min(1.0));
+    let max = s.rules().max_plies;
+    let ply = if max == 0 {
+        1.0
+    } else {
+        (s.ply() as f32 / max as f32).min(1.0)
+    };
+    fill(out, 8, ply);
+    if let Some(ban) = s.banned_move() {
+        out[9 * CELLS + orient(side, ban.from) as usize] = 1.0;
+        out[10 * CELLS + orient(side, ban.to) as usize] = 1.0;
+    }
+}

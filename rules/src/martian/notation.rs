@@ -1,0 +1,285 @@
+//! Text formats of spec §10: square and move text, the 8-field state string and
+//! the text board.
+
+use super::rules::MartianRules;
+use super::tables::{file_of, rank_of, square};
+use super::{MartianChess, Piece, MAX_SCORE};
+use crate::error::{PositionErrorKind, RulesError};
+use crate::game::{GameState, Move, Side};
+
+/// Name of a square, e.g. `d3`.
+pub(crate) fn square_name(sq: u8) -> String {
+    let mut s = String::with_capacity(2);
+    s.push((b'a' + file_of(sq)) as char);
+    s.push((b'1' + rank_of(sq)) as char);
+    s
+}
+
+/// Parses a square name `a1`..`d8` from two characters.
+fn parse_square(f: char, r: char) -> Option<u8> {
+    let file = match f {
+        'a'..='d' => f as u8 - b'a',
+        _ => return None,
+    };
+    let rank = match r {
+        '1'..='8' => r as u8 - b'1',
+        _ => return None,
+    };
+    Some(square(file, rank))
+}
+
+/// `<from><to>` text of a move (spec §10).
+pub(crate) fn move_text(mv: Move) -> String {
+    let mut s = square_name(mv.from);
+    s.push_str(&square_name(mv.to));
+    s
+}
+
+/// Parses `d3d5`, or the human forms `b3-c4`, `b4xb6`, `a1+b2` (spec §10). The
+/// separator is not checked against the kind of move.
+pub(crate) fn parse_move_text(text: &str) -> Result<Move, RulesError> {
+    let bad = |reason: &str| RulesError::BadMoveText {
+        text: text.to_string(),
+        reason: reason.to_string(),
+    };
+    let chars: Vec<char> = text.trim().chars().collect();
+    let (a, b) = match chars.len() {
+        4 => ((chars[0], chars[1]), (chars[2], chars[3])),
+        5 if matches!(chars[2], '-' | 'x' | '+') => ((chars[0], chars[1]), (chars[3], chars[4])),
+        5 => return Err(bad("the separator must be '-', 'x' or '+'")),
+        _ => return Err(bad("expected <from><to>, e.g. d3d5")),
+    };
+    let from = parse_square(a.0, a.1).ok_or_else(|| bad("bad origin square"))?;
+    let to = parse_square(b.0, b.1).ok_or_else(|| bad("bad destination square"))?;
+    if from == to {
+        return Err(bad("origin and destination are the same square"));
+    }
+    Ok(Move::new(from, to))
+}
+
+fn perr(kind: PositionErrorKind, text: &str) -> RulesError {
+    RulesError::Position {
+        kind,
+        text: text.to_string(),
+    }
+}
+
+/// A non-negative decimal number made of ASCII digits only.
+fn parse_number(field: &'static str, s: &str, max: u32, text: &str) -> Result<u32, RulesError> {
+    let bad = || {
+        perr(
+            PositionErrorKind::BadNumber {
+                field,
+                text: s.to_string(),
+            },
+            text,
+        )
+    };
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    match s.parse::<u32>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(bad()),
+    }
+}
+
+/// Parses the state string of spec §10:
+/// `<placement> <side> <scoreS> <scoreN> <last> <clock> <quiet> <ply>`.
+///
+/// Extensions: the clock field also accepts `0` (the clock ran out, the game is
+/// over), so that every reachable state round-trips. Scores are limited to
+/// [`MAX_SCORE`]. Piece counts are not checked (merges change them, spec §7).
+pub(crate) fn parse_position(text: &str, rules: &MartianRules) -> Result<MartianChess, RulesError> {
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    if fields.len() != 8 {
+        return Err(perr(
+            PositionErrorKind::FieldCount {
+                expected: 8,
+                found: fields.len(),
+            },
+            text,
+        ));
+    }
+    let ranks: Vec<&str> = fields[0].split('/').collect();
+    if ranks.len() != 8 {
+        return Err(perr(
+            PositionErrorKind::RankCount {
+                expected: 8,
+                found: ranks.len(),
+            },
+            text,
+        ));
+    }
+    let mut bb = [0u32; 3];
+    for (i, rank_text) in ranks.iter().enumerate() {
+        let rank = 7 - i as u8; // 0-based
+        let rank_no = rank as usize + 1;
+        let mut file = 0u8;
+        for ch in rank_text.chars() {
+            match ch {
+                'P' | 'D' | 'Q' => {
+                    if file >= 4 {
+                        return Err(perr(PositionErrorKind::RankTooLong { rank: rank_no }, text));
+                    }
+                    let k = match ch {
+                        'P' => Piece::Pawn,
+                        'D' => Piece::Drone,
+                        _ => Piece::Queen,
+                    } as usize;
+                    bb[k] |= 1u32 << square(file, rank);
+                    file += 1;
+                }
+                '0'..='9' => {
+                    let n = ch as u8 - b'0';
+                    if n == 0 || n > 4 {
+                        return Err(perr(PositionErrorKind::BadEmptyRun(ch.to_string()), text));
+                    }
+                    file += n;
+                    if file > 4 {
+                        return Err(perr(PositionErrorKind::RankTooLong { rank: rank_no }, text));
+                    }
+                }
+                _ => return Err(perr(PositionErrorKind::BadPieceLetter(ch), text)),
+            }
+        }
+        if file < 4 {
+            return Err(perr(
+                PositionErrorKind::RankTooShort { rank: rank_no },
+                text,
+            ));
+        }
+    }
+    let side = match fields[1] {
+        "S" => Side::South,
+        "N" => Side::North,
+        s => return Err(perr(PositionErrorKind::BadSide(s.to_string()), text)),
+    };
+    let score_s = parse_number("scoreS", fields[2], MAX_SCORE, text)?;
+    let score_n = parse_number("scoreN", fields[3], MAX_SCORE, text)?;
+    let last = match fields[4] {
+        "-" => None,
+        s => {
+            let c: Vec<char> = s.chars().collect();
+            let parsed = if c.len() == 4 {
+                parse_square(c[0], c[1])
+                    .zip(parse_square(c[2], c[3]))
+                    .filter(|(f, t)| f != t)
+            } else {
+                None
+            };
+            match parsed {
+                Some(ft) => Some(ft),
+                None => {
+                    return Err(perr(
+                        PositionErrorKind::BadField {
+                            field: "last",
+                            text: s.to_string(),
+                        },
+                        text,
+                    ))
+                }
+            }
+        }
+    };
+    let clock = match fields[5] {
+        "-" => 0u8,
+        s if s.len() == 1 && matches!(s.as_bytes()[0], b'0'..=b'7') => s.as_bytes()[0] - b'0' + 1,
+        s => {
+            return Err(perr(
+                PositionErrorKind::BadField {
+                    field: "clock",
+                    text: s.to_string(),
+                },
+                text,
+            ))
+        }
+    };
+    let quiet = parse_number("quiet", fields[6], u32::MAX, text)?;
+    let ply = parse_number("ply", fields[7], u32::MAX, text)?;
+    Ok(MartianChess::from_parts(
+        bb,
+        side,
+        [score_s, score_n],
+        last,
+        clock,
+        quiet,
+        ply,
+        *rules,
+    ))
+}
+
+/// The placement field (spec §10), ranks 8 to 1.
+fn placement(s: &MartianChess) -> String {
+    let mut out = String::with_capacity(24);
+    for rank in (0..8u8).rev() {
+        let mut empty = 0u8;
+        for file in 0..4u8 {
+            match s.piece_at(square(file, rank)) {
+                Some(p) => {
+                    if empty > 0 {
+                        out.push((b'0' + empty) as char);
+                        empty = 0;
+                    }
+                    out.push(p.letter());
+                }
+                None => empty += 1,
+            }
+        }
+        if empty > 0 {
+            out.push((b'0' + empty) as char);
+        }
+        if rank > 0 {
+            out.push('/');
+        }
+    }
+    out
+}
+
+/// The state string of spec §10.
+pub(crate) fn format_position(s: &MartianChess) -> String {
+    let side = match s.side_to_move() {
+        Side::South => "S",
+        Side::North => "N",
+    };
+    let last = s.last_move().map_or_else(|| "-".to_string(), move_text);
+    let clock = s
+        .clock_countdown()
+        .map_or_else(|| "-".to_string(), |c| c.to_string());
+    let [a, b] = s.scores();
+    format!(
+        "{} {side} {a} {b} {last} {clock} {} {}",
+        placement(s),
+        s.quiet(),
+        s.ply()
+    )
+}
+
+/// The text board (spec §10): rank 8 first, a `----` canal line between ranks 5
+/// and 4, file letters, then a status line.
+pub(crate) fn board_text(s: &MartianChess) -> String {
+    let mut out = String::with_capacity(160);
+    for rank in (0..8u8).rev() {
+        out.push((b'1' + rank) as char);
+        out.push(' ');
+        for file in 0..4u8 {
+            out.push(s.piece_at(square(file, rank)).map_or('.', Piece::letter));
+        }
+        out.push('\n');
+        if rank == 4 {
+            out.push_str("  ----\n");
+        }
+    }
+    out.push_str("  abcd\n");
+    let [a, b] = s.scores();
+    let clock = s
+        .clock_countdown()
+        .map_or_else(|| "-".to_string(), |c| c.to_string());
+    out.push_str(&format!(
+        "{} to move; score South {a} North {b}; clock {clock}; quiet {}; ply {}\n",
+        MartianChess::side_name(s.side_to_move()),
+        s.quiet(),
+        s.ply()
+    ));
+    out
+}
