@@ -170,3 +170,44 @@ impl RunConfig {
         toml::to_string_pretty(self).unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_config_parses_and_validates() {
+        for (name, text) in [
+            ("jetan-quick", include_str!("../../configs/jetan-quick.toml")),
+            ("jetan", include_str!("../../configs/jetan.toml")),
+            ("martian-chess-quick", include_str!("../../configs/martian-chess-quick.toml")),
+            ("martian-chess", include_str!("../../configs/martian-chess.toml")),
+        ] {
+            let cfg = RunConfig::parse(text).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert_eq!(cfg.device, "auto", "{name}");
+            // The copy written into a run directory reads back the same.
+            assert_eq!(RunConfig::parse(&cfg.to_toml()).unwrap(), cfg, "{name}");
+        }
+    }
+
+    #[test]
+    fn unknown_and_invalid_fields_are_named() {
+        let base = "game = \"jetan\"\n";
+        let cases = [
+            (format!("{base}[train]\nbatch_sise = 3\n"), "batch_sise"),
+            (format!("{base}[search]\nnoise_fraction = 3.0\n"), "search.noise_fraction"),
+            (format!("{base}[model]\nblocks = 0\n"), "model.blocks"),
+            (format!("{base}[rules]\nthoat = \"Flying\"\n"), "Flying"),
+            (format!("{base}[rules]\nescape = \"StraightLineUpTo9\"\n"), "escape"),
+            (format!("{base}colour = 1\n"), "colour"),
+            ("game = \"chess\"\n".to_string(), "chess"),
+            (format!("{base}device = \"tpu\"\n"), "tpu"),
+            (format!("{base}[selfplay]\ncheap_simulations = 500\n"), "selfplay.cheap_simulations"),
+            (format!("{base}[train]\nreplay_window = 10\n"), "train.replay_window"),
+        ];
+        for (text, needle) in cases {
+            let e = format!("{:#}", RunConfig::parse(&text).unwrap_err());
+            assert!(e.contains(needle), "error for {text:?} should name {needle:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! End to end: a micro pipeline runs two generations, resumes after an
+//! interruption, and the run directory holds what the README describes.
+
+use std::path::Path;
+use std::process::Command;
+
+const MICRO: &str = r#"
+game = "martian-chess"
+seed = 3
+threads = 2
+[model]
+blocks = 1
+channels = 8
+policy_channels = 2
+value_hidden = 8
+[search]
+leaves_per_batch = 2
+[selfplay]
+games_in_flight = 4
+simulations = 8
+cheap_simulations = 2
+full_search_prob = 0.5
+games_per_shard = 2
+[train]
+batch_size = 16
+steps_per_generation = 6
+replay_window = 2000
+log_every = 2
+checkpoint_every = 3
+optimizer = "adamw"
+learning_rate = 0.001
+[evaluate]
+pairs = 1
+simulations = 4
+gate_score = 0.0
+final_pairs = 1
+[pipeline]
+generations = 2
+games_per_generation = 4
+"#;
+
+fn mz(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
+}
+
+fn count(dir: &Path, suffix: &str) -> usize {
+    std::fs::read_dir(dir).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(suffix)).count()
+}
+
+#[test]
+fn pipeline_runs_two_generations_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("micro.toml");
+    std::fs::write(&cfg, MICRO).unwrap();
+    let run = dir.path().join("run");
+    let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
+
+    // First invocation stops after one generation (as an interrupted run would).
+    let out = mz(&["pipeline", "--config", c, "--run-dir", r, "--stop-after", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(run.join("models/gen0001.safetensors").exists());
+    assert!(run.join("eval/gen0001.json").exists());
+    assert!(!run.join("models/gen0002.safetensors").exists());
+    let shards_after_1 = count(&run.join("shards"), ".npz");
+    assert_eq!(shards_after_1, 2, "4 games at 2 games per shard");
+
+    // Simulate a crash in the middle of generation 2's self-play: one shard already written.
+    let out = mz(&["selfplay", "--config", c, "--run-dir", r, "--games", "2", "--generation", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // The same command resumes: only the missing games and generation 2 are played.
+    let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("generation 2: self-play 2 games"), "resumed self-play: {err}");
+    assert!(!err.contains("generation 1:"), "generation 1 is not redone: {err}");
+    assert!(run.join("models/gen0002.safetensors").exists());
+    assert!(run.join("final-eval.json").exists());
+    assert_eq!(count(&run.join("shards"), ".npz"), 4);
+    assert_eq!(count(&run.join("games"), ".jsonl"), 4);
+    let best = std::fs::read_to_string(run.join("best")).unwrap();
+    assert_eq!(best.trim(), "gen0002.safetensors", "gate_score 0 promotes every generation");
+    let train_log = std::fs::read_to_string(run.join("train.jsonl")).unwrap();
+    assert!(train_log.lines().count() >= 6, "3 metric lines per generation");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("final evaluation"), "{stdout}");
+
+    // Running again does nothing new.
+    let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("self-play"));
+
+    // A different architecture for the same run directory is refused.
+    std::fs::write(&cfg, MICRO.replace("channels = 8", "channels = 16")).unwrap();
+    let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[model]"));
+}
+
+#[test]
+fn bad_input_gets_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["show", "--game", "jetan", "--position", "WLDFPCFDLW/10 o OB - 0 0"], "ranks"),
+        (&["show", "--game", "jetan", "--moves", "a9a7"], "illegal move"),
+        (&["show", "--game", "martian-chess", "--moves", "q9q9"], "bad move text"),
+        (&["perft", "--game", "martian-chess", "--position", "garbage", "--depth", "1"], "bad position"),
+        (&["pipeline", "--config", "/nonexistent.toml", "--run-dir", "/tmp/x"], "reading config"),
+    ];
+    for (args, needle) in cases {
+        let out = mz(args);
+        assert!(!out.status.success(), "{args:?} should fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, "game = \"jetan\"\n[selfplay]\ngames_in_fligt = 3\n").unwrap();
+    let out = mz(&["selfplay", "--config", cfg.to_str().unwrap(), "--games", "1", "--out", dir.path().to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("games_in_fligt"));
+}

@@ -1,0 +1,105 @@
+//! Self-play with the uniform evaluator: records, samples, shards.
+
+use std::fs;
+
+use martian_rules::martian::{MartianChess, MartianRules};
+use martian_rules::jetan::{Jetan, JetanRules};
+use martian_rules::GameState;
+use martian_search::{MctsConfig, UniformEvaluator};
+use martian_selfplay::{pack_samples, play_games, read_shard, write_shard, FinishedGame, PlayParams, SelfplayConfig, ShardError};
+
+fn quick_cfg() -> SelfplayConfig {
+    SelfplayConfig { games_in_flight: 3, simulations: 8, cheap_simulations: 2, full_search_prob: 0.5, ..Default::default() }
+}
+
+fn play<G: GameState>(start: &G, games: u64, seed: u64) -> Vec<FinishedGame> {
+    let params = PlayParams { start, games, first_game_id: 100, seed, model_name: "uniform".into() };
+    let mut out = Vec::new();
+    let mcts = MctsConfig { leaves_per_batch: 2, ..Default::default() };
+    let stats = play_games(&params, &quick_cfg(), &mcts, &mut UniformEvaluator, |g, _| {
+        out.push(g);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(stats.games, games);
+    assert_eq!(stats.moves, out.iter().map(|g| g.record.plies as u64).sum::<u64>());
+    out
+}
+
+#[test]
+fn games_replay_and_samples_are_consistent() {
+    let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+    let games = play(&start, 5, 1);
+    let mut ids: Vec<u64> = games.iter().map(|g| g.record.game_id).collect();
+    ids.sort();
+    assert_eq!(ids, vec![100, 101, 102, 103, 104]);
+    for g in &games {
+        // The record replays to a finished game with the recorded result.
+        let mut s = MartianChess::from_position(&g.record.start, &MartianRules::default()).unwrap();
+        for m in &g.record.moves {
+            let mv = s.parse_move(m).unwrap();
+            s.play_unchecked(mv);
+        }
+        let o = s.outcome().expect("recorded games are finished");
+        assert_eq!(o.reason, g.record.reason);
+        assert_eq!(o.winner.map(|w| MartianChess::side_name(w).to_string()), g.record.winner);
+        assert_eq!(g.samples.len() as u32, g.record.samples);
+        assert!(!g.samples.is_empty());
+        for smp in &g.samples {
+            let total: f32 = smp.policy.iter().map(|p| p.1).sum();
+            assert!((total - 1.0).abs() < 1e-5);
+            assert!([-1.0, 0.0, 1.0].contains(&smp.value));
+            assert!(smp.policy.iter().all(|&(a, _)| (a as usize) < MartianChess::NUM_ACTIONS));
+            // Value target is from the mover's view: replay to the sample's ply.
+            let mut s = MartianChess::from_position(&g.record.start, &MartianRules::default()).unwrap();
+            for m in &g.record.moves[..smp.ply as usize] {
+                let mv = s.parse_move(m).unwrap();
+                s.play_unchecked(mv);
+            }
+            assert_eq!(smp.value, o.value_for(s.side_to_move()));
+            let mut planes = vec![0.0; smp.planes.len()];
+            s.encode(&mut planes);
+            assert_eq!(planes, smp.planes);
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_games() {
+    let start = Jetan::new_game(&JetanRules { max_plies: 60, ..Default::default() }).unwrap();
+    let a: Vec<_> = play(&start, 3, 7).into_iter().map(|g| g.record).collect();
+    let b: Vec<_> = play(&start, 3, 7).into_iter().map(|g| g.record).collect();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn shards_round_trip_bit_exactly_and_corruption_is_reported() {
+    let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+    let games = play(&start, 2, 3);
+    let samples: Vec<_> = games.iter().flat_map(|g| g.samples.iter().map(move |s| (g.record.game_id, s))).collect();
+    let data = pack_samples(&samples, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.npz");
+    write_shard(&path, &data).unwrap();
+    let back = read_shard(&path, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS).unwrap();
+    assert_eq!(back, data);
+    assert!(fs::read_dir(dir.path()).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().starts_with(".tmp")));
+
+    // Wrong game shape.
+    assert!(matches!(read_shard(&path, Jetan::INPUT_SHAPE, Jetan::NUM_ACTIONS), Err(ShardError::Corrupt { .. })));
+    // Truncated file.
+    let bytes = fs::read(&path).unwrap();
+    let cut = dir.path().join("cut.npz");
+    fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let e = read_shard(&cut, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS).unwrap_err();
+    assert!(e.to_string().contains("cut.npz"), "{e}");
+    // Garbage.
+    let junk = dir.path().join("junk.npz");
+    fs::write(&junk, b"not a zip").unwrap();
+    assert!(read_shard(&junk, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS).is_err());
+    // Missing.
+    assert!(matches!(
+        read_shard(&dir.path().join("none.npz"), MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS),
+        Err(ShardError::Io { .. })
+    ));
+}
