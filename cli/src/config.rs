@@ -30,11 +30,52 @@ pub struct EvaluateConfig {
     /// Game pairs of the final report: trained best vs the untrained network
     /// and vs the random player. 0 skips it. Default 10.
     pub final_pairs: u32,
+    /// Promotion gate: `score` (fixed number of pairs, promote if the score
+    /// reaches `gate_score`; default) or `sprt` (play pairs until the SPRT
+    /// `[sprt_elo0, sprt_elo1]` decides, at most `pairs`; promote on H1).
+    pub gate: GateKind,
+    /// SPRT H0 Elo difference. Default 0.
+    pub sprt_elo0: f64,
+    /// SPRT H1 Elo difference (> `sprt_elo0`). Default 50.
+    pub sprt_elo1: f64,
+    /// SPRT false-positive rate. Default 0.05.
+    pub sprt_alpha: f64,
+    /// SPRT false-negative rate. Default 0.05.
+    pub sprt_beta: f64,
+}
+
+/// The pipeline's promotion gate (see [`EvaluateConfig::gate`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GateKind {
+    /// Fixed number of pairs and a score threshold.
+    #[default]
+    Score,
+    /// Sequential probability ratio test (fishtest).
+    Sprt,
+}
+
+impl EvaluateConfig {
+    /// The SPRT parameters of the gate.
+    pub fn sprt(&self) -> martian_evaluate::SprtParams {
+        martian_evaluate::SprtParams { elo0: self.sprt_elo0, elo1: self.sprt_elo1, alpha: self.sprt_alpha, beta: self.sprt_beta }
+    }
 }
 
 impl Default for EvaluateConfig {
     fn default() -> Self {
-        EvaluateConfig { pairs: 10, opening_plies: 4, simulations: 32, gate_score: 0.55, final_pairs: 10 }
+        EvaluateConfig {
+            pairs: 10,
+            opening_plies: 4,
+            simulations: 32,
+            gate_score: 0.55,
+            final_pairs: 10,
+            gate: GateKind::Score,
+            sprt_elo0: 0.0,
+            sprt_elo1: 50.0,
+            sprt_alpha: 0.05,
+            sprt_beta: 0.05,
+        }
     }
 }
 
@@ -68,9 +109,17 @@ pub struct RunConfig {
     /// Seed of every random choice (network init, noise, openings). Default 1.
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// CPU threads for rayon and libtorch (0 = all cores). Default 0.
+    /// CPU threads for rayon: the search and game phases of self-play and
+    /// matches (0 = all cores). Default 0.
     #[serde(default)]
     pub threads: usize,
+    /// libtorch intra-op threads for the network on the CPU (0 = all cores).
+    /// Default 1: libtorch's OpenMP threads spin while they wait, so when the
+    /// cores are shared (rayon workers, other processes) more threads made
+    /// small-batch inference about 10x slower here (see BENCHMARKS.md).
+    /// Raise it on an idle machine with large batches.
+    #[serde(default = "default_torch_threads")]
+    pub torch_threads: usize,
     /// The game's rules switches (see `docs/rules/`); empty = standard rules.
     #[serde(default = "empty_table")]
     pub rules: toml::Table,
@@ -96,6 +145,9 @@ pub struct RunConfig {
 
 fn default_device() -> String {
     "auto".into()
+}
+fn default_torch_threads() -> usize {
+    1
 }
 fn default_seed() -> u64 {
     1
@@ -138,6 +190,7 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&e.gate_score) {
             bail!("evaluate.gate_score must be in 0..=1, got {}", e.gate_score);
         }
+        e.sprt().validate().map_err(|m| anyhow::anyhow!("evaluate.{m}"))?;
         if e.simulations == 0 {
             bail!("evaluate.simulations must be >= 1");
         }

@@ -73,6 +73,14 @@ enum Command {
     Play(cmd::play::Args),
     /// Speed benchmarks: perft, MCTS, self-play, training.
     Bench(cmd::bench::Args),
+    /// Search a position with the alpha-beta engine: score and principal variation.
+    Analyse(cmd::analyse::Args),
+    /// Write R/report.md and R/report.html (Elo, losses, self-play, crosstable).
+    Report(cmd::report::Args),
+    /// Write a model bundle (weights, model.json, TorchScript) for other frontends.
+    Export(cmd::export::Args),
+    /// Speak the engine line protocol on stdin/stdout (docs/protocol.md).
+    Engine(cmd::engine::Args),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +94,10 @@ fn main() -> ExitCode {
         Command::Pipeline(a) => cmd::pipeline::run(a),
         Command::Play(a) => cmd::play::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Analyse(a) => cmd::analyse::run(a),
+        Command::Report(a) => cmd::report::run(a),
+        Command::Export(a) => cmd::export::run(a),
+        Command::Engine(a) => cmd::engine::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

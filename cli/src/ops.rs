@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use martian_evaluate::{play_match, GreedyPlayer, MatchResult, MctsPlayer, Player, RandomPlayer};
+use martian_evaluate::{
+    play_match_book, AlphaBetaPlayer, GreedyPlayer, MatchResult, MctsPlayer, OpeningBook, Player, RandomPlayer, SprtDecision,
+    SprtParams, SprtState,
+};
 use martian_model::{Checkpoint, NetEvaluator};
 use martian_rules::GameState;
-use martian_search::{CachedEvaluator, UniformEvaluator};
+use martian_search::{AbGame, AlphaBetaConfig, CachedEvaluator, Limits, UniformEvaluator};
 use martian_selfplay::{pack_samples, play_games, write_shard, FinishedGame, PlayParams, SelfplayStats};
 use martian_train::{Metrics, ReplayWindow, Trainer};
 use rand::rngs::StdRng;
@@ -216,87 +219,276 @@ fn now_s() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-/// A player named on the command line: a checkpoint path (MCTS with the
-/// network), `uniform` (MCTS without a network), `random` or `greedy`.
+/// A player named on the command line:
+///
+/// * a checkpoint path: MCTS with the network, `[evaluate] simulations` visits;
+/// * `mcts:model=PATH,visits=N` (either key optional; no model = uniform priors);
+/// * `uniform` (MCTS without a network), `random`, `greedy`;
+/// * `alphabeta:depth=N`, `alphabeta:movetime=MS`, `alphabeta:nodes=N`, with
+///   optional `tt=MIB` and evaluation options (Jetan: `values=seed000`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlayerSpec {
     /// MCTS with this checkpoint.
     Net(PathBuf),
+    /// MCTS with an optional checkpoint (uniform priors without) and visit count
+    /// (default `[evaluate] simulations`).
+    Mcts {
+        /// Checkpoint.
+        model: Option<PathBuf>,
+        /// Simulations per move.
+        visits: Option<u32>,
+    },
     /// MCTS with the uniform evaluator.
     Uniform,
     /// Uniformly random moves.
     Random,
     /// One-ply greedy.
     Greedy,
+    /// The alpha-beta baseline.
+    AlphaBeta {
+        /// Per-move limits (at least one set).
+        limits: Limits,
+        /// Transposition table size, MiB.
+        tt_mib: usize,
+        /// Evaluation options, `key=value`.
+        eval_options: Vec<(String, String)>,
+        /// The spec text (the player's name in reports).
+        text: String,
+    },
+}
+
+fn parse_num<T: std::str::FromStr>(spec: &str, key: &str, v: &str) -> Result<T> {
+    v.parse().map_err(|_| anyhow!("player {spec:?}: {key}={v:?} is not a valid number"))
 }
 
 impl PlayerSpec {
-    /// Parses `random`, `greedy`, `uniform` or a checkpoint path.
-    pub fn parse(s: &str) -> PlayerSpec {
-        match s {
+    /// Parses one player spec (see the type's documentation).
+    ///
+    /// # Errors
+    /// An unknown kind or key, a bad number, or an alpha-beta spec without a limit.
+    pub fn parse(s: &str) -> Result<PlayerSpec> {
+        let s = s.trim();
+        if s.is_empty() {
+            bail!("empty player spec");
+        }
+        let kv = |rest: &str| -> Result<Vec<(String, String)>> {
+            rest.split(',')
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| {
+                    let (k, v) = t.split_once('=').ok_or_else(|| anyhow!("player {s:?}: expected key=value, got {t:?}"))?;
+                    Ok((k.trim().to_string(), v.trim().to_string()))
+                })
+                .collect()
+        };
+        Ok(match s {
             "random" => PlayerSpec::Random,
             "greedy" => PlayerSpec::Greedy,
             "uniform" => PlayerSpec::Uniform,
-            p => PlayerSpec::Net(PathBuf::from(p)),
+            _ if s.starts_with("alphabeta:") || s == "alphabeta" => {
+                let mut limits = Limits::default();
+                let mut tt_mib = 16;
+                let mut eval_options = Vec::new();
+                for (k, v) in kv(s.strip_prefix("alphabeta").unwrap_or("").trim_start_matches(':'))? {
+                    match k.as_str() {
+                        "depth" => {
+                            let d: u32 = parse_num(s, &k, &v)?;
+                            if d == 0 || d > 64 {
+                                bail!("player {s:?}: depth must be in 1..=64");
+                            }
+                            limits.depth = Some(d);
+                        }
+                        "movetime" => limits.movetime = Some(std::time::Duration::from_millis(parse_num(s, &k, &v)?)),
+                        "nodes" => limits.nodes = Some(parse_num(s, &k, &v)?),
+                        "tt" => tt_mib = parse_num(s, &k, &v)?,
+                        _ => eval_options.push((k, v)),
+                    }
+                }
+                if limits == Limits::default() {
+                    bail!("player {s:?}: alphabeta needs a limit: depth=N, movetime=MS or nodes=N");
+                }
+                PlayerSpec::AlphaBeta { limits, tt_mib, eval_options, text: s.to_string() }
+            }
+            _ if s.starts_with("mcts:") || s == "mcts" => {
+                let (mut model, mut visits) = (None, None);
+                for (k, v) in kv(s.strip_prefix("mcts").unwrap_or("").trim_start_matches(':'))? {
+                    match k.as_str() {
+                        "model" => model = Some(PathBuf::from(v)),
+                        "visits" => {
+                            let n: u32 = parse_num(s, &k, &v)?;
+                            if n == 0 {
+                                bail!("player {s:?}: visits must be >= 1");
+                            }
+                            visits = Some(n);
+                        }
+                        _ => bail!("player {s:?}: unknown key {k:?} (known: model, visits)"),
+                    }
+                }
+                PlayerSpec::Mcts { model, visits }
+            }
+            p if p.contains(':') && !Path::new(p).exists() => {
+                bail!("unknown player {p:?}: expected a checkpoint path, random, greedy, uniform, mcts:model=PATH,visits=N or alphabeta:depth=N|movetime=MS|nodes=N")
+            }
+            p => {
+                if !Path::new(p).exists() {
+                    bail!("player {p:?}: no such checkpoint file (or expected random, greedy, uniform, mcts:..., alphabeta:...)");
+                }
+                PlayerSpec::Net(PathBuf::from(p))
+            }
+        })
+    }
+
+    /// Parses a comma-separated list of specs; a `key=value` item without a
+    /// `kind:` prefix continues the previous spec, so
+    /// `alphabeta:depth=1,alphabeta:depth=2,mcts:model=a.safetensors,visits=8`
+    /// gives three players. `;` also separates.
+    ///
+    /// # Errors
+    /// As [`PlayerSpec::parse`], or an empty list.
+    pub fn parse_list(s: &str) -> Result<Vec<PlayerSpec>> {
+        let mut items: Vec<String> = Vec::new();
+        for part in s.split(';') {
+            for tok in part.split(',') {
+                let t = tok.trim();
+                if t.is_empty() {
+                    continue;
+                }
+                let cont = t.split_once('=').is_some_and(|(k, _)| !k.contains(':') && !k.contains('/'));
+                match items.last_mut() {
+                    Some(last) if cont => {
+                        last.push(',');
+                        last.push_str(t);
+                    }
+                    _ => items.push(t.to_string()),
+                }
+            }
+            items.push(String::new()); // `;` ends a spec
+        }
+        let specs: Vec<PlayerSpec> = items.iter().filter(|i| !i.is_empty()).map(|i| PlayerSpec::parse(i)).collect::<Result<_>>()?;
+        if specs.is_empty() {
+            bail!("no player in {s:?}");
+        }
+        Ok(specs)
+    }
+
+    /// The checkpoint this player needs, if any.
+    pub fn checkpoint(&self) -> Option<&Path> {
+        match self {
+            PlayerSpec::Net(p) | PlayerSpec::Mcts { model: Some(p), .. } => Some(p),
+            _ => None,
         }
     }
 }
 
-/// Plays a match between two player specs with the `[evaluate]` settings.
+/// Loads the checkpoint of a player spec, if it has one.
 ///
 /// # Errors
-/// Unloadable checkpoints, player errors.
-pub fn run_match<G: GameState>(
+/// Unloadable checkpoint.
+pub fn load_player_checkpoint<G: GameState>(s: &PlayerSpec, rules: &G::Rules, device: Device) -> Result<Option<Checkpoint>> {
+    match s.checkpoint() {
+        Some(p) => Ok(Some(
+            Checkpoint::load::<G>(p, rules, None, device).with_context(|| format!("loading player {}", p.display()))?,
+        )),
+        None => Ok(None),
+    }
+}
+
+/// The opening lines of a match: the run's stored book when `book` is given
+/// (created there on first use), else a book generated in memory from the
+/// config's seed (so repeated commands see the same openings).
+///
+/// # Errors
+/// An unreadable or foreign book.
+pub fn opening_lines<G: AbGame>(cfg: &RunConfig, start: &G, book: Option<&Path>, pairs: u32) -> Result<Vec<Vec<martian_rules::Move>>> {
+    let n = (pairs.max(cfg.evaluate.pairs).max(cfg.evaluate.final_pairs) as usize).max(1);
+    let plies = cfg.evaluate.opening_plies;
+    let b = match book {
+        Some(p) => OpeningBook::load_or_create(p, start, n.max(64), plies, cfg.seed).map_err(anyhow::Error::msg)?,
+        None => OpeningBook::generate(start, n, plies, cfg.seed),
+    };
+    b.lines(start).map_err(anyhow::Error::msg)
+}
+
+/// Plays a match between two player specs with the `[evaluate]` settings,
+/// from the run's opening book `book` (or in-memory openings, see
+/// [`opening_lines`]), with an optional SPRT that may end the match early (it
+/// is evaluated on the pentanomial pair counts after each pair); returns the
+/// final SPRT state too.
+///
+/// # Errors
+/// Unloadable checkpoints or book, player errors.
+#[allow(clippy::too_many_arguments)]
+pub fn run_match_with<G: AbGame>(
     cfg: &RunConfig,
     rules: &G::Rules,
     a: &PlayerSpec,
     b: &PlayerSpec,
     pairs: u32,
     device: Device,
-) -> Result<MatchResult> {
-    let load = |s: &PlayerSpec| -> Result<Option<Checkpoint>> {
-        match s {
-            PlayerSpec::Net(p) => Ok(Some(
-                Checkpoint::load::<G>(p, rules, None, device).with_context(|| format!("loading player {}", p.display()))?,
-            )),
-            _ => Ok(None),
-        }
-    };
-    let (ca, cb) = (load(a)?, load(b)?);
-    let mut pa = make_player::<G>(cfg, a, &ca, device, cfg.seed ^ 0xA);
-    let mut pb_ = make_player::<G>(cfg, b, &cb, device, cfg.seed ^ 0xB);
+    book: Option<&Path>,
+    sprt: Option<SprtParams>,
+) -> Result<(MatchResult, Option<SprtState>)> {
+    let (ca, cb) = (load_player_checkpoint::<G>(a, rules, device)?, load_player_checkpoint::<G>(b, rules, device)?);
+    let mut pa = make_player::<G>(cfg, a, &ca, device, cfg.seed ^ 0xA)?;
+    let mut pb_ = make_player::<G>(cfg, b, &cb, device, cfg.seed ^ 0xB)?;
     let start = G::new_game(rules)?;
+    let lines = opening_lines(cfg, &start, book, pairs)?;
     let bar = progress(pairs as u64 * 2, "match");
-    let res = play_match(&start, pa.as_mut(), pb_.as_mut(), pairs, cfg.evaluate.opening_plies, cfg.seed, |_| bar.inc(1))
+    let stop = |m: &MatchResult| sprt.is_some_and(|p| p.pentanomial(&m.pentanomial).decision != SprtDecision::Continue);
+    let res = play_match_book(&start, pa.as_mut(), pb_.as_mut(), &lines, pairs, |_| bar.inc(1), stop)
         .map_err(|e| anyhow!("match: {e}"))?;
     bar.finish_and_clear();
-    Ok(res)
+    let state = sprt.map(|p| p.pentanomial(&res.pentanomial));
+    Ok((res, state))
 }
 
-fn make_player<'a, G: GameState>(
+/// Builds the player of a spec (`c` is its loaded checkpoint, if it has one).
+///
+/// # Errors
+/// A bad evaluation option of an alpha-beta spec.
+pub fn make_player<'a, G: AbGame>(
     cfg: &RunConfig,
     s: &PlayerSpec,
     c: &'a Option<Checkpoint>,
     device: Device,
     seed: u64,
-) -> Box<dyn Player<G> + 'a> {
+) -> Result<Box<dyn Player<G> + 'a>> {
     let sims = cfg.evaluate.simulations;
     let mut search = cfg.search.clone();
     search.leaves_per_batch = search.leaves_per_batch.max(4);
-    match (s, c) {
+    let file = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+    Ok(match (s, c) {
         (PlayerSpec::Net(p), Some(ck)) => Box::new(MctsPlayer::new(
-            format!("mcts:model={},visits={sims}", p.file_name().and_then(|n| n.to_str()).unwrap_or("?")),
+            format!("mcts:model={},visits={sims}", file(p)),
             NetEvaluator::<G>::new(&ck.net, device, 256),
             search,
             sims,
             seed,
         )),
+        (PlayerSpec::Mcts { model: Some(p), visits }, Some(ck)) => {
+            let v = visits.unwrap_or(sims);
+            Box::new(MctsPlayer::new(format!("mcts:model={},visits={v}", file(p)), NetEvaluator::<G>::new(&ck.net, device, 256), search, v, seed))
+        }
+        (PlayerSpec::Mcts { model: None, visits }, _) => {
+            let v = visits.unwrap_or(sims);
+            Box::new(MctsPlayer::new(format!("mcts:uniform,visits={v}"), UniformEvaluator, search, v, seed))
+        }
         (PlayerSpec::Uniform, _) => {
             Box::new(MctsPlayer::new(format!("mcts:uniform,visits={sims}"), UniformEvaluator, search, sims, seed))
         }
         (PlayerSpec::Greedy, _) => Box::new(GreedyPlayer::new(seed)),
-        _ => Box::new(RandomPlayer::new(seed)),
-    }
+        (PlayerSpec::AlphaBeta { limits, tt_mib, eval_options, text }, _) => {
+            let mut eval = G::Eval::default();
+            for (k, v) in eval_options {
+                G::eval_option(&mut eval, k, v).map_err(|e| anyhow!("player {text:?}: {e}"))?;
+            }
+            let abc = AlphaBetaConfig { tt_mib: *tt_mib, seed, ..AlphaBetaConfig::default() };
+            Box::new(AlphaBetaPlayer::<G>::with_eval(abc, *limits, eval).with_name(text.clone()))
+        }
+        (PlayerSpec::Random, _) => Box::new(RandomPlayer::new(seed)),
+        (PlayerSpec::Net(p), None) | (PlayerSpec::Mcts { model: Some(p), .. }, None) => {
+            bail!("player {}: checkpoint not loaded", p.display())
+        }
+    })
 }
 
 /// One line summary of a match.

@@ -11,6 +11,8 @@
 //! R/train.jsonl              training metrics, one line per log interval
 //! R/eval/gen0001.json        gate match of generation 1; R/evals.jsonl one line per match
 //! R/final-eval.json          last generation vs the untrained network and vs random
+//! R/openings.json            opening book of every match of the run (made on first use)
+//! R/report.md, R/report.html, R/report/*.svg   the report (`martian-zero report`)
 //! ```
 //!
 //! Readers only look at complete files: every write goes through a temporary
@@ -187,6 +189,11 @@ impl RunDir {
     /// `evals.jsonl`.
     pub fn eval_log(&self) -> PathBuf {
         self.root.join("evals.jsonl")
+    }
+
+    /// `openings.json`: the run's opening book.
+    pub fn openings(&self) -> PathBuf {
+        self.root.join("openings.json")
     }
 
     /// `final-eval.json`.

@@ -118,32 +118,102 @@ pub fn play_match<G: GameState>(
     pairs: u32,
     opening_plies: u32,
     seed: u64,
+    on_game: impl FnMut(&GameResult),
+) -> Result<MatchResult, PlayerError> {
+    let book: Vec<Vec<Move>> =
+        (0..pairs).map(|p| random_opening(start, opening_plies, seed.wrapping_add(p as u64 * 7919)).1).collect();
+    play_match_book(start, a, b, &book, pairs, on_game, |_| false)
+}
+
+/// Plays up to `pairs` game pairs, pair `p` from opening `book[p % len]`
+/// (the initial position if the book is empty), colours swapped within each
+/// pair. After every pair `stop` sees the match so far (games and
+/// pentanomial counts filled in) and ends it early by returning true (an
+/// SPRT, see [`crate::SprtParams`]).
+///
+/// # Errors
+/// A player's error.
+pub fn play_match_book<G: GameState>(
+    start: &G,
+    a: &mut dyn Player<G>,
+    b: &mut dyn Player<G>,
+    book: &[Vec<Move>],
+    pairs: u32,
     mut on_game: impl FnMut(&GameResult),
+    mut stop: impl FnMut(&MatchResult) -> bool,
 ) -> Result<MatchResult, PlayerError> {
     let mut games = Vec::new();
     let mut pent = [0u32; 5];
     for p in 0..pairs {
-        let (_, opening) = random_opening(start, opening_plies, seed.wrapping_add(p as u64 * 7919));
+        let opening: &[Move] = if book.is_empty() { &[] } else { &book[p as usize % book.len()] };
         let mut pair_score = 0.0;
         for a_side in [Side::North, Side::South] {
-            let g = play_game(start, &opening, a, b, a_side, p)?;
+            let g = play_game(start, opening, a, b, a_side, p)?;
             pair_score += g.a_score;
             on_game(&g);
             games.push(g);
         }
         pent[(pair_score * 2.0).round() as usize] += 1;
+        if p + 1 < pairs && stop(&summarize(a.name(), b.name(), games.clone(), pent)) {
+            break;
+        }
     }
+    let res = summarize(a.name(), b.name(), games, pent);
+    Ok(res)
+}
+
+pub(crate) fn summarize(a: String, b: String, games: Vec<GameResult>, pent: [u32; 5]) -> MatchResult {
     let wins = games.iter().filter(|g| g.a_score > 0.75).count() as u32;
     let losses = games.iter().filter(|g| g.a_score < 0.25).count() as u32;
     let draws = games.len() as u32 - wins - losses;
-    Ok(MatchResult {
-        a: a.name(),
-        b: b.name(),
-        wins,
-        draws,
-        losses,
-        pentanomial: pent,
-        elo: elo_estimate(wins, draws, losses),
-        games,
-    })
+    MatchResult { a, b, wins, draws, losses, pentanomial: pent, elo: elo_estimate(wins, draws, losses), games }
+}
+
+/// One player against a ladder of opponents (a gauntlet): one
+/// [`play_match_book`] per opponent, in order, same openings for each.
+///
+/// # Errors
+/// A player's error.
+pub fn gauntlet<G: GameState>(
+    start: &G,
+    a: &mut dyn Player<G>,
+    opponents: &mut [Box<dyn Player<G> + '_>],
+    book: &[Vec<Move>],
+    pairs: u32,
+    mut on_game: impl FnMut(usize, &GameResult),
+) -> Result<Vec<MatchResult>, PlayerError> {
+    let mut out = Vec::new();
+    for (i, b) in opponents.iter_mut().enumerate() {
+        out.push(play_match_book(start, a, b.as_mut(), book, pairs, |g| on_game(i, g), |_| false)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::book::OpeningBook;
+    use crate::player::{AlphaBetaPlayer, RandomPlayer};
+    use martian_rules::martian::{MartianChess, MartianRules};
+    use martian_search::{AlphaBetaConfig, Limits};
+
+    #[test]
+    fn alphabeta_beats_random_and_stop_ends_early() {
+        let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+        let book = OpeningBook::generate(&start, 4, 2, 1).lines(&start).unwrap();
+        let mut ab = AlphaBetaPlayer::<MartianChess>::new(AlphaBetaConfig { tt_mib: 1, ..Default::default() }, Limits::depth(2));
+        let mut rnd = RandomPlayer::new(3);
+        assert_eq!(Player::<MartianChess>::name(&ab), "alphabeta:depth=2");
+        let m = play_match_book(&start, &mut ab, &mut rnd, &book, 2, |_| {}, |_| false).unwrap();
+        assert_eq!(m.games.len(), 4);
+        assert_eq!(m.pentanomial.iter().sum::<u32>(), 2);
+        assert!(m.wins >= 3, "{} {} {}", m.wins, m.draws, m.losses);
+        // Both games of a pair start from the same opening.
+        assert_eq!(m.games[0].moves[..2], m.games[1].moves[..2]);
+        let m = play_match_book(&start, &mut ab, &mut rnd, &book, 5, |_| {}, |r| r.games.len() >= 2).unwrap();
+        assert_eq!(m.games.len(), 2);
+        let mut opps: Vec<Box<dyn Player<MartianChess>>> = vec![Box::new(RandomPlayer::new(4)), Box::new(RandomPlayer::new(5))];
+        let g = gauntlet(&start, &mut ab, &mut opps, &book, 1, |_, _| {}).unwrap();
+        assert_eq!(g.len(), 2);
+    }
 }

@@ -1,7 +1,7 @@
 //! The [`Player`] interface (the shape of OpenSpiel's `Bot`) and the simple players.
 
 use martian_rules::{GameState, Move};
-use martian_search::{EvalError, Evaluator, Mcts, MctsConfig};
+use martian_search::{AbGame, AlphaBeta, AlphaBetaConfig, EvalError, Evaluator, Limits, Mcts, MctsConfig};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -149,5 +149,58 @@ impl<G: GameState, E: Evaluator<G>> Player<G> for MctsPlayer<G, E> {
         };
         let res = tree.search(&mut self.evaluator, self.simulations, false, &mut self.rng)?;
         res.best_move().ok_or(PlayerError::NoMove)
+    }
+}
+
+/// The alpha-beta baseline ([`martian_search::AlphaBeta`]) as a player: one
+/// engine per player, reset at each new game (so every game is reproducible),
+/// searching each move within fixed [`Limits`].
+pub struct AlphaBetaPlayer<G: AbGame> {
+    name: String,
+    engine: AlphaBeta<G>,
+    limits: Limits,
+}
+
+impl<G: AbGame> AlphaBetaPlayer<G> {
+    /// A player with engine settings `cfg` and per-move `limits`, named after
+    /// the limits (`alphabeta:depth=3`, `alphabeta:movetime=100`, `alphabeta:nodes=N`).
+    pub fn new(cfg: AlphaBetaConfig, limits: Limits) -> Self {
+        let mut parts = Vec::new();
+        if let Some(d) = limits.depth {
+            parts.push(format!("depth={d}"));
+        }
+        if let Some(t) = limits.movetime {
+            parts.push(format!("movetime={}", t.as_millis()));
+        }
+        if let Some(n) = limits.nodes {
+            parts.push(format!("nodes={n}"));
+        }
+        let name = format!("alphabeta:{}", parts.join(","));
+        AlphaBetaPlayer { name, engine: AlphaBeta::new(cfg), limits }
+    }
+
+    /// A player with a custom evaluation (e.g. Jetan's seed-000 values).
+    pub fn with_eval(cfg: AlphaBetaConfig, limits: Limits, eval: G::Eval) -> Self {
+        let mut p = Self::new(cfg.clone(), limits);
+        p.engine = AlphaBeta::with_eval(cfg, eval);
+        p
+    }
+
+    /// Renames the player (for reports).
+    pub fn with_name(mut self, name: String) -> Self {
+        self.name = name;
+        self
+    }
+}
+
+impl<G: AbGame> Player<G> for AlphaBetaPlayer<G> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn new_game(&mut self, _start: &G) {
+        self.engine.reset();
+    }
+    fn choose_move(&mut self, state: &G) -> Result<Move, PlayerError> {
+        self.engine.search(state, &self.limits).best_move.ok_or(PlayerError::NoMove)
     }
 }

@@ -14,6 +14,7 @@ mod config;
 mod device;
 mod error;
 mod evaluator;
+pub mod export;
 mod resnet;
 
 pub use checkpoint::{Checkpoint, CheckpointMeta};

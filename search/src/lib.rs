@@ -1,17 +1,20 @@
 //! Search for MartianZero: PUCT Monte-Carlo tree search with batched
 //! evaluation ([`mcts`]), the evaluator interface ([`Evaluator`]) and an
-//! evaluation cache ([`CachedEvaluator`]).
+//! evaluation cache ([`CachedEvaluator`]), and the alpha-beta baseline
+//! ([`alphabeta`]).
 //!
 //! The crate does not link libtorch: the network evaluator lives in
 //! `martian-model`, and [`UniformEvaluator`] lets the search run without one.
 #![warn(missing_docs)]
 
+pub mod alphabeta;
 mod cache;
 mod config;
 mod evaluator;
 pub mod mcts;
 pub mod puct;
 
+pub use alphabeta::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, StaticEval};
 pub use cache::CachedEvaluator;
 pub use config::MctsConfig;
 pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};

@@ -47,6 +47,18 @@ enum What {
         #[arg(long, default_value_t = 20)]
         searches: u32,
     },
+    /// Alpha-beta nodes per second: fixed-depth searches along a random game (one thread).
+    Alphabeta {
+        /// Which game.
+        #[arg(long, value_enum)]
+        game: GameArg,
+        /// Search depth in plies.
+        #[arg(long, default_value_t = 4)]
+        depth: u32,
+        /// Searches (positions along a random game).
+        #[arg(long, default_value_t = 10)]
+        searches: u32,
+    },
     /// Self-play with the config's (untrained) network: positions/s, evaluations/s, network share.
     Selfplay {
         /// Run configuration.
@@ -73,6 +85,9 @@ pub fn run(a: Args) -> Result<()> {
         What::Perft { game, depth } => with_game!(GameKind::from(game), G => bench_perft::<G>(depth)),
         What::Mcts { game, simulations, searches } => {
             with_game!(GameKind::from(game), G => bench_mcts::<G>(simulations, searches))
+        }
+        What::Alphabeta { game, depth, searches } => {
+            with_game!(GameKind::from(game), G => bench_alphabeta::<G>(depth, searches))
         }
         What::Selfplay { config, games } => {
             let cfg = RunConfig::load(&config)?;
@@ -135,6 +150,39 @@ fn bench_mcts<G: GameState>(simulations: u32, searches: u32) -> Result<()> {
         "{} MCTS, uniform evaluator: {:.0} simulations/s ({searches} searches x {simulations}, one thread)",
         G::KIND,
         sims as f64 / t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn bench_alphabeta<G: martian_search::AbGame>(depth: u32, searches: u32) -> Result<()> {
+    anyhow::ensure!(depth >= 1, "--depth must be >= 1");
+    let start = G::new_game(&G::Rules::default())?;
+    let mut pos = start.clone();
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut engine: martian_search::AlphaBeta<G> = martian_search::AlphaBeta::new(martian_search::AlphaBetaConfig::default());
+    let mut moves = Vec::new();
+    let (mut nodes, mut secs, mut depth_sum) = (0u64, 0f64, 0u64);
+    for _ in 0..searches {
+        if pos.outcome().is_some() {
+            pos = start.clone();
+        }
+        let r = engine.search(&pos, &martian_search::Limits::depth(depth));
+        nodes += r.nodes;
+        secs += r.elapsed.as_secs_f64();
+        depth_sum += r.depth as u64;
+        // Advance along a random game (two random plies) for the next search.
+        for _ in 0..2 {
+            pos.legal_moves(&mut moves);
+            if let Some(&m) = moves.choose(&mut rng) {
+                pos.play_unchecked(m);
+            }
+        }
+    }
+    println!(
+        "{} alpha-beta depth {depth}: {:.0} nodes/s ({nodes} nodes in {secs:.2} s, {searches} searches, mean depth {:.1}, one thread, 16 MiB TT)",
+        G::KIND,
+        nodes as f64 / secs.max(1e-9),
+        depth_sum as f64 / searches.max(1) as f64
     );
     Ok(())
 }

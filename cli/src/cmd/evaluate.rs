@@ -1,12 +1,18 @@
-//! `martian-zero evaluate`: a match between two players.
+//! `martian-zero evaluate`: a match between two players, or a gauntlet (one
+//! player against a ladder of opponents) with a Bradley-Terry rating fit.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-use martian_rules::GameState;
+use anyhow::{anyhow, bail, Result};
+use martian_evaluate::{fit_ratings, gauntlet, MatchResult, PairResult, Player, Ratings};
+use martian_search::AbGame;
+use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
-use crate::ops::{describe_match, run_match, PlayerSpec};
+use crate::ops::{
+    describe_match, load_player_checkpoint, make_player, opening_lines, progress, run_match_with,
+    PlayerSpec,
+};
 use crate::rundir::write_atomic;
 use crate::with_game;
 
@@ -16,18 +22,42 @@ pub struct Args {
     /// Run configuration (TOML): game, rules, `[search]` and `[evaluate]`.
     #[arg(long)]
     config: PathBuf,
-    /// Player A: checkpoint path, `uniform`, `random` or `greedy`.
+    /// Player A: checkpoint path, `mcts:model=PATH,visits=N`, `uniform`,
+    /// `random`, `greedy`, or `alphabeta:depth=N` / `alphabeta:movetime=MS`.
     #[arg(long)]
     a: String,
-    /// Player B: checkpoint path, `uniform`, `random` or `greedy`.
+    /// Player B (same forms); with --gauntlet a comma-separated list, e.g.
+    /// `alphabeta:depth=1,alphabeta:depth=2,alphabeta:depth=3`.
     #[arg(long)]
     b: String,
-    /// Games to play (rounded up to an even number: pairs with colours swapped).
+    /// Play A against every player of --b in turn and fit ratings.
+    #[arg(long)]
+    gauntlet: bool,
+    /// Games per match (rounded up to an even number: pairs with colours swapped).
     #[arg(long)]
     games: u32,
+    /// Run directory: take the openings from R/openings.json (created on first
+    /// use) and store the result under R/eval/ for `report`. Found
+    /// automatically when A is a checkpoint inside R/models/.
+    #[arg(long)]
+    run_dir: Option<PathBuf>,
+    /// Rating anchor (rated 0) of the gauntlet fit; default: the first opponent.
+    #[arg(long)]
+    anchor: Option<String>,
     /// Write the full result (every game) as JSON here.
     #[arg(long)]
     out: Option<PathBuf>,
+}
+
+/// `eval/gauntlet-<name>.json`: a gauntlet and its rating fit.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GauntletRecord {
+    /// Player A.
+    pub player: String,
+    /// One match per opponent.
+    pub matches: Vec<MatchResult>,
+    /// Bradley-Terry fit over these matches.
+    pub ratings: Option<Ratings>,
 }
 
 /// Runs `evaluate`.
@@ -36,16 +66,148 @@ pub fn run(a: Args) -> Result<()> {
     with_game!(cfg.game, G => run_game::<G>(&a, &cfg))
 }
 
-fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
+/// The run directory holding `checkpoint` (`R/models/x.safetensors`), if any.
+fn run_dir_of(checkpoint: Option<&Path>) -> Option<PathBuf> {
+    let models = checkpoint?.parent()?;
+    if models.file_name()? != "models" {
+        return None;
+    }
+    let root = models.parent()?;
+    root.join("config.toml")
+        .exists()
+        .then(|| root.to_path_buf())
+}
+
+fn stem(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
+    let spec_a = PlayerSpec::parse(&a.a)?;
+    let specs_b = if a.gauntlet {
+        PlayerSpec::parse_list(&a.b)?
+    } else {
+        vec![PlayerSpec::parse(&a.b)?]
+    };
+    if a.games == 0 {
+        bail!("--games must be >= 1");
+    }
     let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let pairs = a.games.div_ceil(2).max(1);
-    let m = run_match::<G>(cfg, &rules, &PlayerSpec::parse(&a.a), &PlayerSpec::parse(&a.b), pairs, device)?;
-    println!("{}", describe_match(&m));
-    println!("pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}", m.pentanomial);
+    let run_dir = a
+        .run_dir
+        .clone()
+        .or_else(|| run_dir_of(spec_a.checkpoint()));
+    let book = run_dir.as_ref().map(|r| r.join("openings.json"));
+    if !a.gauntlet {
+        let (m, _) = run_match_with::<G>(
+            cfg,
+            &rules,
+            &spec_a,
+            &specs_b[0],
+            pairs,
+            device,
+            book.as_deref(),
+            None,
+        )?;
+        println!("{}", describe_match(&m));
+        println!(
+            "pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}",
+            m.pentanomial
+        );
+        if let Some(p) = &a.out {
+            write_atomic(p, serde_json::to_string_pretty(&m)?.as_bytes())?;
+            println!("result written to {}", p.display());
+        }
+        if let Some(r) = &run_dir {
+            let p = r
+                .join("eval")
+                .join(format!("match-{}-vs-{}.json", stem(&m.a), stem(&m.b)));
+            write_atomic(&p, serde_json::to_string_pretty(&m)?.as_bytes())?;
+            println!("result stored in {}", p.display());
+        }
+        return Ok(());
+    }
+    // Gauntlet.
+    let ca = load_player_checkpoint::<G>(&spec_a, &rules, device)?;
+    let cbs = specs_b
+        .iter()
+        .map(|s| load_player_checkpoint::<G>(s, &rules, device))
+        .collect::<Result<Vec<_>>>()?;
+    let mut pa = make_player::<G>(cfg, &spec_a, &ca, device, cfg.seed ^ 0xA)?;
+    let mut opps: Vec<Box<dyn Player<G> + '_>> = specs_b
+        .iter()
+        .zip(&cbs)
+        .enumerate()
+        .map(|(i, (s, c))| make_player::<G>(cfg, s, c, device, cfg.seed ^ (0xB + i as u64)))
+        .collect::<Result<_>>()?;
+    let start = G::new_game(&rules)?;
+    let lines = opening_lines(cfg, &start, book.as_deref(), pairs)?;
+    let bar = progress(pairs as u64 * 2 * opps.len() as u64, "gauntlet");
+    let matches = gauntlet(&start, pa.as_mut(), &mut opps, &lines, pairs, |_, _| {
+        bar.inc(1)
+    })
+    .map_err(|e| anyhow!("gauntlet: {e}"))?;
+    bar.finish_and_clear();
+    for m in &matches {
+        println!("{}", describe_match(m));
+        println!(
+            "  pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}",
+            m.pentanomial
+        );
+    }
+    let results: Vec<PairResult> = matches
+        .iter()
+        .map(|m| PairResult {
+            a: m.a.clone(),
+            b: m.b.clone(),
+            wins: m.wins,
+            draws: m.draws,
+            losses: m.losses,
+        })
+        .collect();
+    let anchor = a.anchor.clone().unwrap_or_else(|| matches[0].b.clone());
+    let ratings = match fit_ratings(&results, &anchor, crate::cmd::report::PRIOR_SD_ELO) {
+        Ok(r) => {
+            println!("Bradley-Terry ratings (anchor {anchor} = 0, 95% intervals):");
+            for p in &r.players {
+                println!(
+                    "  {:>7.0} [{:>6.0}, {:>6.0}]  {} ({} games, score {:.3})",
+                    p.elo, p.low, p.high, p.name, p.games, p.score
+                );
+            }
+            Some(r)
+        }
+        Err(e) => {
+            eprintln!("warning: no rating fit: {e}");
+            None
+        }
+    };
+    let player = pa.name();
+    let rec = GauntletRecord {
+        player: player.clone(),
+        matches,
+        ratings,
+    };
     if let Some(p) = &a.out {
-        write_atomic(p, serde_json::to_string_pretty(&m)?.as_bytes())?;
+        write_atomic(p, serde_json::to_string_pretty(&rec)?.as_bytes())?;
         println!("result written to {}", p.display());
+    }
+    if let Some(r) = &run_dir {
+        let p = r
+            .join("eval")
+            .join(format!("gauntlet-{}.json", stem(&player)));
+        write_atomic(&p, serde_json::to_string_pretty(&rec)?.as_bytes())?;
+        println!("result stored in {}", p.display());
     }
     Ok(())
 }

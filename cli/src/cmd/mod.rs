@@ -1,10 +1,14 @@
 //! One module per subcommand; each exposes `Args` and `run`.
 
+pub mod analyse;
 pub mod bench;
+pub mod engine;
 pub mod evaluate;
+pub mod export;
 pub mod perft;
 pub mod pipeline;
 pub mod play;
+pub mod report;
 pub mod selfplay;
 pub mod show;
 pub mod train;
@@ -17,9 +21,10 @@ use crate::config::RunConfig;
 
 /// Sets thread counts and picks the device; prints the start-up line.
 pub fn setup_runtime(cfg: &RunConfig) -> Result<Device> {
-    let threads = if cfg.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { cfg.threads };
-    tch::set_num_threads(threads as i32);
-    let _ = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let pick = |n: usize| if n == 0 { cores } else { n };
+    tch::set_num_threads(pick(cfg.torch_threads) as i32);
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(pick(cfg.threads)).build_global();
     let device = martian_model::parse_device(&cfg.device)?;
     eprintln!("martian-zero: {}", martian_model::describe_device(device));
     Ok(device)

@@ -5,7 +5,9 @@
 //! for g in 1..=generations:
 //!     self-play games_per_generation games with best     (counts games already recorded)
 //!     train gen g from gen g-1 on the replay window       (resumes gen<g>-partial)
-//!     gate: gen g vs best; promote if score >= gate_score (skipped if eval/gen<g>.json exists)
+//!     gate: gen g vs best from R/openings.json; promote if score >= gate_score,
+//!           or (gate = "sprt") if the SPRT accepts H1 (skipped if eval/gen<g>.json exists)
+//!     refresh R/report.md and R/report.html
 //! final: newest generation vs gen 0 and vs random -> final-eval.json
 //! ```
 //!
@@ -16,11 +18,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use martian_model::Checkpoint;
-use martian_rules::GameState;
+use martian_search::AbGame;
 use serde::{Deserialize, Serialize};
 
-use crate::config::RunConfig;
-use crate::ops::{describe_match, run_match, selfplay_games, train_generation, PlayerSpec, SelfplayOut};
+use crate::config::{GateKind, RunConfig};
+use crate::ops::{describe_match, run_match_with, selfplay_games, train_generation, PlayerSpec, SelfplayOut};
 use crate::rundir::{append_line, write_atomic, RunDir};
 use crate::with_game;
 
@@ -52,6 +54,9 @@ pub struct GateRecord {
     pub promoted: bool,
     /// The match.
     pub result: martian_evaluate::MatchResult,
+    /// The SPRT state at the end of the match (`gate = "sprt"` only).
+    #[serde(default)]
+    pub sprt: Option<martian_evaluate::SprtState>,
 }
 
 /// Runs `pipeline`.
@@ -64,7 +69,7 @@ fn file_name(p: &Path) -> String {
     p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string()
 }
 
-fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
+fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let run = RunDir::open(&a.run_dir, cfg)?;
@@ -118,16 +123,33 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
         let cand = train_generation::<G>(cfg, &rules, &run, g, device)?;
         // 3. Gate.
         eprintln!("generation {g}: gate {} vs {}", file_name(&cand), file_name(&best));
-        let m = run_match::<G>(cfg, &rules, &PlayerSpec::Net(cand.clone()), &PlayerSpec::Net(best.clone()), cfg.evaluate.pairs, device)?;
+        let sprt = (cfg.evaluate.gate == GateKind::Sprt).then(|| cfg.evaluate.sprt());
+        let (m, sprt_state) = run_match_with::<G>(
+            cfg,
+            &rules,
+            &PlayerSpec::Net(cand.clone()),
+            &PlayerSpec::Net(best.clone()),
+            cfg.evaluate.pairs,
+            device,
+            Some(&run.openings()),
+            sprt,
+        )?;
         let score = m.elo.map(|e| e.score).unwrap_or(0.0);
-        let promoted = score >= cfg.evaluate.gate_score;
+        let promoted = match &sprt_state {
+            Some(st) => {
+                eprintln!("generation {g}: SPRT LLR {:.2} in [{:.2}, {:.2}]: {:?}", st.llr, st.lower, st.upper, st.decision);
+                st.decision == martian_evaluate::SprtDecision::AcceptH1
+            }
+            None => score >= cfg.evaluate.gate_score,
+        };
         eprintln!("generation {g}: {} -> {}", describe_match(&m), if promoted { "promoted" } else { "not promoted" });
-        let rec = GateRecord { generation: g, candidate: file_name(&cand), best: file_name(&best), promoted, result: m };
+        let rec = GateRecord { generation: g, candidate: file_name(&cand), best: file_name(&best), promoted, result: m, sprt: sprt_state };
         append_line(&run.eval_log(), &serde_json::to_string(&rec)?)?;
         write_atomic(&run.gate_result(g), serde_json::to_string_pretty(&rec)?.as_bytes())?;
         if promoted {
             run.set_best(&cand)?;
         }
+        super::report::refresh(run.root());
         ran += 1;
     }
     final_evaluation::<G>(cfg, &rules, &run, device)
@@ -146,7 +168,7 @@ pub struct FinalEval {
     pub vs_random: martian_evaluate::MatchResult,
 }
 
-fn final_evaluation<G: GameState>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, device: tch::Device) -> Result<()> {
+fn final_evaluation<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, device: tch::Device) -> Result<()> {
     if cfg.evaluate.final_pairs == 0 {
         return Ok(());
     }
@@ -162,11 +184,23 @@ fn final_evaluation<G: GameState>(cfg: &RunConfig, rules: &G::Rules, run: &RunDi
     let Some(trained) = last else { return Ok(()) };
     eprintln!("final evaluation: {} vs untrained and vs random", file_name(&trained));
     let n = cfg.evaluate.final_pairs;
-    let vs_untrained = run_match::<G>(cfg, rules, &PlayerSpec::Net(trained.clone()), &PlayerSpec::Net(run.checkpoint(0)), n, device)?;
-    let vs_random = run_match::<G>(cfg, rules, &PlayerSpec::Net(trained.clone()), &PlayerSpec::Random, n, device)?;
+    let book = Some(run.openings());
+    let (vs_untrained, _) = run_match_with::<G>(
+        cfg,
+        rules,
+        &PlayerSpec::Net(trained.clone()),
+        &PlayerSpec::Net(run.checkpoint(0)),
+        n,
+        device,
+        book.as_deref(),
+        None,
+    )?;
+    let (vs_random, _) =
+        run_match_with::<G>(cfg, rules, &PlayerSpec::Net(trained.clone()), &PlayerSpec::Random, n, device, book.as_deref(), None)?;
     let best = run.best().map(|b| file_name(&b)).unwrap_or_default();
     let f = FinalEval { trained: file_name(&trained), best, vs_untrained, vs_random };
     write_atomic(&path, serde_json::to_string_pretty(&f)?.as_bytes())?;
+    super::report::refresh(run.root());
     println!("final evaluation ({}):", path.display());
     println!("  {}", describe_match(&f.vs_untrained));
     println!("  {}", describe_match(&f.vs_random));

@@ -4,10 +4,10 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use martian_evaluate::{GreedyPlayer, MctsPlayer, Player, RandomPlayer};
+use martian_evaluate::{AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Player, RandomPlayer};
 use martian_model::{Checkpoint, NetEvaluator};
-use martian_rules::{GameKind, GameState, Side};
-use martian_search::{MctsConfig, UniformEvaluator};
+use martian_rules::{GameKind, Side};
+use martian_search::{AbGame, AlphaBetaConfig, Limits, MctsConfig, UniformEvaluator};
 
 use crate::{with_game, GameArg};
 
@@ -17,7 +17,8 @@ pub struct Args {
     /// Which game.
     #[arg(long, value_enum)]
     game: GameArg,
-    /// Engine: `mcts` (with --model, or uniform priors without), `random` or `greedy`.
+    /// Engine: `mcts` (with --model, or uniform priors without), `alphabeta`
+    /// (with --depth or --movetime), `random` or `greedy`.
     #[arg(long, default_value = "mcts")]
     engine: String,
     /// Checkpoint for `--engine mcts`.
@@ -26,6 +27,12 @@ pub struct Args {
     /// MCTS simulations per engine move.
     #[arg(long, default_value_t = 200)]
     visits: u32,
+    /// Alpha-beta search depth in plies (`--engine alphabeta`; default 4 without --movetime).
+    #[arg(long)]
+    depth: Option<u32>,
+    /// Alpha-beta time per move in milliseconds (`--engine alphabeta`).
+    #[arg(long)]
+    movetime: Option<u64>,
     /// Play the side that moves second (default: you move first).
     #[arg(long)]
     second: bool,
@@ -39,7 +46,7 @@ pub fn run(a: Args) -> Result<()> {
     with_game!(GameKind::from(a.game), G => run_game::<G>(&a))
 }
 
-fn run_game<G: GameState>(a: &Args) -> Result<()> {
+fn run_game<G: AbGame>(a: &Args) -> Result<()> {
     let rules = G::Rules::default();
     let mut pos: G = super::position(a.position.as_deref(), &rules)?;
     let ck = match &a.model {
@@ -55,9 +62,19 @@ fn run_game<G: GameState>(a: &Args) -> Result<()> {
             1,
         )),
         ("mcts", None) => Box::new(MctsPlayer::new("mcts".into(), UniformEvaluator, MctsConfig::default(), a.visits, 1)),
+        ("alphabeta", _) => {
+            if a.depth == Some(0) {
+                bail!("--depth must be >= 1");
+            }
+            let mut limits = Limits { depth: a.depth, movetime: a.movetime.map(std::time::Duration::from_millis), nodes: None };
+            if limits == Limits::default() {
+                limits.depth = Some(4);
+            }
+            Box::new(AlphaBetaPlayer::<G>::new(AlphaBetaConfig::default(), limits))
+        }
         ("random", _) => Box::new(RandomPlayer::new(1)),
         ("greedy", _) => Box::new(GreedyPlayer::new(1)),
-        (e, _) => bail!("unknown engine {e:?}: expected mcts, random or greedy"),
+        (e, _) => bail!("unknown engine {e:?}: expected mcts, alphabeta, random or greedy"),
     };
     let human: Side = if a.second { pos.side_to_move().opponent() } else { pos.side_to_move() };
     println!("You play {}. Enter moves as <from><to>; 'quit' to stop.", G::side_name(human));

@@ -35,6 +35,53 @@ use super::tables::tables;
 use super::{Jetan, Piece};
 use crate::game::{GameState, Move, Side};
 
+/// Version of the rules specification (`docs/rules/jetan.md`, "Status: v1")
+/// this implementation follows; exported model descriptions record it.
+pub const RULES_SPEC_VERSION: &str = "v1";
+
+/// The input planes of the module documentation as `(name, meaning)` pairs,
+/// in plane order (written into exported model descriptions).
+pub const PLANE_DESCRIPTIONS: [(&str, &str); 24] = [
+    ("mover_chief", "1.0 on the squares of the side to move's Chief"),
+    ("mover_princess", "1.0 on the squares of the side to move's Princess"),
+    ("mover_flier", "1.0 on the squares of the side to move's Fliers"),
+    ("mover_dwar", "1.0 on the squares of the side to move's Dwars"),
+    ("mover_padwar", "1.0 on the squares of the side to move's Padwars"),
+    ("mover_warrior", "1.0 on the squares of the side to move's Warriors"),
+    ("mover_thoat", "1.0 on the squares of the side to move's Thoats"),
+    ("mover_panthan", "1.0 on the squares of the side to move's Panthans"),
+    ("opponent_chief", "1.0 on the squares of the opponent's Chief"),
+    ("opponent_princess", "1.0 on the squares of the opponent's Princess"),
+    ("opponent_flier", "1.0 on the squares of the opponent's Fliers"),
+    ("opponent_dwar", "1.0 on the squares of the opponent's Dwars"),
+    ("opponent_padwar", "1.0 on the squares of the opponent's Padwars"),
+    ("opponent_warrior", "1.0 on the squares of the opponent's Warriors"),
+    ("opponent_thoat", "1.0 on the squares of the opponent's Thoats"),
+    ("opponent_panthan", "1.0 on the squares of the opponent's Panthans"),
+    ("mover_escape_right", "all 1.0 if the side to move still holds its Escape right (spec section 6), else 0"),
+    ("opponent_escape_right", "all 1.0 if the opponent still holds its Escape right, else 0"),
+    ("countdown_active", "all 1.0 if the small-material countdown is running (spec section 8.4), else 0"),
+    ("countdown_remaining", "all equal to countdown plies remaining / 10 (0 when the countdown is not running)"),
+    ("quiet_plies", "all equal to min(plies since the last capture / 100, 1) (spec section 8.5)"),
+    ("ply", "all equal to ply / rules.max_plies"),
+    ("repeated_once", "all 1.0 if the current position occurred exactly once before in the game (spec section 8.3)"),
+    ("repeated_twice", "all 1.0 if the current position occurred twice or more before"),
+];
+
+/// The input planes as `(name, meaning)` pairs ([`PLANE_DESCRIPTIONS`]).
+pub fn plane_descriptions() -> &'static [(&'static str, &'static str)] {
+    &PLANE_DESCRIPTIONS
+}
+
+/// The policy index formula of the module documentation, in words.
+pub const ACTION_ENCODING: &str = "4900 actions. Let (from', to') be the origin and destination squares \
+(index = file + 10 * (rank - 1), a1 = 0) in the canonical orientation of the side to move \
+(Black/South to move: unchanged; Orange/North to move: sq' = 99 - sq, or sq' = file + 10 * (9 - rank index) \
+under rules.setup = ManatorFacing). An Escape (a Princess move to a square at Chebyshev distance >= 4 from \
+its origin) has index 4800 + to'. Any other move has index from' * 48 + disp, where with \
+df = file(to') - file(from') and dr = rank(to') - rank(from') (both in -3..=3, not both 0), \
+lin = (3 - dr) * 7 + (df + 3) and disp = lin if lin < 24 else lin - 1.";
+
 /// Canonical square of `sq` for the side to move (module doc).
 #[inline]
 pub fn canonical_square(g: &Jetan, sq: u8) -> u8 {

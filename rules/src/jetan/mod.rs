@@ -20,6 +20,7 @@ mod zobrist;
 use std::fmt;
 
 pub use bitboard::{Bitboard, Squares};
+pub use encode::{plane_descriptions, ACTION_ENCODING, PLANE_DESCRIPTIONS, RULES_SPEC_VERSION};
 pub use piece::Piece;
 pub use rules::{
     ChiefCapture, Escape, FirstPlayer, JetanRules, NoLegalMoves, PrincessPath, Repetition, Setup,

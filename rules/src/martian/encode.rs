@@ -43,6 +43,36 @@ pub const INPUT_PLANES: usize = 11;
 /// (Queen 16 from b4/c4-like squares, Drone 8, Pawn 4), so 16 * 16 = 256.
 pub const MAX_MOVES_MC: usize = 256;
 
+/// Version of the rules specification (`docs/rules/martian-chess.md`,
+/// "Status: v1") this implementation follows; exported model descriptions record it.
+pub const RULES_SPEC_VERSION: &str = "v1";
+
+/// The input planes of the module documentation as `(name, meaning)` pairs,
+/// in plane order (written into exported model descriptions).
+pub const PLANE_DESCRIPTIONS: [(&str, &str); INPUT_PLANES] = [
+    ("pawns", "1.0 on every Pawn (pieces have no owner, spec section 2; rows 0-3 are the side to move's zone)"),
+    ("drones", "1.0 on every Drone"),
+    ("queens", "1.0 on every Queen"),
+    ("mover_score", "all equal to the side to move's score / 18"),
+    ("opponent_score", "all equal to the opponent's score / 18"),
+    ("clock_called", "all 1.0 if the deadlock clock has been called (spec section 9.2), else 0"),
+    ("clock_countdown", "all equal to the clock countdown / 7 (0 if the clock is not called)"),
+    ("quiet_plies", "all equal to min(quiet plies / 7, 1)"),
+    ("ply", "all equal to min(ply / rules.max_plies, 1) (1 if max_plies = 0)"),
+    ("ban_from", "one-hot: the square of the piece the no-undo ban restricts (spec section 8), else all 0"),
+    ("ban_to", "one-hot: the square that piece may not move back to, else all 0"),
+];
+
+/// The input planes as `(name, meaning)` pairs ([`PLANE_DESCRIPTIONS`]).
+pub fn plane_descriptions() -> &'static [(&'static str, &'static str)] {
+    &PLANE_DESCRIPTIONS
+}
+
+/// The policy index formula of the module documentation, in words.
+pub const ACTION_ENCODING: &str = "1024 actions: index = from' * 32 + to', where from' and to' are the \
+origin and destination squares (index = file + 4 * (rank - 1), a1 = 0) in the canonical orientation of the \
+side to move (South to move: unchanged; North to move: sq' = 31 - sq).";
+
 /// `sq` in the canonical orientation of `side` (spec §10).
 #[inline(always)]
 pub(crate) fn orient(side: Side, sq: u8) -> u8 {

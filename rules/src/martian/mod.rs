@@ -18,7 +18,10 @@ mod tables;
 mod zobrist;
 
 pub use bitboard::{Bitboard, Squares};
-pub use encode::{INPUT_PLANES, MAX_MOVES_MC, NUM_ACTIONS_MC};
+pub use encode::{
+    plane_descriptions, ACTION_ENCODING, INPUT_PLANES, MAX_MOVES_MC, NUM_ACTIONS_MC,
+    PLANE_DESCRIPTIONS, RULES_SPEC_VERSION,
+};
 pub use rules::{ClockMode, EmptyZoneTie, MartianRules};
 
 use crate::error::RulesError;
@@ -132,6 +135,25 @@ impl MartianChess {
         } else {
             QUEEN
         }
+    }
+
+    /// Occupied squares of the opponent's zone that a piece in `side`'s zone
+    /// reaches in one move (spec §5, §6): the captures `side` would have if it
+    /// were to move, ignoring the no-undo ban (spec §8). For evaluation heuristics.
+    pub fn capture_targets(&self, side: Side) -> Bitboard {
+        let occ = self.bb[PAWN] | self.bb[DRONE] | self.bb[QUEEN];
+        let zone = ZONES[side.index()].0;
+        let enemy = occ & !zone;
+        let mut acc = 0u32;
+        for sq in Bitboard(occ & zone).squares() {
+            let s = sq as usize;
+            acc |= match self.kind_at(sq) {
+                PAWN => tables::PAWN_STEPS[s],
+                DRONE => tables::drone_attacks(s, occ),
+                _ => tables::queen_attacks(s, occ),
+            };
+        }
+        Bitboard(acc & enemy)
     }
 
     /// Squares of the zone of `side` (spec §1).

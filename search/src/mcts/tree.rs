@@ -164,6 +164,31 @@ impl<G: GameState> Mcts<G> {
         }
     }
 
+    /// The principal variation: from the root, repeatedly the most visited
+    /// child (ties: the earliest), while it has visits; at most `max_len` moves.
+    pub fn principal_variation(&self, max_len: usize) -> Vec<Move> {
+        let mut pv = Vec::new();
+        let mut idx = 0usize;
+        while pv.len() < max_len {
+            let n = &self.nodes[idx];
+            if n.kind != NodeKind::Expanded || n.num_children == 0 {
+                break;
+            }
+            let first = n.first_child as usize;
+            let mut best: Option<usize> = None;
+            for i in first..first + n.num_children as usize {
+                let v = self.nodes[i].visits;
+                if v > 0 && best.is_none_or(|b| v > self.nodes[b].visits) {
+                    best = Some(i);
+                }
+            }
+            let Some(b) = best else { break };
+            pv.push(self.nodes[b].mv);
+            idx = b;
+        }
+        pv
+    }
+
     /// Number of nodes in the arena.
     pub fn num_nodes(&self) -> usize {
         self.nodes.len()

@@ -1,0 +1,182 @@
+//! `martian-zero export`: writes a model bundle for other frontends
+//! (`docs/model-format.md`): `model.safetensors`, `model.json` and the traced
+//! TorchScript module `model.pt`. `tools/export_onnx.py` adds `model.onnx`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use martian_evaluate::MatchResult;
+use martian_model::export::{describe, export_bundle, EvalInfo};
+use martian_model::Checkpoint;
+use martian_rules::GameState;
+
+use crate::cmd::pipeline::{FinalEval, GateRecord};
+use crate::rundir::RunDir;
+use crate::with_game;
+
+/// Arguments of `export`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Checkpoint to export (`.safetensors` with its `.json` sidecar), or a run
+    /// directory (exports its best checkpoint).
+    #[arg(long)]
+    checkpoint: PathBuf,
+    /// Output directory (created; existing bundle files are replaced).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Runs `export`.
+pub fn run(a: Args) -> Result<()> {
+    check_out(&a.out)?;
+    let weights = if a.checkpoint.is_dir() {
+        let run = RunDir::existing(&a.checkpoint)?;
+        run.best().with_context(|| {
+            format!(
+                "run directory {} has no best checkpoint",
+                a.checkpoint.display()
+            )
+        })?
+    } else {
+        a.checkpoint.clone()
+    };
+    let meta = Checkpoint::read_meta(&weights)?;
+    with_game!(meta.game, G => export_game::<G>(&weights, &meta.rules, &a.out))
+}
+
+fn export_game<G: GameState>(weights: &Path, rules: &serde_json::Value, out: &Path) -> Result<()> {
+    let rules: G::Rules = serde_json::from_value(rules.clone()).with_context(|| {
+        format!(
+            "the rules in {}'s sidecar are not valid {} rules",
+            weights.display(),
+            G::KIND
+        )
+    })?;
+    let mut ck = Checkpoint::load::<G>(weights, &rules, None, tch::Device::Cpu)?;
+    let name = file_name(weights);
+    let evaluations = evaluations_of(weights);
+    let desc = describe::<G>(&ck.meta, &name, evaluations)?;
+    let report = export_bundle::<G>(&mut ck, &desc, out)?;
+    println!(
+        "exported {name} ({}, step {}) to {}: model.safetensors, model.pt, model.json",
+        G::KIND,
+        ck.meta.step,
+        report.dir.display()
+    );
+    for (b, d) in &report.checks {
+        println!("  TorchScript check, batch {b}: max |Rust - TorchScript| = {d:.3e}");
+    }
+    match &desc.elo {
+        Some(e) => println!(
+            "  last evaluation ({}): vs {}: +{} ={} -{}{}",
+            e.source,
+            e.opponent,
+            e.wins,
+            e.draws,
+            e.losses,
+            e.elo.map(|x| format!(", Elo {x:+.0}")).unwrap_or_default()
+        ),
+        None => println!("  no evaluation results found beside the checkpoint"),
+    }
+    println!(
+        "  ONNX: $MARTIAN_ZERO_VENV/bin/python tools/export_onnx.py {}",
+        report.dir.display()
+    );
+    Ok(())
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("?")
+        .to_string()
+}
+
+/// Result of `m` from the side of player A (`as_a`) or B.
+fn eval_info(source: &str, opponent: &str, m: &MatchResult, as_a: bool) -> EvalInfo {
+    let e = m.elo.as_ref();
+    if as_a {
+        EvalInfo {
+            source: source.into(),
+            opponent: opponent.into(),
+            wins: m.wins,
+            draws: m.draws,
+            losses: m.losses,
+            score: e.map(|e| e.score),
+            elo: e.map(|e| e.elo),
+            elo_low: e.map(|e| e.elo_low),
+            elo_high: e.map(|e| e.elo_high),
+        }
+    } else {
+        EvalInfo {
+            source: source.into(),
+            opponent: opponent.into(),
+            wins: m.losses,
+            draws: m.draws,
+            losses: m.wins,
+            score: e.map(|e| 1.0 - e.score),
+            elo: e.map(|e| -e.elo),
+            elo_low: e.map(|e| -e.elo_high),
+            elo_high: e.map(|e| -e.elo_low),
+        }
+    }
+}
+
+/// Matches of the checkpoint at `weights` recorded in its run directory
+/// (`R/models/<name>` with `R/eval/gen*.json` and `R/final-eval.json`), oldest
+/// first; the final evaluation lists the match against random before the one
+/// against the untrained network. Unreadable files are skipped.
+fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
+    let mut out = Vec::new();
+    let name = file_name(weights);
+    let Some(models) = weights.parent() else {
+        return out;
+    };
+    if models.file_name().and_then(|n| n.to_str()) != Some("models") {
+        return out;
+    }
+    let Some(root) = models.parent() else {
+        return out;
+    };
+    let mut gates: Vec<GateRecord> = std::fs::read_dir(root.join("eval"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with("gen") && n.ends_with(".json"))
+        })
+        .filter_map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .collect();
+    gates.sort_by_key(|g| g.generation);
+    for g in &gates {
+        let source = format!("eval/gen{:04}.json", g.generation);
+        if g.candidate == name {
+            out.push(eval_info(&source, &g.best, &g.result, true));
+        } else if g.best == name {
+            out.push(eval_info(&source, &g.candidate, &g.result, false));
+        }
+    }
+    let final_eval: Option<FinalEval> = std::fs::read_to_string(root.join("final-eval.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    if let Some(f) = final_eval.filter(|f| f.trained == name) {
+        out.push(eval_info("final-eval.json", "random", &f.vs_random, true));
+        out.push(eval_info(
+            "final-eval.json",
+            "gen0000.safetensors (untrained)",
+            &f.vs_untrained,
+            true,
+        ));
+    }
+    out
+}
+
+/// Checks that `dir` is not a file.
+fn check_out(dir: &Path) -> Result<()> {
+    if dir.is_file() {
+        bail!("--out {} is a file, expected a directory", dir.display());
+    }
+    Ok(())
+}

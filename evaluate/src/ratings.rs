@@ -1,0 +1,267 @@
+//! Bradley-Terry (Elo) ratings fitted over all games of a run.
+//!
+//! Model (Bradley & Terry 1952, in the logistic Elo scale as BayesElo and
+//! Ordo use it): `P(i beats j) = 1 / (1 + 10^(-(R_i - R_j) / 400))`; a draw
+//! counts as half a win for each side. The ratings maximise the likelihood
+//! (Newton's method on the natural-scale strengths), with the anchor player
+//! fixed at 0. The 95% interval of each rating is `R +- 1.96 se`, with `se`
+//! from the inverse of the observed Fisher information (the negative Hessian
+//! of the log-likelihood with the anchor removed), i.e. relative to the anchor.
+//!
+//! For two players this reduces to the usual formulas: `R = 400 log10(p / (1 - p))`
+//! with `p` the score, and `se = 400 / ln 10 / sqrt(N p (1 - p))`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// W/D/L of player `a` against player `b`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairResult {
+    /// First player.
+    pub a: String,
+    /// Second player.
+    pub b: String,
+    /// Wins of `a`.
+    pub wins: u32,
+    /// Draws.
+    pub draws: u32,
+    /// Losses of `a`.
+    pub losses: u32,
+}
+
+/// One fitted rating.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rating {
+    /// Player name.
+    pub name: String,
+    /// Elo relative to the anchor.
+    pub elo: f64,
+    /// Lower end of the 95% interval.
+    pub low: f64,
+    /// Upper end of the 95% interval.
+    pub high: f64,
+    /// Games played.
+    pub games: u32,
+    /// Score over all its games, in `[0, 1]`.
+    pub score: f64,
+}
+
+/// The fit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ratings {
+    /// The anchor (rated 0).
+    pub anchor: String,
+    /// Ratings, best first; players not connected to the anchor are left out.
+    pub players: Vec<Rating>,
+}
+
+impl Ratings {
+    /// The rating of `name`.
+    pub fn get(&self, name: &str) -> Option<&Rating> {
+        self.players.iter().find(|r| r.name == name)
+    }
+}
+
+const ELO_PER_NAT: f64 = 400.0 / std::f64::consts::LN_10;
+
+/// Fits ratings to `results` with `anchor` at 0. `prior_sd_elo`, if finite,
+/// adds a Gaussian prior `N(0, sd^2)` on every rating (relative to the
+/// anchor): it keeps perfect scores finite; `f64::INFINITY` gives the plain
+/// maximum-likelihood fit.
+///
+/// # Errors
+/// When the anchor played no game.
+pub fn fit_ratings(results: &[PairResult], anchor: &str, prior_sd_elo: f64) -> Result<Ratings, String> {
+    // Players and pairwise (score, games).
+    let mut idx: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in results {
+        if r.wins + r.draws + r.losses == 0 {
+            continue;
+        }
+        for n in [r.a.as_str(), r.b.as_str()] {
+            let k = idx.len();
+            idx.entry(n).or_insert(k);
+        }
+    }
+    let Some(&anc) = idx.get(anchor) else {
+        return Err(format!(
+            "anchor {anchor:?} played no game (players: {})",
+            idx.keys().copied().collect::<Vec<_>>().join(", ")
+        ));
+    };
+    let n = idx.len();
+    let mut games = vec![vec![0f64; n]; n];
+    let mut score = vec![vec![0f64; n]; n];
+    for r in results {
+        let (Some(&i), Some(&j)) = (idx.get(r.a.as_str()), idx.get(r.b.as_str())) else {
+            continue;
+        };
+        if i == j {
+            continue;
+        }
+        let g = (r.wins + r.draws + r.losses) as f64;
+        let s = r.wins as f64 + 0.5 * r.draws as f64;
+        games[i][j] += g;
+        games[j][i] += g;
+        score[i][j] += s;
+        score[j][i] += g - s;
+    }
+    // Players connected to the anchor.
+    let mut conn = vec![false; n];
+    conn[anc] = true;
+    let mut stack = vec![anc];
+    while let Some(i) = stack.pop() {
+        for j in 0..n {
+            if games[i][j] > 0.0 && !conn[j] {
+                conn[j] = true;
+                stack.push(j);
+            }
+        }
+    }
+    let free: Vec<usize> = (0..n).filter(|&i| conn[i] && i != anc).collect();
+    let m = free.len();
+    let prior =
+        if prior_sd_elo.is_finite() && prior_sd_elo > 0.0 { 1.0 / (prior_sd_elo / ELO_PER_NAT).powi(2) } else { 0.0 };
+    let mut r = vec![0f64; n];
+    let mut cov = vec![vec![0f64; m]; m];
+    for _iter in 0..100 {
+        // Gradient and negative Hessian over the free players.
+        let mut grad = vec![0f64; m];
+        let mut h = vec![vec![0f64; m]; m];
+        let pos: Vec<Option<usize>> = (0..n).map(|i| free.iter().position(|&f| f == i)).collect();
+        for (a, &i) in free.iter().enumerate() {
+            grad[a] -= prior * r[i];
+            h[a][a] += prior;
+            for j in 0..n {
+                if games[i][j] == 0.0 || !conn[j] {
+                    continue;
+                }
+                let p = 1.0 / (1.0 + (-(r[i] - r[j])).exp());
+                grad[a] += score[i][j] - games[i][j] * p;
+                let w = games[i][j] * p * (1.0 - p);
+                h[a][a] += w;
+                if let Some(b) = pos[j] {
+                    h[a][b] -= w;
+                }
+            }
+        }
+        let Some(inv) = invert(&h) else {
+            return Err(
+                "rating fit: singular information matrix (a player with only wins or only losses? use a prior)".into(),
+            );
+        };
+        let mut step_max = 0f64;
+        for a in 0..m {
+            let d: f64 = (0..m).map(|b| inv[a][b] * grad[b]).sum();
+            let d = d.clamp(-2.0, 2.0);
+            r[free[a]] += d;
+            step_max = step_max.max(d.abs());
+        }
+        cov = inv;
+        if step_max < 1e-10 {
+            break;
+        }
+    }
+    let mut players = Vec::new();
+    for (name, &i) in &idx {
+        if !conn[i] {
+            continue;
+        }
+        let se = free.iter().position(|&f| f == i).map(|a| cov[a][a].max(0.0).sqrt()).unwrap_or(0.0) * ELO_PER_NAT;
+        let elo = r[i] * ELO_PER_NAT;
+        let g: f64 = games[i].iter().sum();
+        let s: f64 = score[i].iter().sum();
+        players.push(Rating {
+            name: name.to_string(),
+            elo,
+            low: elo - 1.96 * se,
+            high: elo + 1.96 * se,
+            games: g as u32,
+            score: if g > 0.0 { s / g } else { 0.0 },
+        });
+    }
+    players.sort_by(|a, b| b.elo.total_cmp(&a.elo).then(a.name.cmp(&b.name)));
+    Ok(Ratings { anchor: anchor.to_string(), players })
+}
+
+/// Gauss-Jordan inverse of a small symmetric matrix; `None` if singular.
+fn invert(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
+    let n = a.len();
+    let mut m: Vec<Vec<f64>> = a.to_vec();
+    let mut inv: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { 0.0 }).collect()).collect();
+    for c in 0..n {
+        let p = (c..n).max_by(|&x, &y| m[x][c].abs().total_cmp(&m[y][c].abs()))?;
+        if m[p][c].abs() < 1e-12 {
+            return None;
+        }
+        m.swap(c, p);
+        inv.swap(c, p);
+        let d = m[c][c];
+        for j in 0..n {
+            m[c][j] /= d;
+            inv[c][j] /= d;
+        }
+        for i in 0..n {
+            if i != c {
+                let f = m[i][c];
+                if f != 0.0 {
+                    for j in 0..n {
+                        m[i][j] -= f * m[c][j];
+                        inv[i][j] -= f * inv[c][j];
+                    }
+                }
+            }
+        }
+    }
+    Some(inv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pr(a: &str, b: &str, w: u32, d: u32, l: u32) -> PairResult {
+        PairResult { a: a.into(), b: b.into(), wins: w, draws: d, losses: l }
+    }
+
+    #[test]
+    fn two_players_match_hand_computed_values() {
+        // A scores 7.5/10 against the anchor B: p = 0.75,
+        // Elo = 400 log10(3) = 190.849; se = 173.718 / sqrt(10 * 0.1875) = 126.867;
+        // 95%: 190.849 +- 248.659.
+        let r = fit_ratings(&[pr("A", "B", 6, 3, 1)], "B", f64::INFINITY).unwrap();
+        let a = r.get("A").unwrap();
+        assert!((a.elo - 190.849).abs() < 1e-2, "{a:?}");
+        assert!((a.high - a.elo - 248.659).abs() < 1e-2, "{a:?}");
+        assert!((a.elo - a.low - 248.659).abs() < 1e-2, "{a:?}");
+        let b = r.get("B").unwrap();
+        assert_eq!((b.elo, b.low, b.high), (0.0, 0.0, 0.0));
+        assert_eq!(a.games, 10);
+        assert!((a.score - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn even_score_is_zero_and_chain_adds_up() {
+        let r = fit_ratings(&[pr("A", "B", 5, 0, 5)], "A", f64::INFINITY).unwrap();
+        assert!(r.get("B").unwrap().elo.abs() < 1e-9);
+        // C beats B by the same margin B beats A, no direct games: Elo adds.
+        let res = [pr("B", "A", 6, 3, 1), pr("C", "B", 6, 3, 1)];
+        let r = fit_ratings(&res, "A", f64::INFINITY).unwrap();
+        assert!((r.get("C").unwrap().elo - 2.0 * 190.849).abs() < 1e-2);
+        assert_eq!(r.players[0].name, "C");
+    }
+
+    #[test]
+    fn perfect_scores_need_the_prior() {
+        let res = [pr("A", "B", 4, 0, 0)];
+        assert!(
+            fit_ratings(&res, "B", f64::INFINITY).is_err()
+                || fit_ratings(&res, "B", f64::INFINITY).unwrap().get("A").unwrap().elo > 1000.0
+        );
+        let r = fit_ratings(&res, "B", 400.0).unwrap();
+        let a = r.get("A").unwrap();
+        assert!(a.elo.is_finite() && a.elo > 0.0 && a.elo < 1000.0, "{a:?}");
+        assert!(fit_ratings(&res, "Z", 400.0).is_err());
+    }
+}

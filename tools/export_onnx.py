@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""Rebuild a MartianZero network in PyTorch from an exported bundle and write ONNX.
+
+Usage (with the project's virtual environment, see scripts/setup):
+
+    $MARTIAN_ZERO_VENV/bin/python tools/export_onnx.py BUNDLE_DIR [--out FILE] [--opset N]
+
+BUNDLE_DIR is the output of `martian-zero export` (model.json + model.safetensors).
+The network is rebuilt from model.json's `architecture` (the same layers as
+model/src/resnet.rs), the weights are loaded from model.safetensors (tensor names
+are the tch VarStore names, e.g. `stem.conv.weight`, `blocks.0.a.bn.running_mean`),
+and `model.onnx` is written with input `input` [batch, planes, rows, cols] float32
+and output `output` [batch, NUM_ACTIONS + 3] (policy logits, then win/draw/loss
+logits), the batch axis dynamic. The ONNX model is then checked with onnxruntime
+against the rebuilt network (and against model.pt when present) on random inputs
+at batch sizes 1 and 64; the script exits with status 1 if they differ by more
+than 1e-4 relative to max(1, largest |output|).
+
+Other programs can import `load_network(bundle_dir)` to get the PyTorch module.
+"""
+
+import argparse
+import json
+import os
+import sys
+import warnings
+
+import torch
+from torch import nn
+
+TOLERANCE = 1e-4
+FORMAT = "martian-zero-model"
+FORMAT_VERSION = 1
+
+
+class ConvBn(nn.Module):
+    """conv (k x k, 'same' padding) [-> batch norm]; names conv.*, bn.*."""
+
+    def __init__(self, cin, cout, k, batch_norm, eps):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, padding=k // 2, bias=not batch_norm)
+        self.bn = nn.BatchNorm2d(cout, eps=eps) if batch_norm else None
+
+    def forward(self, x):
+        y = self.conv(x)
+        return self.bn(y) if self.bn is not None else y
+
+
+class ResBlock(nn.Module):
+    """relu(a(x)) [+ global-pooling bias] -> b -> + x -> relu; names a.*, b.*, gpool.*."""
+
+    def __init__(self, c, batch_norm, gpool, eps):
+        super().__init__()
+        self.a = ConvBn(c, c, 3, batch_norm, eps)
+        self.b = ConvBn(c, c, 3, batch_norm, eps)
+        self.gpool = nn.Linear(2 * c, c) if gpool else None
+
+    def forward(self, x):
+        y = torch.relu(self.a(x))
+        if self.gpool is not None:
+            mean = y.mean(dim=(2, 3))
+            mx = y.flatten(2).max(dim=2)[0]
+            y = y + self.gpool(torch.cat([mean, mx], 1))[:, :, None, None]
+        return torch.relu(self.b(y) + x)
+
+
+class PolicyHead(ConvBn):
+    """conv1x1 [-> bn] -> relu -> flatten -> fc; names conv.*, bn.*, fc.*."""
+
+    def __init__(self, c, pc, cells, num_actions, batch_norm, eps):
+        super().__init__(c, pc, 1, batch_norm, eps)
+        self.fc = nn.Linear(pc * cells, num_actions)
+
+    def forward(self, x):
+        return self.fc(torch.relu(super().forward(x)).flatten(1))
+
+
+class ValueHead(nn.Module):
+    """conv1x1 (bias) -> relu -> flatten -> fc1 -> relu -> fc2 (3 logits)."""
+
+    def __init__(self, c, cells, hidden):
+        super().__init__()
+        self.conv = nn.Conv2d(c, 2, 1, bias=True)
+        self.fc1 = nn.Linear(2 * cells, hidden)
+        self.fc2 = nn.Linear(hidden, 3)
+
+    def forward(self, x):
+        v = torch.relu(self.conv(x)).flatten(1)
+        return self.fc2(torch.relu(self.fc1(v)))
+
+
+class PolicyValueNet(nn.Module):
+    """The network of model/src/resnet.rs; forward returns [batch, NUM_ACTIONS + 3]."""
+
+    def __init__(self, desc):
+        super().__init__()
+        arch = desc["architecture"]
+        planes, rows, cols = desc["input"]["shape"]
+        cells = rows * cols
+        c = arch["channels"]
+        bn = arch["batch_norm"]
+        eps = arch.get("batch_norm_eps", 1e-5)
+        gpool = set(arch["global_pooling_blocks"])
+        self.stem = ConvBn(planes, c, 3, bn, eps)
+        self.blocks = nn.ModuleList(ResBlock(c, bn, i in gpool, eps) for i in range(arch["blocks"]))
+        self.policy = PolicyHead(c, arch["policy_channels"], cells, desc["policy"]["size"], bn, eps)
+        self.value = ValueHead(c, cells, arch["value_hidden"])
+
+    def forward(self, x):
+        h = torch.relu(self.stem(x))
+        for b in self.blocks:
+            h = b(h)
+        return torch.cat([self.policy(h), self.value(h)], 1)
+
+
+def read_description(bundle):
+    with open(os.path.join(bundle, "model.json"), encoding="utf-8") as f:
+        desc = json.load(f)
+    if desc.get("format") != FORMAT or desc.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{bundle}/model.json: format {desc.get('format')} version {desc.get('format_version')} "
+            f"is not supported (expected {FORMAT} version {FORMAT_VERSION})"
+        )
+    return desc
+
+
+def load_network(bundle):
+    """(PolicyValueNet in eval mode with the bundle's weights, description)."""
+    from safetensors.torch import load_file
+
+    desc = read_description(bundle)
+    net = PolicyValueNet(desc)
+    weights = load_file(os.path.join(bundle, desc["files"]["weights"]))
+    missing, unexpected = net.load_state_dict(weights, strict=False)
+    # tch's batch norm has no step counter; everything else must match exactly.
+    missing = [k for k in missing if not k.endswith("num_batches_tracked")]
+    if missing or unexpected:
+        raise ValueError(f"weights do not match the architecture: missing {missing}, unexpected {unexpected}")
+    net.eval()
+    return net, desc
+
+
+def random_inputs(desc, batch, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand([batch] + list(desc["input"]["shape"]), generator=g)
+
+
+def max_diff(a, b):
+    return float((torch.as_tensor(a) - torch.as_tensor(b)).abs().max())
+
+
+def export_onnx(net, desc, out, opset):
+    dummy = random_inputs(desc, 2, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            net,
+            (dummy,),
+            out,
+            input_names=["input"],
+            output_names=["output"],
+            dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+            opset_version=opset,
+            dynamo=False,
+        )
+    import onnx
+
+    model = onnx.load(out)
+    onnx.checker.check_model(model)
+    meta = {
+        "format": FORMAT,
+        "game": desc["game"],
+        "num_actions": str(desc["policy"]["size"]),
+        "input_shape": json.dumps(desc["input"]["shape"]),
+        "training_step": str(desc["training"]["step"]),
+        "description": "see model.json and docs/model-format.md",
+    }
+    for k, v in meta.items():
+        p = model.metadata_props.add()
+        p.key, p.value = k, v
+    onnx.save(model, out)
+
+
+def check(net, desc, bundle, onnx_path):
+    """Largest differences at batch sizes 1 and 64: ONNX vs PyTorch, TorchScript vs PyTorch,
+    divided by max(1, largest |output|) (float32 rounding grows with the outputs)."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    pt_path = os.path.join(bundle, desc["files"]["torchscript"])
+    ts = torch.jit.load(pt_path) if os.path.exists(pt_path) else None
+    worst = {"onnx": 0.0, "torchscript": 0.0 if ts is not None else None}
+    for batch in (1, 64):
+        x = random_inputs(desc, batch, batch)
+        with torch.no_grad():
+            want = net(x)
+            scale = max(1.0, float(want.abs().max()))
+            if ts is not None:
+                worst["torchscript"] = max(worst["torchscript"], max_diff(ts(x), want) / scale)
+        got = sess.run(["output"], {"input": x.numpy()})[0]
+        if list(got.shape) != [batch, desc["policy"]["size"] + 3]:
+            raise ValueError(f"ONNX output shape {list(got.shape)} at batch {batch}")
+        worst["onnx"] = max(worst["onnx"], max_diff(got, want) / scale)
+    return worst
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("bundle", help="directory written by `martian-zero export`")
+    ap.add_argument("--out", help="ONNX file (default BUNDLE/model.onnx)")
+    ap.add_argument("--opset", type=int, default=17, help="ONNX opset (default 17)")
+    args = ap.parse_args()
+    try:
+        net, desc = load_network(args.bundle)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    out = args.out or os.path.join(args.bundle, desc["files"]["onnx"])
+    export_onnx(net, desc, out, args.opset)
+    worst = check(net, desc, args.bundle, out)
+    print(f"wrote {out} ({desc['game']}, {desc['policy']['size']} actions, step {desc['training']['step']})")
+    for name, d in worst.items():
+        if d is not None:
+            print(f"  check vs rebuilt PyTorch network, batch 1 and 64: max |{name} - pytorch| / max(1, |output|) = {d:.3e}")
+    bad = {k: d for k, d in worst.items() if d is not None and not d <= TOLERANCE}
+    if bad:
+        print(f"error: outputs differ by more than {TOLERANCE}: {bad}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
