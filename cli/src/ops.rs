@@ -499,3 +499,26 @@ pub fn describe_match(m: &MatchResult) -> String {
         .unwrap_or_else(|| "no games".into());
     format!("{} vs {}: +{} ={} -{} ({elo})", m.a, m.b, m.wins, m.draws, m.losses)
 }
+
+#[cfg(test)]
+mod player_spec_tests {
+    use super::*;
+
+    #[test]
+    fn parses_player_specs_and_lists() {
+        let l = PlayerSpec::parse_list("alphabeta:depth=1,alphabeta:depth=2, alphabeta:movetime=50,tt=4;mcts:visits=8,random").unwrap();
+        assert_eq!(l.len(), 5);
+        match &l[2] {
+            PlayerSpec::AlphaBeta { limits, tt_mib, text, .. } => {
+                assert_eq!(limits.movetime, Some(std::time::Duration::from_millis(50)));
+                assert_eq!((*tt_mib, text.as_str()), (4, "alphabeta:movetime=50,tt=4"));
+            }
+            s => panic!("{s:?}"),
+        }
+        assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8) });
+        assert_eq!(l[4], PlayerSpec::Random);
+        for bad in ["alphabeta", "alphabeta:depth=x", "alphabeta:depth=0", "mcts:visits=0", "mcts:foo=1", "nope:x=1", "/no/such.safetensors", ""] {
+            assert!(PlayerSpec::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -102,7 +102,14 @@ pub fn play_game<G: GameState>(
         s.play(m).map_err(|_| PlayerError::NoMove)?;
     }
     let o = s.outcome().expect("finished");
-    Ok(GameResult { pair, a_side, a_score: (o.value_for(a_side) as f64 + 1.0) / 2.0, reason: o.reason, plies: s.ply(), moves })
+    Ok(GameResult {
+        pair,
+        a_side,
+        a_score: (o.value_for(a_side) as f64 + 1.0) / 2.0,
+        reason: o.reason,
+        plies: s.ply(),
+        moves,
+    })
 }
 
 /// Plays `pairs` game pairs: each pair starts from the same random opening of
@@ -201,7 +208,8 @@ mod tests {
     fn alphabeta_beats_random_and_stop_ends_early() {
         let start = MartianChess::new_game(&MartianRules::default()).unwrap();
         let book = OpeningBook::generate(&start, 4, 2, 1).lines(&start).unwrap();
-        let mut ab = AlphaBetaPlayer::<MartianChess>::new(AlphaBetaConfig { tt_mib: 1, ..Default::default() }, Limits::depth(2));
+        let mut ab =
+            AlphaBetaPlayer::<MartianChess>::new(AlphaBetaConfig { tt_mib: 1, ..Default::default() }, Limits::depth(2));
         let mut rnd = RandomPlayer::new(3);
         assert_eq!(Player::<MartianChess>::name(&ab), "alphabeta:depth=2");
         let m = play_match_book(&start, &mut ab, &mut rnd, &book, 2, |_| {}, |_| false).unwrap();
@@ -212,7 +220,8 @@ mod tests {
         assert_eq!(m.games[0].moves[..2], m.games[1].moves[..2]);
         let m = play_match_book(&start, &mut ab, &mut rnd, &book, 5, |_| {}, |r| r.games.len() >= 2).unwrap();
         assert_eq!(m.games.len(), 2);
-        let mut opps: Vec<Box<dyn Player<MartianChess>>> = vec![Box::new(RandomPlayer::new(4)), Box::new(RandomPlayer::new(5))];
+        let mut opps: Vec<Box<dyn Player<MartianChess>>> =
+            vec![Box::new(RandomPlayer::new(4)), Box::new(RandomPlayer::new(5))];
         let g = gauntlet(&start, &mut ab, &mut opps, &book, 1, |_, _| {}).unwrap();
         assert_eq!(g.len(), 2);
     }

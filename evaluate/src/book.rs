@@ -34,10 +34,7 @@ impl OpeningBook {
     /// ±[`BALANCED_SCORE`] (topped up with the least unbalanced others if too
     /// few qualify). Deterministic in `seed`.
     pub fn generate<G: AbGame>(start: &G, n: usize, plies: u32, seed: u64) -> OpeningBook {
-        let mut engine: AlphaBeta<G> = AlphaBeta::new(AlphaBetaConfig {
-            tt_mib: 1,
-            ..AlphaBetaConfig::default()
-        });
+        let mut engine: AlphaBeta<G> = AlphaBeta::new(AlphaBetaConfig { tt_mib: 1, ..AlphaBetaConfig::default() });
         let mut good = Vec::new();
         let mut rest: Vec<(i32, Vec<Move>)> = Vec::new();
         let mut k = 0u64;
@@ -56,11 +53,7 @@ impl OpeningBook {
             }
         }
         rest.sort_by_key(|(sc, _)| *sc);
-        good.extend(
-            rest.into_iter()
-                .map(|(_, l)| l)
-                .take(n.saturating_sub(good.len())),
-        );
+        good.extend(rest.into_iter().map(|(_, l)| l).take(n.saturating_sub(good.len())));
         let openings = good
             .iter()
             .map(|line| {
@@ -74,12 +67,7 @@ impl OpeningBook {
                     .collect()
             })
             .collect();
-        OpeningBook {
-            game: G::KIND,
-            plies,
-            seed,
-            openings,
-        }
+        OpeningBook { game: G::KIND, plies, seed, openings }
     }
 
     /// The openings as moves, checked move by move from `start`.
@@ -88,11 +76,7 @@ impl OpeningBook {
     /// A book of another game, or an illegal move (naming the opening).
     pub fn lines<G: GameState>(&self, start: &G) -> Result<Vec<Vec<Move>>, String> {
         if self.game != G::KIND {
-            return Err(format!(
-                "opening book is for {}, not {}",
-                self.game,
-                G::KIND
-            ));
+            return Err(format!("opening book is for {}, not {}", self.game, G::KIND));
         }
         self.openings
             .iter()
@@ -115,8 +99,7 @@ impl OpeningBook {
     /// # Errors
     /// I/O or JSON errors, with the path.
     pub fn load(path: &Path) -> Result<OpeningBook, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         serde_json::from_str(&text).map_err(|e| format!("parsing {}: {e}", path.display()))
     }
 
@@ -170,10 +153,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("openings.json");
         a.save(&p).unwrap();
-        assert_eq!(
-            OpeningBook::load_or_create(&p, &start, 99, 9, 9).unwrap(),
-            a
-        );
+        assert_eq!(OpeningBook::load_or_create(&p, &start, 99, 9, 9).unwrap(), a);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

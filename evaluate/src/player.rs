@@ -123,7 +123,14 @@ pub struct MctsPlayer<G: GameState, E> {
 impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
     /// An MCTS player named `name` using `evaluator`.
     pub fn new(name: String, evaluator: E, cfg: MctsConfig, simulations: u32, seed: u64) -> Self {
-        MctsPlayer { name, evaluator, cfg, simulations: simulations.max(1), tree: None, rng: StdRng::seed_from_u64(seed) }
+        MctsPlayer {
+            name,
+            evaluator,
+            cfg,
+            simulations: simulations.max(1),
+            tree: None,
+            rng: StdRng::seed_from_u64(seed),
+        }
     }
 
     /// The evaluator (e.g. to read its counters).

@@ -39,10 +39,7 @@ pub struct Args {
 /// Runs `analyse`.
 pub fn run(a: Args) -> Result<()> {
     if a.engine != "alphabeta" {
-        bail!(
-            "unknown engine {:?}: analyse supports only alphabeta",
-            a.engine
-        );
+        bail!("unknown engine {:?}: analyse supports only alphabeta", a.engine);
     }
     with_game!(GameKind::from(a.game), G => run_game::<G>(&a))
 }
@@ -63,18 +60,10 @@ fn run_game<G: AbGame>(a: &Args) -> Result<()> {
     let pos: G = super::position(a.position.as_deref(), &rules).context("bad --position")?;
     if let Some(o) = pos.outcome() {
         println!("{}", pos.board_text());
-        println!(
-            "the game is over: {} ({})",
-            o.winner.map(G::side_name).unwrap_or("draw"),
-            o.reason
-        );
+        println!("the game is over: {} ({})", o.winner.map(G::side_name).unwrap_or("draw"), o.reason);
         return Ok(());
     }
-    let mut limits = Limits {
-        depth: a.depth,
-        nodes: a.nodes,
-        movetime: a.movetime.map(Duration::from_millis),
-    };
+    let mut limits = Limits { depth: a.depth, nodes: a.nodes, movetime: a.movetime.map(Duration::from_millis) };
     if limits == Limits::default() {
         limits.depth = Some(6);
     }
@@ -82,14 +71,8 @@ fn run_game<G: AbGame>(a: &Args) -> Result<()> {
         bail!("--depth must be >= 1");
     }
     println!("{}", pos.board_text());
-    println!(
-        "{} to move; score from its point of view",
-        G::side_name(pos.side_to_move())
-    );
-    let mut engine: AlphaBeta<G> = AlphaBeta::new(AlphaBetaConfig {
-        tt_mib: a.tt_mib,
-        ..AlphaBetaConfig::default()
-    });
+    println!("{} to move; score from its point of view", G::side_name(pos.side_to_move()));
+    let mut engine: AlphaBeta<G> = AlphaBeta::new(AlphaBetaConfig { tt_mib: a.tt_mib, ..AlphaBetaConfig::default() });
     let r = engine.search_with(&pos, &limits, |it| {
         println!(
             "depth {:>2} seldepth {:>2} score {:>10} nodes {:>10} nps {:>9.0} time {:>6} ms pv {}",

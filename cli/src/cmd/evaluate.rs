@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::ops::{
-    describe_match, load_player_checkpoint, make_player, opening_lines, progress, run_match_with,
-    PlayerSpec,
+    describe_match, load_player_checkpoint, make_player, opening_lines, progress, run_match_with, PlayerSpec,
 };
 use crate::rundir::write_atomic;
 use crate::with_game;
@@ -73,65 +72,34 @@ fn run_dir_of(checkpoint: Option<&Path>) -> Option<PathBuf> {
         return None;
     }
     let root = models.parent()?;
-    root.join("config.toml")
-        .exists()
-        .then(|| root.to_path_buf())
+    root.join("config.toml").exists().then(|| root.to_path_buf())
 }
 
 fn stem(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
 }
 
 fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let spec_a = PlayerSpec::parse(&a.a)?;
-    let specs_b = if a.gauntlet {
-        PlayerSpec::parse_list(&a.b)?
-    } else {
-        vec![PlayerSpec::parse(&a.b)?]
-    };
+    let specs_b = if a.gauntlet { PlayerSpec::parse_list(&a.b)? } else { vec![PlayerSpec::parse(&a.b)?] };
     if a.games == 0 {
         bail!("--games must be >= 1");
     }
     let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let pairs = a.games.div_ceil(2).max(1);
-    let run_dir = a
-        .run_dir
-        .clone()
-        .or_else(|| run_dir_of(spec_a.checkpoint()));
+    let run_dir = a.run_dir.clone().or_else(|| run_dir_of(spec_a.checkpoint()));
     let book = run_dir.as_ref().map(|r| r.join("openings.json"));
     if !a.gauntlet {
-        let (m, _) = run_match_with::<G>(
-            cfg,
-            &rules,
-            &spec_a,
-            &specs_b[0],
-            pairs,
-            device,
-            book.as_deref(),
-            None,
-        )?;
+        let (m, _) = run_match_with::<G>(cfg, &rules, &spec_a, &specs_b[0], pairs, device, book.as_deref(), None)?;
         println!("{}", describe_match(&m));
-        println!(
-            "pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}",
-            m.pentanomial
-        );
+        println!("pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}", m.pentanomial);
         if let Some(p) = &a.out {
             write_atomic(p, serde_json::to_string_pretty(&m)?.as_bytes())?;
             println!("result written to {}", p.display());
         }
         if let Some(r) = &run_dir {
-            let p = r
-                .join("eval")
-                .join(format!("match-{}-vs-{}.json", stem(&m.a), stem(&m.b)));
+            let p = r.join("eval").join(format!("match-{}-vs-{}.json", stem(&m.a), stem(&m.b)));
             write_atomic(&p, serde_json::to_string_pretty(&m)?.as_bytes())?;
             println!("result stored in {}", p.display());
         }
@@ -139,10 +107,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     }
     // Gauntlet.
     let ca = load_player_checkpoint::<G>(&spec_a, &rules, device)?;
-    let cbs = specs_b
-        .iter()
-        .map(|s| load_player_checkpoint::<G>(s, &rules, device))
-        .collect::<Result<Vec<_>>>()?;
+    let cbs = specs_b.iter().map(|s| load_player_checkpoint::<G>(s, &rules, device)).collect::<Result<Vec<_>>>()?;
     let mut pa = make_player::<G>(cfg, &spec_a, &ca, device, cfg.seed ^ 0xA)?;
     let mut opps: Vec<Box<dyn Player<G> + '_>> = specs_b
         .iter()
@@ -153,27 +118,16 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let start = G::new_game(&rules)?;
     let lines = opening_lines(cfg, &start, book.as_deref(), pairs)?;
     let bar = progress(pairs as u64 * 2 * opps.len() as u64, "gauntlet");
-    let matches = gauntlet(&start, pa.as_mut(), &mut opps, &lines, pairs, |_, _| {
-        bar.inc(1)
-    })
-    .map_err(|e| anyhow!("gauntlet: {e}"))?;
+    let matches = gauntlet(&start, pa.as_mut(), &mut opps, &lines, pairs, |_, _| bar.inc(1))
+        .map_err(|e| anyhow!("gauntlet: {e}"))?;
     bar.finish_and_clear();
     for m in &matches {
         println!("{}", describe_match(m));
-        println!(
-            "  pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}",
-            m.pentanomial
-        );
+        println!("  pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}", m.pentanomial);
     }
     let results: Vec<PairResult> = matches
         .iter()
-        .map(|m| PairResult {
-            a: m.a.clone(),
-            b: m.b.clone(),
-            wins: m.wins,
-            draws: m.draws,
-            losses: m.losses,
-        })
+        .map(|m| PairResult { a: m.a.clone(), b: m.b.clone(), wins: m.wins, draws: m.draws, losses: m.losses })
         .collect();
     let anchor = a.anchor.clone().unwrap_or_else(|| matches[0].b.clone());
     let ratings = match fit_ratings(&results, &anchor, crate::cmd::report::PRIOR_SD_ELO) {
@@ -193,19 +147,13 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         }
     };
     let player = pa.name();
-    let rec = GauntletRecord {
-        player: player.clone(),
-        matches,
-        ratings,
-    };
+    let rec = GauntletRecord { player: player.clone(), matches, ratings };
     if let Some(p) = &a.out {
         write_atomic(p, serde_json::to_string_pretty(&rec)?.as_bytes())?;
         println!("result written to {}", p.display());
     }
     if let Some(r) = &run_dir {
-        let p = r
-            .join("eval")
-            .join(format!("gauntlet-{}.json", stem(&player)));
+        let p = r.join("eval").join(format!("gauntlet-{}.json", stem(&player)));
         write_atomic(&p, serde_json::to_string_pretty(&rec)?.as_bytes())?;
         println!("result stored in {}", p.display());
     }

@@ -93,10 +93,7 @@ struct RunData {
 /// `genNNNN` in a name, as a number.
 fn generation_of(name: &str) -> Option<u32> {
     let i = name.find("gen")?;
-    let digits: String = name[i + 3..]
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
+    let digits: String = name[i + 3..].chars().take_while(|c| c.is_ascii_digit()).collect();
     if digits.is_empty() {
         None
     } else {
@@ -115,13 +112,7 @@ fn find_matches(v: &Value, out: &mut Vec<Match>) {
                 get_u("draws"),
                 get_u("losses"),
             ) {
-                out.push(Match {
-                    a: a.to_string(),
-                    b: b.to_string(),
-                    wins: w,
-                    draws: d,
-                    losses: l,
-                });
+                out.push(Match { a: a.to_string(), b: b.to_string(), wins: w, draws: d, losses: l });
                 return;
             }
             m.values().for_each(|x| find_matches(x, out));
@@ -134,17 +125,10 @@ fn find_matches(v: &Value, out: &mut Vec<Match>) {
 fn sorted_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == ext))
-                .collect()
+            rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == ext)).collect()
         })
         .unwrap_or_default();
-    v.retain(|p| {
-        !p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with('.'))
-    });
+    v.retain(|p| !p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.')));
     v.sort();
     v
 }
@@ -153,27 +137,21 @@ fn load(root: &Path) -> Result<RunData> {
     if !root.is_dir() {
         bail!("{} is not a directory", root.display());
     }
-    let config = std::fs::read_to_string(root.join("config.toml"))
-        .unwrap_or_else(|_| "(no config.toml)".into());
+    let config = std::fs::read_to_string(root.join("config.toml")).unwrap_or_else(|_| "(no config.toml)".into());
     let mut train = Vec::new();
     if let Ok(text) = std::fs::read_to_string(root.join("train.jsonl")) {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else {
                 continue;
             };
-            train.push(
-                m.iter()
-                    .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
-                    .collect(),
-            );
+            train.push(m.iter().filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x))).collect());
         }
     }
     let mut games: BTreeMap<u32, GenGames> = BTreeMap::new();
     for f in sorted_files(&root.join("games"), "jsonl") {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let g = generation_of(name).unwrap_or(0);
-        let text =
-            std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
+        let text = std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let Ok(v) = serde_json::from_str::<Value>(line) else {
                 continue;
@@ -182,11 +160,7 @@ fn load(root: &Path) -> Result<RunData> {
             if let Some(p) = v.get("plies").and_then(Value::as_u64) {
                 e.lengths.push(p as u32);
             }
-            let reason = v
-                .get("reason")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .replace('_', " ");
+            let reason = v.get("reason").and_then(Value::as_str).unwrap_or("?").replace('_', " ");
             let reason = split_camel(&reason);
             let key = match v.get("winner").and_then(Value::as_str) {
                 Some(_) => format!("win: {reason}"),
@@ -200,22 +174,14 @@ fn load(root: &Path) -> Result<RunData> {
     let mut files = sorted_files(&root.join("eval"), "json");
     files.push(root.join("final-eval.json"));
     for f in files.iter().filter(|f| f.exists()) {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        let v: Value =
-            serde_json::from_str(&text).with_context(|| format!("parsing {}", f.display()))?;
+        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        let v: Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", f.display()))?;
         find_matches(&v, &mut matches);
-        if let (Some(g), Some(c), Some(b)) = (
-            v.get("generation").and_then(Value::as_u64),
-            v.get("candidate"),
-            v.get("best"),
-        ) {
+        if let (Some(g), Some(c), Some(b)) =
+            (v.get("generation").and_then(Value::as_u64), v.get("candidate"), v.get("best"))
+        {
             let elo = v.get("result").and_then(|r| r.get("elo")).and_then(|e| {
-                Some((
-                    e.get("elo")?.as_f64()?,
-                    e.get("elo_low")?.as_f64()?,
-                    e.get("elo_high")?.as_f64()?,
-                ))
+                Some((e.get("elo")?.as_f64()?, e.get("elo_low")?.as_f64()?, e.get("elo_high")?.as_f64()?))
             });
             gates.push(Gate {
                 generation: g as u32,
@@ -227,13 +193,7 @@ fn load(root: &Path) -> Result<RunData> {
         }
     }
     gates.sort_by_key(|g| g.generation);
-    Ok(RunData {
-        config,
-        train,
-        games,
-        matches,
-        gates,
-    })
+    Ok(RunData { config, train, games, matches, gates })
 }
 
 /// `PrincessCaptured` -> `princess captured`.
@@ -257,11 +217,7 @@ fn choose_anchor(players: &[String], wanted: Option<&str>) -> Option<String> {
             return Some(pref.to_string());
         }
     }
-    players
-        .iter()
-        .find(|p| generation_of(p) == Some(0))
-        .or(players.first())
-        .cloned()
+    players.iter().find(|p| generation_of(p) == Some(0)).or(players.first()).cloned()
 }
 
 /// The report charts: (file stem, title, SVG).
@@ -296,23 +252,13 @@ macro_rules! pe {
 }
 
 /// A line chart of `series` (name, points).
-fn line_chart(
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    series: &[(String, Vec<(f64, f64)>)],
-) -> Result<String> {
+fn line_chart(title: &str, x_desc: &str, y_desc: &str, series: &[(String, Vec<(f64, f64)>)]) -> Result<String> {
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (900, 380)).into_drawing_area();
         pe!(root.fill(&WHITE));
         let pts = series.iter().flat_map(|(_, p)| p.iter());
-        let (mut x0, mut x1, mut y0, mut y1) = (
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-        );
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
         for &(x, y) in pts {
             x0 = x0.min(x);
             x1 = x1.max(x);
@@ -335,17 +281,11 @@ fn line_chart(
             let c = PALETTE[i % PALETTE.len()];
             pe!(chart.draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2))))
                 .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
             pe!(chart.draw_series(p.iter().map(|&(x, y)| Circle::new((x, y), 2, c.filled()))));
         }
         if any {
-            pe!(chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw());
+            pe!(chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw());
         } else {
             pe!(root.draw(&Text::new("no data yet", (400, 190), ("sans-serif", 18))));
         }
@@ -365,98 +305,67 @@ fn elo_chart(ratings: Option<&Ratings>, chain: &[(f64, f64, f64, f64)]) -> Resul
             .map(|r| {
                 r.players
                     .iter()
-                    .filter_map(|p| {
-                        generation_of(&p.name).map(|g| (g as f64, p.elo, p.low, p.high))
-                    })
+                    .filter_map(|p| generation_of(&p.name).map(|g| (g as f64, p.elo, p.low, p.high)))
                     .collect()
             })
             .unwrap_or_default();
         let base: Vec<(String, f64)> = ratings
             .map(|r| {
-                r.players
-                    .iter()
-                    .filter(|p| generation_of(&p.name).is_none())
-                    .map(|p| (p.name.clone(), p.elo))
-                    .collect()
+                r.players.iter().filter(|p| generation_of(&p.name).is_none()).map(|p| (p.name.clone(), p.elo)).collect()
             })
             .unwrap_or_default();
         let xs = gens.iter().map(|g| g.0).chain(chain.iter().map(|c| c.0));
-        let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
-            (a.min(x), b.max(x))
-        });
+        let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
         let ys = gens
             .iter()
             .flat_map(|g| [g.2, g.3])
             .chain(chain.iter().flat_map(|c| [c.2, c.3]))
             .chain(base.iter().map(|b| b.1))
             .filter(|y| y.is_finite());
-        let (y0, y1) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
-            (a.min(y), b.max(y))
-        });
-        let (x0, x1) = if x0.is_finite() {
-            (x0 - 0.5, x1 + 0.5)
-        } else {
-            (0.0, 1.0)
-        };
+        let (y0, y1) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| (a.min(y), b.max(y)));
+        let (x0, x1) = if x0.is_finite() { (x0 - 0.5, x1 + 0.5) } else { (0.0, 1.0) };
         let mut chart = pe!(ChartBuilder::on(&root)
             .caption("Elo of each generation (95% intervals)", ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
             .build_cartesian_2d(x0..x1, range(y0, y1)));
-        pe!(chart
-            .configure_mesh()
-            .x_desc("generation")
-            .y_desc("Elo")
-            .draw());
+        pe!(chart.configure_mesh().x_desc("generation").y_desc("Elo").draw());
         let c0 = PALETTE[0];
         if !gens.is_empty() {
-            pe!(
-                chart.draw_series(gens.iter().map(|&(g, e, lo, hi)| ErrorBar::new_vertical(
-                    g,
-                    lo.max(y0 - 1e9),
-                    e,
-                    hi.min(y1 + 1e9),
-                    c0.stroke_width(2),
-                    8
-                )))
-            )
+            pe!(chart.draw_series(gens.iter().map(|&(g, e, lo, hi)| ErrorBar::new_vertical(
+                g,
+                lo.max(y0 - 1e9),
+                e,
+                hi.min(y1 + 1e9),
+                c0.stroke_width(2),
+                8
+            ))))
             .label("Bradley-Terry fit over all games")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c0.stroke_width(2)));
         }
         let c1 = PALETTE[1];
         if !chain.is_empty() {
-            pe!(chart.draw_series(LineSeries::new(
-                chain.iter().map(|c| (c.0 + 0.1, c.1)),
-                c1.stroke_width(2)
-            )))
-            .label("gate chain (gen g vs best)")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c1.stroke_width(2)));
-            pe!(
-                chart.draw_series(chain.iter().map(|&(g, e, lo, hi)| ErrorBar::new_vertical(
-                    g + 0.1,
-                    lo,
-                    e,
-                    hi,
-                    c1,
-                    6
-                )))
-            );
+            pe!(chart.draw_series(LineSeries::new(chain.iter().map(|c| (c.0 + 0.1, c.1)), c1.stroke_width(2))))
+                .label("gate chain (gen g vs best)")
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c1.stroke_width(2)));
+            pe!(chart.draw_series(chain.iter().map(|&(g, e, lo, hi)| ErrorBar::new_vertical(
+                g + 0.1,
+                lo,
+                e,
+                hi,
+                c1,
+                6
+            ))));
         }
         for (i, (name, e)) in base.iter().enumerate() {
             let c = PALETTE[(i + 2) % PALETTE.len()];
             pe!(chart.draw_series(LineSeries::new([(x0, *e), (x1, *e)], c.stroke_width(1))))
                 .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(1))
-                });
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(1)));
         }
         if gens.is_empty() && chain.is_empty() && base.is_empty() {
-            pe!(root.draw(&Text::new(
-                "no evaluation yet",
-                (380, 200),
-                ("sans-serif", 18)
-            )));
+            pe!(root.draw(&Text::new("no evaluation yet", (380, 200), ("sans-serif", 18))));
         } else {
             pe!(chart
                 .configure_series_labels()
@@ -476,10 +385,7 @@ fn results_chart(games: &BTreeMap<u32, GenGames>) -> Result<String> {
     {
         let root = SVGBackend::with_string(&mut buf, (900, 400)).into_drawing_area();
         pe!(root.fill(&WHITE));
-        let mut cats: Vec<String> = games
-            .values()
-            .flat_map(|g| g.results.keys().cloned())
-            .collect();
+        let mut cats: Vec<String> = games.values().flat_map(|g| g.results.keys().cloned()).collect();
         cats.sort();
         cats.dedup();
         let (x0, x1) = match (games.keys().next(), games.keys().last()) {
@@ -487,19 +393,12 @@ fn results_chart(games: &BTreeMap<u32, GenGames>) -> Result<String> {
             _ => (0.0, 1.0),
         };
         let mut chart = pe!(ChartBuilder::on(&root)
-            .caption(
-                "Self-play results by reason (share of games)",
-                ("sans-serif", 20)
-            )
+            .caption("Self-play results by reason (share of games)", ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
             .build_cartesian_2d(x0..x1, 0f64..1.0));
-        pe!(chart
-            .configure_mesh()
-            .x_desc("generation")
-            .y_desc("share")
-            .draw());
+        pe!(chart.configure_mesh().x_desc("generation").y_desc("share").draw());
         for (ci, cat) in cats.iter().enumerate() {
             let c = PALETTE[ci % PALETTE.len()];
             let bars: Vec<Rectangle<(f64, f64)>> = games
@@ -509,19 +408,10 @@ fn results_chart(games: &BTreeMap<u32, GenGames>) -> Result<String> {
                     if total == 0 {
                         return None;
                     }
-                    let below: u32 = cats[..ci]
-                        .iter()
-                        .map(|k| gg.results.get(k).copied().unwrap_or(0))
-                        .sum();
+                    let below: u32 = cats[..ci].iter().map(|k| gg.results.get(k).copied().unwrap_or(0)).sum();
                     let mine = gg.results.get(cat).copied().unwrap_or(0);
-                    let (b, t) = (
-                        below as f64 / total as f64,
-                        (below + mine) as f64 / total as f64,
-                    );
-                    Some(Rectangle::new(
-                        [(g as f64 - 0.35, b), (g as f64 + 0.35, t)],
-                        c.filled(),
-                    ))
+                    let (b, t) = (below as f64 / total as f64, (below + mine) as f64 / total as f64);
+                    Some(Rectangle::new([(g as f64 - 0.35, b), (g as f64 + 0.35, t)], c.filled()))
                 })
                 .collect();
             pe!(chart.draw_series(bars))
@@ -529,11 +419,7 @@ fn results_chart(games: &BTreeMap<u32, GenGames>) -> Result<String> {
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
         }
         if cats.is_empty() {
-            pe!(root.draw(&Text::new(
-                "no self-play games yet",
-                (360, 200),
-                ("sans-serif", 18)
-            )));
+            pe!(root.draw(&Text::new("no self-play games yet", (360, 200), ("sans-serif", 18))));
         } else {
             pe!(chart
                 .configure_series_labels()
@@ -548,9 +434,7 @@ fn results_chart(games: &BTreeMap<u32, GenGames>) -> Result<String> {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// Builds and writes the report; returns the paths of `report.md` and `report.html`.
@@ -563,19 +447,9 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
     let results: Vec<PairResult> = d
         .matches
         .iter()
-        .map(|m| PairResult {
-            a: m.a.clone(),
-            b: m.b.clone(),
-            wins: m.wins,
-            draws: m.draws,
-            losses: m.losses,
-        })
+        .map(|m| PairResult { a: m.a.clone(), b: m.b.clone(), wins: m.wins, draws: m.draws, losses: m.losses })
         .collect();
-    let mut players: Vec<String> = d
-        .matches
-        .iter()
-        .flat_map(|m| [m.a.clone(), m.b.clone()])
-        .collect();
+    let mut players: Vec<String> = d.matches.iter().flat_map(|m| [m.a.clone(), m.b.clone()]).collect();
     players.sort();
     players.dedup();
     let anchor = choose_anchor(&players, anchor);
@@ -590,12 +464,7 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
     let mut chain_elo: BTreeMap<u32, f64> = BTreeMap::new();
     let gen0 = ratings
         .as_ref()
-        .and_then(|r| {
-            r.players
-                .iter()
-                .find(|p| generation_of(&p.name) == Some(0))
-                .map(|p| p.elo)
-        })
+        .and_then(|r| r.players.iter().find(|p| generation_of(&p.name) == Some(0)).map(|p| p.elo))
         .unwrap_or(0.0);
     chain_elo.insert(0, gen0);
     let mut chain = Vec::new();
@@ -611,11 +480,7 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
     }
     // Training curves.
     let series = |k: &str| -> Vec<(f64, f64)> {
-        d.train
-            .iter()
-            .filter_map(|m| Some((*m.get("step")?, *m.get(k)?)))
-            .filter(|p| p.1.is_finite())
-            .collect()
+        d.train.iter().filter_map(|m| Some((*m.get("step")?, *m.get(k)?))).filter(|p| p.1.is_finite()).collect()
     };
     let losses = vec![
         ("total loss".to_string(), series("total_loss")),
@@ -631,54 +496,25 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
         }
     };
     let lengths = vec![
-        (
-            "mean plies".to_string(),
-            d.games
-                .iter()
-                .map(|(&g, gg)| (g as f64, mean(&gg.lengths)))
-                .collect::<Vec<_>>(),
-        ),
+        ("mean plies".to_string(), d.games.iter().map(|(&g, gg)| (g as f64, mean(&gg.lengths))).collect::<Vec<_>>()),
         (
             "shortest".to_string(),
-            d.games
-                .iter()
-                .filter_map(|(&g, gg)| Some((g as f64, *gg.lengths.iter().min()? as f64)))
-                .collect(),
+            d.games.iter().filter_map(|(&g, gg)| Some((g as f64, *gg.lengths.iter().min()? as f64))).collect(),
         ),
         (
             "longest".to_string(),
-            d.games
-                .iter()
-                .filter_map(|(&g, gg)| Some((g as f64, *gg.lengths.iter().max()? as f64)))
-                .collect(),
+            d.games.iter().filter_map(|(&g, gg)| Some((g as f64, *gg.lengths.iter().max()? as f64))).collect(),
         ),
     ];
     let charts: Vec<Chart> = vec![
-        (
-            "elo",
-            "Elo of each generation",
-            elo_chart(ratings.as_ref(), &chain)?,
-        ),
-        (
-            "losses",
-            "Training losses",
-            line_chart("Training losses", "step", "loss (nats)", &losses)?,
-        ),
+        ("elo", "Elo of each generation", elo_chart(ratings.as_ref(), &chain)?),
+        ("losses", "Training losses", line_chart("Training losses", "step", "loss (nats)", &losses)?),
         (
             "accuracy",
             "Policy accuracy",
-            line_chart(
-                "Policy accuracy (top-1 vs search target)",
-                "step",
-                "accuracy",
-                &acc,
-            )?,
+            line_chart("Policy accuracy (top-1 vs search target)", "step", "accuracy", &acc)?,
         ),
-        (
-            "length",
-            "Self-play game length",
-            line_chart("Self-play game length", "generation", "plies", &lengths)?,
-        ),
+        ("length", "Self-play game length", line_chart("Self-play game length", "generation", "plies", &lengths)?),
         ("results", "Self-play results", results_chart(&d.games)?),
     ];
     // Crosstable (row player's W-D-L against the column player).
@@ -690,10 +526,7 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
         *e = (e.0 + m.losses, e.1 + m.draws, e.2 + m.wins);
     }
     let cell = |r: &str, c: &str| {
-        cross
-            .get(&(r.to_string(), c.to_string()))
-            .map(|(w, d, l)| format!("+{w} ={d} -{l}"))
-            .unwrap_or_default()
+        cross.get(&(r.to_string(), c.to_string())).map(|(w, d, l)| format!("+{w} ={d} -{l}")).unwrap_or_default()
     };
     let elo_of = |p: &str| {
         ratings
@@ -721,10 +554,7 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
         d.matches.len()
     );
     let _ = writeln!(md, "## Ratings\n\nBradley-Terry fit over all games, anchor `{anchor_text}` = 0, 95% intervals (weak prior, sd {PRIOR_SD_ELO} Elo). {fit_note}\n");
-    let _ = writeln!(
-        md,
-        "| player | Elo | 95% interval | games | score |\n|---|---:|---|---:|---:|"
-    );
+    let _ = writeln!(md, "| player | Elo | 95% interval | games | score |\n|---|---:|---|---:|---:|");
     if let Some(r) = &ratings {
         for p in &r.players {
             let _ = writeln!(
@@ -734,12 +564,12 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
             );
         }
     }
-    let _ = writeln!(md, "\n## Gate matches\n\n| generation | candidate | best | Elo (95%) | promoted |\n|---:|---|---|---|---|");
+    let _ = writeln!(
+        md,
+        "\n## Gate matches\n\n| generation | candidate | best | Elo (95%) | promoted |\n|---:|---|---|---|---|"
+    );
     for g in &d.gates {
-        let e = g
-            .elo
-            .map(|(e, lo, hi)| format!("{e:+.0} [{lo:+.0}, {hi:+.0}]"))
-            .unwrap_or_else(|| "-".into());
+        let e = g.elo.map(|(e, lo, hi)| format!("{e:+.0} [{lo:+.0}, {hi:+.0}]")).unwrap_or_else(|| "-".into());
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} |",
@@ -754,10 +584,7 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
     for (stem, title, _) in &charts {
         let _ = writeln!(md, "### {title}\n\n![{title}](report/{stem}.svg)\n");
     }
-    let _ = writeln!(
-        md,
-        "## Crosstable\n\nRow player's wins, draws and losses against the column player.\n"
-    );
+    let _ = writeln!(md, "## Crosstable\n\nRow player's wins, draws and losses against the column player.\n");
     let _ = write!(md, "| | Elo |");
     for p in &players {
         let _ = write!(md, " `{p}` |");
@@ -789,24 +616,25 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
     let _ = writeln!(h, "<table><tr><th>player</th><th>Elo</th><th>95% interval</th><th>games</th><th>score</th></tr>");
     if let Some(r) = &ratings {
         for p in &r.players {
-            let _ = writeln!(h, "<tr><td><code>{}</code></td><td>{:.0}</td><td>[{:.0}, {:.0}]</td><td>{}</td><td>{:.3}</td></tr>", esc(&p.name), p.elo, p.low, p.high, p.games, p.score);
+            let _ = writeln!(
+                h,
+                "<tr><td><code>{}</code></td><td>{:.0}</td><td>[{:.0}, {:.0}]</td><td>{}</td><td>{:.3}</td></tr>",
+                esc(&p.name),
+                p.elo,
+                p.low,
+                p.high,
+                p.games,
+                p.score
+            );
         }
     }
     let _ = writeln!(h, "</table>");
     for (stem, title, svg) in &charts {
-        let _ = writeln!(
-            h,
-            "<h2 id=\"{stem}\">{}</h2><div class=\"chart\">{}</div>",
-            esc(title),
-            svg
-        );
+        let _ = writeln!(h, "<h2 id=\"{stem}\">{}</h2><div class=\"chart\">{}</div>", esc(title), svg);
     }
     let _ = writeln!(h, "<h2>Gate matches</h2><table><tr><th>generation</th><th>candidate</th><th>best</th><th>Elo (95%)</th><th>promoted</th></tr>");
     for g in &d.gates {
-        let e = g
-            .elo
-            .map(|(e, lo, hi)| format!("{e:+.0} [{lo:+.0}, {hi:+.0}]"))
-            .unwrap_or_else(|| "-".into());
+        let e = g.elo.map(|(e, lo, hi)| format!("{e:+.0} [{lo:+.0}, {hi:+.0}]")).unwrap_or_else(|| "-".into());
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -823,22 +651,13 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
     }
     let _ = writeln!(h, "</tr>");
     for r in &players {
-        let _ = write!(
-            h,
-            "<tr><th><code>{}</code></th><td>{}</td>",
-            esc(r),
-            elo_of(r)
-        );
+        let _ = write!(h, "<tr><th><code>{}</code></th><td>{}</td>", esc(r), elo_of(r));
         for c in &players {
             let _ = write!(h, "<td>{}</td>", cell(r, c));
         }
         let _ = writeln!(h, "</tr>");
     }
-    let _ = writeln!(
-        h,
-        "</table><h2>Settings</h2><pre>{}</pre></body></html>",
-        esc(&d.config)
-    );
+    let _ = writeln!(h, "</table><h2>Settings</h2><pre>{}</pre></body></html>", esc(&d.config));
     let html_path = root.join("report.html");
     write_atomic(&html_path, h.as_bytes())?;
     Ok((md_path, html_path))
@@ -852,11 +671,7 @@ mod tests {
         std::fs::create_dir_all(dir.join("games")).unwrap();
         std::fs::create_dir_all(dir.join("eval")).unwrap();
         std::fs::create_dir_all(dir.join("models")).unwrap();
-        std::fs::write(
-            dir.join("config.toml"),
-            "game = \"jetan\"\nseed = 1\n[evaluate]\npairs = 2\n",
-        )
-        .unwrap();
+        std::fs::write(dir.join("config.toml"), "game = \"jetan\"\nseed = 1\n[evaluate]\npairs = 2\n").unwrap();
         let mut train = String::new();
         for step in (10..=50).step_by(10) {
             let l = 5.0 - step as f64 / 20.0;
@@ -908,12 +723,8 @@ mod tests {
         for stem in ["elo", "losses", "accuracy", "length", "results"] {
             assert!(html.contains(&format!("id=\"{stem}\"")), "{stem} missing");
             assert!(md.contains(&format!("report/{stem}.svg")));
-            let svg =
-                std::fs::read_to_string(tmp.path().join(format!("report/{stem}.svg"))).unwrap();
-            assert!(
-                svg.starts_with("<svg") && svg.contains("<text"),
-                "{stem}: no text"
-            );
+            let svg = std::fs::read_to_string(tmp.path().join(format!("report/{stem}.svg"))).unwrap();
+            assert!(svg.starts_with("<svg") && svg.contains("<text"), "{stem}: no text");
         }
         assert_eq!(html.matches("<svg").count(), 5);
         // The anchor is alpha-beta depth 1; generations are rated.
@@ -938,10 +749,7 @@ mod tests {
 
     #[test]
     fn generation_names() {
-        assert_eq!(
-            generation_of("mcts:model=gen0012.safetensors,visits=8"),
-            Some(12)
-        );
+        assert_eq!(generation_of("mcts:model=gen0012.safetensors,visits=8"), Some(12));
         assert_eq!(generation_of("alphabeta:depth=1"), None);
         assert_eq!(split_camel("PrincessCaptured"), "princess captured");
     }

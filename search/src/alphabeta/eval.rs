@@ -52,10 +52,7 @@ pub trait AbGame: GameState {
     /// # Errors
     /// An unknown key or a bad value, as a message.
     fn eval_option(_eval: &mut Self::Eval, key: &str, _value: &str) -> Result<(), String> {
-        Err(format!(
-            "unknown option {key:?} for the {} evaluation",
-            Self::KIND
-        ))
+        Err(format!("unknown option {key:?} for the {} evaluation", Self::KIND))
     }
 
     /// Whether `child` (the position after the candidate move by
@@ -247,18 +244,13 @@ impl AbGame for Jetan {
         if vs == self.side_to_move() {
             return None;
         }
-        let attacker = self
-            .piece_at(mv.from)
-            .map(|(p, _)| jetan_order_value(p))
-            .unwrap_or(0);
+        let attacker = self.piece_at(mv.from).map(|(p, _)| jetan_order_value(p)).unwrap_or(0);
         Some((jetan_order_value(victim), attacker))
     }
 
     #[inline]
     fn threat_candidate(&self, mv: Move) -> bool {
-        let pr = self
-            .pieces(self.side_to_move().opponent(), JPiece::Princess)
-            .0;
+        let pr = self.pieces(self.side_to_move().opponent(), JPiece::Princess).0;
         if pr == 0 || matches!(self.piece_at(mv.from), Some((JPiece::Princess, _))) {
             return false;
         }
@@ -270,15 +262,12 @@ impl AbGame for Jetan {
     fn eval_option(eval: &mut JetanEval, key: &str, value: &str) -> Result<(), String> {
         match key {
             "values" => {
-                let v = JetanValues::parse(value).ok_or_else(|| {
-                    format!("values={value:?}: expected cazaux-knowlton (ck) or seed000")
-                })?;
+                let v = JetanValues::parse(value)
+                    .ok_or_else(|| format!("values={value:?}: expected cazaux-knowlton (ck) or seed000"))?;
                 eval.values = v.table();
                 Ok(())
             }
-            _ => Err(format!(
-                "unknown option {key:?} for the jetan evaluation (known: values)"
-            )),
+            _ => Err(format!("unknown option {key:?} for the jetan evaluation (known: values)")),
         }
     }
 
@@ -306,20 +295,12 @@ pub struct MartianEval {
 
 impl Default for MartianEval {
     fn default() -> Self {
-        MartianEval {
-            score: 100,
-            zone_material: 15,
-            threat: 50,
-            en_prise: 25,
-        }
+        MartianEval { score: 100, zone_material: 15, threat: 50, en_prise: 25 }
     }
 }
 
 fn mc_zone_pips(s: &MartianChess, zone: u32) -> i32 {
-    MPiece::ALL
-        .iter()
-        .map(|&p| p.value() as i32 * (s.pieces(p).0 & zone).count_ones() as i32)
-        .sum()
+    MPiece::ALL.iter().map(|&p| p.value() as i32 * (s.pieces(p).0 & zone).count_ones() as i32).sum()
 }
 
 fn mc_max_pips(s: &MartianChess, squares: u32) -> i32 {
@@ -338,8 +319,7 @@ impl StaticEval<MartianChess> for MartianEval {
         let sc = s.scores();
         let mut v = self.score * (sc[me.index()] as i32 - sc[op.index()] as i32);
         v += self.zone_material
-            * (mc_zone_pips(s, MartianChess::zone(me).0)
-                - mc_zone_pips(s, MartianChess::zone(op).0));
+            * (mc_zone_pips(s, MartianChess::zone(me).0) - mc_zone_pips(s, MartianChess::zone(op).0));
         v += self.threat * mc_max_pips(s, s.capture_targets(me).0);
         v -= self.en_prise * mc_max_pips(s, s.capture_targets(op).0);
         v
@@ -368,10 +348,7 @@ impl AbGame for MartianChess {
         if MartianChess::zone(self.side_to_move()).has(mv.to) {
             return None; // a merge, not a capture
         }
-        let attacker = self
-            .piece_at(mv.from)
-            .map(|p| p.value() as i32)
-            .unwrap_or(0);
+        let attacker = self.piece_at(mv.from).map(|p| p.value() as i32).unwrap_or(0);
         Some((100 * victim.value() as i32, attacker))
     }
 }

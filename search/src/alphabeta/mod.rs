@@ -69,14 +69,7 @@ pub struct AlphaBetaConfig {
 
 impl Default for AlphaBetaConfig {
     fn default() -> Self {
-        AlphaBetaConfig {
-            tt_mib: 16,
-            quiescence: true,
-            qs_max_plies: 8,
-            aspiration: 50,
-            strict_tt: false,
-            seed: 1,
-        }
+        AlphaBetaConfig { tt_mib: 16, quiescence: true, qs_max_plies: 8, aspiration: 50, strict_tt: false, seed: 1 }
     }
 }
 
@@ -95,24 +88,15 @@ pub struct Limits {
 impl Limits {
     /// A fixed-depth limit.
     pub fn depth(d: u32) -> Self {
-        Limits {
-            depth: Some(d),
-            ..Limits::default()
-        }
+        Limits { depth: Some(d), ..Limits::default() }
     }
     /// A time limit per move.
     pub fn movetime(t: Duration) -> Self {
-        Limits {
-            movetime: Some(t),
-            ..Limits::default()
-        }
+        Limits { movetime: Some(t), ..Limits::default() }
     }
     /// A node limit.
     pub fn nodes(n: u64) -> Self {
-        Limits {
-            nodes: Some(n),
-            ..Limits::default()
-        }
+        Limits { nodes: Some(n), ..Limits::default() }
     }
 }
 
@@ -210,15 +194,9 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
             eval,
             heur: Heuristics::new(MAX_PLY),
             states: Vec::new(),
-            moves: (0..=MAX_PLY)
-                .map(|_| Vec::with_capacity(G::MAX_MOVES))
-                .collect(),
-            scored: (0..=MAX_PLY)
-                .map(|_| Vec::with_capacity(G::MAX_MOVES))
-                .collect(),
-            pv: (0..=MAX_PLY)
-                .map(|_| Vec::with_capacity(MAX_PLY + 1))
-                .collect(),
+            moves: (0..=MAX_PLY).map(|_| Vec::with_capacity(G::MAX_MOVES)).collect(),
+            scored: (0..=MAX_PLY).map(|_| Vec::with_capacity(G::MAX_MOVES)).collect(),
+            pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY + 1)).collect(),
             root_moves: Vec::with_capacity(G::MAX_MOVES),
             nodes: 0,
             seldepth: 0,
@@ -253,12 +231,7 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
 
     /// Searches `root` within `limits`; `on_iteration` sees the result of each
     /// completed iteration.
-    pub fn search_with(
-        &mut self,
-        root: &G,
-        limits: &Limits,
-        mut on_iteration: impl FnMut(&AbResult),
-    ) -> AbResult {
+    pub fn search_with(&mut self, root: &G, limits: &Limits, mut on_iteration: impl FnMut(&AbResult)) -> AbResult {
         self.start = Instant::now();
         self.limits = *limits;
         self.nodes = 0;
@@ -273,10 +246,7 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
         }
         root.legal_moves(&mut self.root_moves);
         self.root_moves.shuffle(&mut self.rng);
-        let max_depth = limits
-            .depth
-            .unwrap_or(u32::MAX)
-            .clamp(1, (MAX_PLY - 16) as u32);
+        let max_depth = limits.depth.unwrap_or(u32::MAX).clamp(1, (MAX_PLY - 16) as u32);
         let mut best = AbResult {
             best_move: self.root_moves.first().copied(),
             score: 0,
@@ -291,18 +261,13 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
         }
         // First iteration: captures first (MVV-LVA), other moves in the seeded
         // order (a stable sort, so the seed breaks ties).
-        self.root_moves.sort_by_key(|&m| {
-            std::cmp::Reverse(root.capture_values(m).map_or(i32::MIN, |(v, a)| v * 64 - a))
-        });
+        self.root_moves
+            .sort_by_key(|&m| std::cmp::Reverse(root.capture_values(m).map_or(i32::MIN, |(v, a)| v * 64 - a)));
         let mut prev: i32 = 0;
         for depth in 1..=max_depth {
             let mut delta = self.cfg.aspiration;
             let use_window = depth >= 3 && delta > 0 && prev.abs() < MATE_BOUND;
-            let (mut alpha, mut beta) = if use_window {
-                (prev - delta, prev + delta)
-            } else {
-                (-INF, INF)
-            };
+            let (mut alpha, mut beta) = if use_window { (prev - delta, prev + delta) } else { (-INF, INF) };
             let score = loop {
                 let v = self.root_search(depth, alpha, beta);
                 if self.stop {
@@ -349,10 +314,7 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
 
     fn time_up(&self) -> bool {
         self.limits.nodes.is_some_and(|n| self.nodes >= n)
-            || self
-                .limits
-                .movetime
-                .is_some_and(|t| self.start.elapsed() >= t)
+            || self.limits.movetime.is_some_and(|t| self.start.elapsed() >= t)
     }
 
     #[inline]
@@ -448,11 +410,7 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
         let mut hash_move = None;
         if let Some(e) = self.tt.probe(key) {
             hash_move = e.mv;
-            let usable = if self.cfg.strict_tt {
-                e.depth as u32 == depth
-            } else {
-                e.depth as u32 >= depth
-            };
+            let usable = if self.cfg.strict_tt { e.depth as u32 == depth } else { e.depth as u32 >= depth };
             if usable {
                 let v = score_from_tt(e.score, ply);
                 match e.bound {
@@ -469,8 +427,7 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
             if hash_move.is_some_and(|m| !self.moves[ply].contains(&m)) {
                 hash_move = None; // a key collision
             }
-            self.heur
-                .order(s, &self.moves[ply], hash_move, ply, &mut self.scored[ply]);
+            self.heur.order(s, &self.moves[ply], hash_move, ply, &mut self.scored[ply]);
         }
         let n = self.scored[ply].len();
         if n == 0 {
@@ -517,8 +474,7 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
         } else {
             Bound::Upper
         };
-        self.tt
-            .store(key, score_to_tt(best, ply), best_move, depth, bound);
+        self.tt.store(key, score_to_tt(best, ply), best_move, depth, bound);
         best
     }
 
@@ -548,17 +504,9 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
             scored.clear();
             for &mv in &self.moves[ply] {
                 if let Some((victim, attacker)) = s.capture_values(mv) {
-                    scored.push(ScoredMove {
-                        mv,
-                        key: victim * 64 - attacker,
-                        capture: true,
-                    });
+                    scored.push(ScoredMove { mv, key: victim * 64 - attacker, capture: true });
                 } else if qply == 0 && s.threat_candidate(mv) {
-                    scored.push(ScoredMove {
-                        mv,
-                        key: -1,
-                        capture: false,
-                    });
+                    scored.push(ScoredMove { mv, key: -1, capture: false });
                 }
             }
             scored.sort_unstable_by(|a, b| b.key.cmp(&a.key).then(a.mv.cmp(&b.mv)));

@@ -33,10 +33,7 @@ pub struct Heuristics {
 impl Heuristics {
     /// Tables for `max_ply` plies.
     pub fn new(max_ply: usize) -> Self {
-        Heuristics {
-            killers: vec![[None; 2]; max_ply + 1],
-            history: vec![0; 256 * 256],
-        }
+        Heuristics { killers: vec![[None; 2]; max_ply + 1], history: vec![0; 256 * 256] }
     }
 
     /// Clears killers and halves history (between searches) or clears all.
@@ -88,11 +85,7 @@ impl Heuristics {
             } else {
                 self.history[mv.from as usize * 256 + mv.to as usize]
             };
-            out.push(ScoredMove {
-                mv,
-                key,
-                capture: cap.is_some(),
-            });
+            out.push(ScoredMove { mv, key, capture: cap.is_some() });
         }
         // In place (no allocation); ties broken by the move itself, so the
         // order is a total, deterministic one.

@@ -8,11 +8,7 @@ use rand::SeedableRng;
 use super::*;
 
 fn engine<G: AbGame>(tt_mib: usize, strict: bool) -> AlphaBeta<G> {
-    AlphaBeta::new(AlphaBetaConfig {
-        tt_mib,
-        strict_tt: strict,
-        ..AlphaBetaConfig::default()
-    })
+    AlphaBeta::new(AlphaBetaConfig { tt_mib, strict_tt: strict, ..AlphaBetaConfig::default() })
 }
 
 fn jetan(pos: &str) -> Jetan {
@@ -74,13 +70,7 @@ fn jetan_princess_capture_in_three_plies() {
             let mut u = t.clone();
             u.play_unchecked(rep);
             let r2 = engine::<Jetan>(1, false).search(&u, &Limits::depth(1));
-            assert_eq!(
-                r2.score,
-                MATE - 1,
-                "after {} {}",
-                s.move_to_string(mv),
-                t.move_to_string(rep)
-            );
+            assert_eq!(r2.score, MATE - 1, "after {} {}", s.move_to_string(mv), t.move_to_string(rep));
         }
     }
 }
@@ -91,11 +81,7 @@ fn martian_tie_break_capture_mc12() {
     let s = mc("3Q/2D1/4/1P2/Q3/4/4/4 S 5 6 - - 0 0");
     for depth in 1..=4 {
         let r = engine::<MartianChess>(4, false).search(&s, &Limits::depth(depth));
-        assert_eq!(
-            r.best_move,
-            Some(s.parse_move("a4b5").unwrap()),
-            "depth {depth}"
-        );
+        assert_eq!(r.best_move, Some(s.parse_move("a4b5").unwrap()), "depth {depth}");
         assert_eq!(r.score, MATE - 1);
         assert_eq!(r.pv, vec![s.parse_move("a4b5").unwrap()]);
     }
@@ -108,22 +94,11 @@ fn check_legal<G: AbGame>(start: &G, seed: u64, limits: Limits) {
         let r = e.search(&s, &limits);
         s.legal_moves(&mut legal);
         let mv = r.best_move.expect("a move in a live position");
-        assert!(
-            legal.contains(&mv),
-            "illegal {} in {}",
-            s.move_to_string(mv),
-            s.to_position()
-        );
+        assert!(legal.contains(&mv), "illegal {} in {}", s.move_to_string(mv), s.to_position());
         // The whole PV is playable.
         let mut t = s.clone();
         for &m in &r.pv {
-            t.play(m).unwrap_or_else(|e| {
-                panic!(
-                    "PV move {} illegal in {}: {e}",
-                    t.move_to_string(m),
-                    s.to_position()
-                )
-            });
+            t.play(m).unwrap_or_else(|e| panic!("PV move {} illegal in {}: {e}", t.move_to_string(m), s.to_position()));
         }
     }
 }
@@ -142,12 +117,7 @@ fn same_with_and_without_tt<G: AbGame>(start: &G, depth: u32, seed: u64) {
     for s in random_positions(start, 10, 40, seed) {
         let a = engine::<G>(8, true).search(&s, &Limits::depth(depth));
         let b = engine::<G>(0, true).search(&s, &Limits::depth(depth));
-        assert_eq!(
-            (a.score, a.best_move),
-            (b.score, b.best_move),
-            "{}",
-            s.to_position()
-        );
+        assert_eq!((a.score, a.best_move), (b.score, b.best_move), "{}", s.to_position());
         assert!(a.nodes <= b.nodes * 2);
     }
 }
@@ -155,11 +125,7 @@ fn same_with_and_without_tt<G: AbGame>(start: &G, depth: u32, seed: u64) {
 #[test]
 fn fixed_depth_result_does_not_depend_on_the_tt() {
     same_with_and_without_tt(&Jetan::new_game(&JetanRules::default()).unwrap(), 3, 11);
-    same_with_and_without_tt(
-        &MartianChess::new_game(&MartianRules::default()).unwrap(),
-        5,
-        12,
-    );
+    same_with_and_without_tt(&MartianChess::new_game(&MartianRules::default()).unwrap(), 5, 12);
 }
 
 #[test]
@@ -168,18 +134,12 @@ fn deterministic_for_a_seed() {
     for s in random_positions(&start, 5, 30, 21) {
         let a = engine::<MartianChess>(4, false).search(&s, &Limits::depth(5));
         let b = engine::<MartianChess>(4, false).search(&s, &Limits::depth(5));
-        assert_eq!(
-            (a.score, a.best_move, &a.pv, a.nodes),
-            (b.score, b.best_move, &b.pv, b.nodes)
-        );
+        assert_eq!((a.score, a.best_move, &a.pv, a.nodes), (b.score, b.best_move, &b.pv, b.nodes));
     }
     let j = Jetan::new_game(&JetanRules::default()).unwrap();
     let a = engine::<Jetan>(4, false).search(&j, &Limits::nodes(20_000));
     let b = engine::<Jetan>(4, false).search(&j, &Limits::nodes(20_000));
-    assert_eq!(
-        (a.score, a.best_move, a.depth),
-        (b.score, b.best_move, b.depth)
-    );
+    assert_eq!((a.score, a.best_move, a.depth), (b.score, b.best_move, b.depth));
 }
 
 #[test]
@@ -205,14 +165,8 @@ fn score_text_forms() {
 
 #[test]
 fn seed000_values() {
-    assert_eq!(
-        JetanValues::Seed000.table()[martian_rules::jetan::Piece::Chief.index()],
-        700
-    );
-    assert_eq!(
-        JetanValues::CazauxKnowlton.table()[martian_rules::jetan::Piece::Flier.index()],
-        950
-    );
+    assert_eq!(JetanValues::Seed000.table()[martian_rules::jetan::Piece::Chief.index()], 700);
+    assert_eq!(JetanValues::CazauxKnowlton.table()[martian_rules::jetan::Piece::Flier.index()], 950);
     let e = JetanEval::with_values(JetanValues::Seed000);
     let s = Jetan::new_game(&JetanRules::default()).unwrap();
     // The initial position is symmetric up to the side to move's first-move mobility.

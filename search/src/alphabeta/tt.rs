@@ -60,16 +60,8 @@ impl TranspositionTable {
     pub fn new(mib: usize) -> Self {
         let bytes = mib.saturating_mul(1 << 20);
         let n = bytes / std::mem::size_of::<Slot>();
-        let n = if n == 0 {
-            0
-        } else {
-            1usize << (usize::BITS - 1 - n.leading_zeros())
-        };
-        TranspositionTable {
-            slots: vec![Slot::default(); n],
-            mask: n.saturating_sub(1),
-            generation: 0,
-        }
+        let n = if n == 0 { 0 } else { 1usize << (usize::BITS - 1 - n.leading_zeros()) };
+        TranspositionTable { slots: vec![Slot::default(); n], mask: n.saturating_sub(1), generation: 0 }
     }
 
     /// Whether the table holds any slot.
@@ -111,14 +103,7 @@ impl TranspositionTable {
             _ => Bound::Upper,
         };
         let mv = (s.from != NO_SQ).then(|| Move::new(s.from, s.to));
-        Some(TtEntry {
-            key,
-            score: s.score,
-            mv,
-            depth: s.depth,
-            bound,
-            generation: s.meta >> 2,
-        })
+        Some(TtEntry { key, score: s.score, mv, depth: s.depth, bound, generation: s.meta >> 2 })
     }
 
     /// Stores a result; replaces the slot unless it holds a deeper result of
@@ -145,14 +130,7 @@ impl TranspositionTable {
             Bound::Lower => 2,
             Bound::Upper => 3,
         };
-        *s = Slot {
-            key,
-            score,
-            from,
-            to,
-            depth,
-            meta: b | (self.generation << 2),
-        };
+        *s = Slot { key, score, from, to, depth, meta: b | (self.generation << 2) };
     }
 }
 
@@ -166,10 +144,7 @@ mod tests {
         assert_eq!(t.len(), 65536);
         t.store(12345, 77, Some(Move::new(1, 2)), 3, Bound::Lower);
         let e = t.probe(12345).unwrap();
-        assert_eq!(
-            (e.score, e.mv, e.depth, e.bound),
-            (77, Some(Move::new(1, 2)), 3, Bound::Lower)
-        );
+        assert_eq!((e.score, e.mv, e.depth, e.bound), (77, Some(Move::new(1, 2)), 3, Bound::Lower));
         assert!(t.probe(12346).is_none());
         assert!(!TranspositionTable::new(0).enabled());
     }
