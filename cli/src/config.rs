@@ -58,7 +58,12 @@ pub enum GateKind {
 impl EvaluateConfig {
     /// The SPRT parameters of the gate.
     pub fn sprt(&self) -> martian_evaluate::SprtParams {
-        martian_evaluate::SprtParams { elo0: self.sprt_elo0, elo1: self.sprt_elo1, alpha: self.sprt_alpha, beta: self.sprt_beta }
+        martian_evaluate::SprtParams {
+            elo0: self.sprt_elo0,
+            elo1: self.sprt_elo1,
+            alpha: self.sprt_alpha,
+            beta: self.sprt_beta,
+        }
     }
 }
 
@@ -197,7 +202,7 @@ impl RunConfig {
         if self.pipeline.games_per_generation == 0 {
             bail!("pipeline.games_per_generation must be >= 1");
         }
-        if !(self.pipeline.max_minutes >= 0.0) {
+        if self.pipeline.max_minutes.is_nan() || self.pipeline.max_minutes < 0.0 {
             bail!("pipeline.max_minutes must be >= 0");
         }
         match self.game {

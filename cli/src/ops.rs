@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use martian_evaluate::{
-    play_match_book, AlphaBetaPlayer, GreedyPlayer, MatchResult, MctsPlayer, OpeningBook, Player, RandomPlayer, SprtDecision,
-    SprtParams, SprtState,
+    play_match_book, AlphaBetaPlayer, GreedyPlayer, MatchResult, MctsPlayer, OpeningBook, Player, RandomPlayer,
+    SprtDecision, SprtParams, SprtState,
 };
 use martian_model::{Checkpoint, NetEvaluator};
 use martian_rules::GameState;
@@ -25,8 +25,10 @@ use crate::rundir::{append_line, write_atomic, RunDir};
 pub fn progress(len: u64, what: &str) -> ProgressBar {
     let pb = ProgressBar::new(len);
     pb.set_style(
-        ProgressStyle::with_template(&format!("{what} {{bar:30}} {{pos}}/{{len}} [{{elapsed_precise}}<{{eta}}] {{msg}}"))
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(&format!(
+            "{what} {{bar:30}} {{pos}}/{{len}} [{{elapsed_precise}}<{{eta}}] {{msg}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     pb
 }
@@ -111,7 +113,7 @@ pub fn selfplay_games<G: GameState>(
             play_games(&params, &cfg.selfplay, &cfg.search, &mut ev, &mut on_game)
         }
     };
-    drop(on_game);
+    // `on_game` (which borrows `io_err`) is not used past this point.
     if let Some(e) = io_err {
         return Err(e);
     }
@@ -140,9 +142,8 @@ pub fn train_generation<G: GameState>(
     }
     let parent_path = run.checkpoint(g - 1);
     let partial = run.partial_checkpoint(g);
-    let parent_step = Checkpoint::read_meta(&parent_path)
-        .with_context(|| format!("parent checkpoint of generation {g}"))?
-        .step;
+    let parent_step =
+        Checkpoint::read_meta(&parent_path).with_context(|| format!("parent checkpoint of generation {g}"))?.step;
     let (mut ckpt, resumed) = if RunDir::complete(&partial) {
         (Checkpoint::load::<G>(&partial, rules, Some(&cfg.model), device)?, true)
     } else {
@@ -176,7 +177,9 @@ pub fn train_generation<G: GameState>(
     for _ in done..steps_total {
         let lr = t.lr_at(ckpt.meta.step, total_run);
         let st = trainer.step(&mut ckpt, &window, lr, &mut rng)?;
-        for (a, v) in acc.iter_mut().zip([st.policy_loss, st.value_loss, st.total_loss, st.policy_accuracy, st.value_mse]) {
+        for (a, v) in
+            acc.iter_mut().zip([st.policy_loss, st.value_loss, st.total_loss, st.policy_accuracy, st.value_mse])
+        {
             *a += v;
         }
         n_acc += 1;
@@ -196,7 +199,10 @@ pub fn train_generation<G: GameState>(
                 samples_per_s: n * t.batch_size as f64 / t_log.elapsed().as_secs_f64().max(1e-9),
                 window: window.len(),
             };
-            pb.set_message(format!("loss {:.3} (policy {:.3}, value {:.3}), acc {:.2}", m.total_loss, m.policy_loss, m.value_loss, m.policy_accuracy));
+            pb.set_message(format!(
+                "loss {:.3} (policy {:.3}, value {:.3}), acc {:.2}",
+                m.total_loss, m.policy_loss, m.value_loss, m.policy_accuracy
+            ));
             append_line(&run.train_log(), &serde_json::to_string(&m)?)?;
             acc = [0.0; 5];
             n_acc = 0;
@@ -275,7 +281,8 @@ impl PlayerSpec {
             rest.split(',')
                 .filter(|t| !t.trim().is_empty())
                 .map(|t| {
-                    let (k, v) = t.split_once('=').ok_or_else(|| anyhow!("player {s:?}: expected key=value, got {t:?}"))?;
+                    let (k, v) =
+                        t.split_once('=').ok_or_else(|| anyhow!("player {s:?}: expected key=value, got {t:?}"))?;
                     Ok((k.trim().to_string(), v.trim().to_string()))
                 })
                 .collect()
@@ -363,7 +370,8 @@ impl PlayerSpec {
             }
             items.push(String::new()); // `;` ends a spec
         }
-        let specs: Vec<PlayerSpec> = items.iter().filter(|i| !i.is_empty()).map(|i| PlayerSpec::parse(i)).collect::<Result<_>>()?;
+        let specs: Vec<PlayerSpec> =
+            items.iter().filter(|i| !i.is_empty()).map(|i| PlayerSpec::parse(i)).collect::<Result<_>>()?;
         if specs.is_empty() {
             bail!("no player in {s:?}");
         }
@@ -383,7 +391,11 @@ impl PlayerSpec {
 ///
 /// # Errors
 /// Unloadable checkpoint.
-pub fn load_player_checkpoint<G: GameState>(s: &PlayerSpec, rules: &G::Rules, device: Device) -> Result<Option<Checkpoint>> {
+pub fn load_player_checkpoint<G: GameState>(
+    s: &PlayerSpec,
+    rules: &G::Rules,
+    device: Device,
+) -> Result<Option<Checkpoint>> {
     match s.checkpoint() {
         Some(p) => Ok(Some(
             Checkpoint::load::<G>(p, rules, None, device).with_context(|| format!("loading player {}", p.display()))?,
@@ -398,7 +410,12 @@ pub fn load_player_checkpoint<G: GameState>(s: &PlayerSpec, rules: &G::Rules, de
 ///
 /// # Errors
 /// An unreadable or foreign book.
-pub fn opening_lines<G: AbGame>(cfg: &RunConfig, start: &G, book: Option<&Path>, pairs: u32) -> Result<Vec<Vec<martian_rules::Move>>> {
+pub fn opening_lines<G: AbGame>(
+    cfg: &RunConfig,
+    start: &G,
+    book: Option<&Path>,
+    pairs: u32,
+) -> Result<Vec<Vec<martian_rules::Move>>> {
     let n = (pairs.max(cfg.evaluate.pairs).max(cfg.evaluate.final_pairs) as usize).max(1);
     let plies = cfg.evaluate.opening_plies;
     let b = match book {
@@ -428,6 +445,9 @@ pub fn run_match_with<G: AbGame>(
     sprt: Option<SprtParams>,
 ) -> Result<(MatchResult, Option<SprtState>)> {
     let (ca, cb) = (load_player_checkpoint::<G>(a, rules, device)?, load_player_checkpoint::<G>(b, rules, device)?);
+    if let (Some(sa), Some(sb)) = (mcts_side(cfg, a, &ca, device), mcts_side(cfg, b, &cb, device)) {
+        return run_match_batched::<G>(cfg, rules, sa, sb, pairs, book, sprt);
+    }
     let mut pa = make_player::<G>(cfg, a, &ca, device, cfg.seed ^ 0xA)?;
     let mut pb_ = make_player::<G>(cfg, b, &cb, device, cfg.seed ^ 0xB)?;
     let start = G::new_game(rules)?;
@@ -437,6 +457,112 @@ pub fn run_match_with<G: AbGame>(
     let res = play_match_book(&start, pa.as_mut(), pb_.as_mut(), &lines, pairs, |_| bar.inc(1), stop)
         .map_err(|e| anyhow!("match: {e}"))?;
     bar.finish_and_clear();
+    let state = sprt.map(|p| p.pentanomial(&res.pentanomial));
+    Ok((res, state))
+}
+
+/// The evaluator of an MCTS player in a batched match.
+enum SideEval<'a, G> {
+    Net(NetEvaluator<'a, G>),
+    Uniform,
+}
+
+impl<G: GameState> martian_search::Evaluator<G> for SideEval<'_, G> {
+    fn evaluate(
+        &mut self,
+        p: &[&G],
+        m: &[&[martian_rules::Move]],
+        out: &mut Vec<martian_search::Evaluation>,
+    ) -> Result<(), martian_search::EvalError> {
+        match self {
+            SideEval::Net(n) => n.evaluate(p, m, out),
+            SideEval::Uniform => UniformEvaluator.evaluate(p, m, out),
+        }
+    }
+}
+
+/// `(name, evaluator, simulations)` of a spec that is an MCTS player (`None` otherwise).
+fn mcts_side<'a, G: GameState>(
+    cfg: &RunConfig,
+    s: &PlayerSpec,
+    c: &'a Option<Checkpoint>,
+    device: Device,
+) -> Option<(String, SideEval<'a, G>, u32)> {
+    let sims = cfg.evaluate.simulations;
+    let file = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+    match (s, c) {
+        (PlayerSpec::Net(p), Some(ck)) => Some((
+            format!("mcts:model={},visits={sims}", file(p)),
+            SideEval::Net(NetEvaluator::new(&ck.net, device, 1024)),
+            sims,
+        )),
+        (PlayerSpec::Mcts { model: Some(p), visits }, Some(ck)) => {
+            let v = visits.unwrap_or(sims);
+            Some((format!("mcts:model={},visits={v}", file(p)), SideEval::Net(NetEvaluator::new(&ck.net, device, 1024)), v))
+        }
+        (PlayerSpec::Mcts { model: None, visits }, _) => {
+            let v = visits.unwrap_or(sims);
+            Some((format!("mcts:uniform,visits={v}"), SideEval::Uniform, v))
+        }
+        (PlayerSpec::Uniform, _) => Some((format!("mcts:uniform,visits={sims}"), SideEval::Uniform, sims)),
+        _ => None,
+    }
+}
+
+/// Games in flight in a batched match.
+const MATCH_GAMES_IN_FLIGHT: usize = 64;
+
+/// A match between two MCTS players with many games in flight and batched
+/// evaluation ([`martian_evaluate::play_match_mcts`]); the same games as the
+/// sequential arena, much faster. With an SPRT it plays chunks of 4 pairs and
+/// stops at a decision.
+fn run_match_batched<G: AbGame>(
+    cfg: &RunConfig,
+    rules: &G::Rules,
+    (na, mut ea, sa): (String, SideEval<'_, G>, u32),
+    (nb, mut eb, sb): (String, SideEval<'_, G>, u32),
+    pairs: u32,
+    book: Option<&Path>,
+    sprt: Option<SprtParams>,
+) -> Result<(MatchResult, Option<SprtState>)> {
+    let start = G::new_game(rules)?;
+    let lines = opening_lines(cfg, &start, book, pairs)?;
+    let mut search = cfg.search.clone();
+    search.leaves_per_batch = search.leaves_per_batch.max(4);
+    let bar = progress(pairs as u64 * 2, "match");
+    let chunk = if sprt.is_some() { 4 } else { pairs.max(1) };
+    let mut games = Vec::new();
+    let mut off = 0u32;
+    while off < pairs {
+        let n = chunk.min(pairs - off);
+        let sub: Vec<Vec<martian_rules::Move>> = if lines.is_empty() {
+            Vec::new()
+        } else {
+            (off..off + n).map(|p| lines[p as usize % lines.len()].clone()).collect()
+        };
+        let r = martian_evaluate::play_match_mcts(
+            &start,
+            martian_evaluate::MctsSide { name: na.clone(), evaluator: &mut ea, simulations: sa },
+            martian_evaluate::MctsSide { name: nb.clone(), evaluator: &mut eb, simulations: sb },
+            &search,
+            &sub,
+            n,
+            MATCH_GAMES_IN_FLIGHT,
+            |_| bar.inc(1),
+        )
+        .map_err(|e| anyhow!("match: {e}"))?;
+        games.extend(r.games.into_iter().map(|mut g| {
+            g.pair += off;
+            g
+        }));
+        off += n;
+        let so_far = martian_evaluate::summarize_games(na.clone(), nb.clone(), games.clone());
+        if sprt.is_some_and(|p| p.pentanomial(&so_far.pentanomial).decision != SprtDecision::Continue) {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let res = martian_evaluate::summarize_games(na, nb, games);
     let state = sprt.map(|p| p.pentanomial(&res.pentanomial));
     Ok((res, state))
 }
@@ -466,7 +592,13 @@ pub fn make_player<'a, G: AbGame>(
         )),
         (PlayerSpec::Mcts { model: Some(p), visits }, Some(ck)) => {
             let v = visits.unwrap_or(sims);
-            Box::new(MctsPlayer::new(format!("mcts:model={},visits={v}", file(p)), NetEvaluator::<G>::new(&ck.net, device, 256), search, v, seed))
+            Box::new(MctsPlayer::new(
+                format!("mcts:model={},visits={v}", file(p)),
+                NetEvaluator::<G>::new(&ck.net, device, 256),
+                search,
+                v,
+                seed,
+            ))
         }
         (PlayerSpec::Mcts { model: None, visits }, _) => {
             let v = visits.unwrap_or(sims);
@@ -506,7 +638,10 @@ mod player_spec_tests {
 
     #[test]
     fn parses_player_specs_and_lists() {
-        let l = PlayerSpec::parse_list("alphabeta:depth=1,alphabeta:depth=2, alphabeta:movetime=50,tt=4;mcts:visits=8,random").unwrap();
+        let l = PlayerSpec::parse_list(
+            "alphabeta:depth=1,alphabeta:depth=2, alphabeta:movetime=50,tt=4;mcts:visits=8,random",
+        )
+        .unwrap();
         assert_eq!(l.len(), 5);
         match &l[2] {
             PlayerSpec::AlphaBeta { limits, tt_mib, text, .. } => {
@@ -517,7 +652,16 @@ mod player_spec_tests {
         }
         assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8) });
         assert_eq!(l[4], PlayerSpec::Random);
-        for bad in ["alphabeta", "alphabeta:depth=x", "alphabeta:depth=0", "mcts:visits=0", "mcts:foo=1", "nope:x=1", "/no/such.safetensors", ""] {
+        for bad in [
+            "alphabeta",
+            "alphabeta:depth=x",
+            "alphabeta:depth=0",
+            "mcts:visits=0",
+            "mcts:foo=1",
+            "nope:x=1",
+            "/no/such.safetensors",
+            "",
+        ] {
             assert!(PlayerSpec::parse(bad).is_err(), "{bad}");
         }
     }

@@ -158,7 +158,10 @@ impl RunDir {
         let Ok(rd) = fs::read_dir(self.games()) else { return 0 };
         rd.filter_map(|e| e.ok())
             .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".jsonl")))
-            .map(|e| fs::read_to_string(e.path()).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0) as u64)
+            .map(|e| {
+                fs::read_to_string(e.path()).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0)
+                    as u64
+            })
             .sum()
     }
 

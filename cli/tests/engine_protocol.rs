@@ -43,11 +43,7 @@ impl Engine {
             }
         });
         let stdin = child.stdin.take();
-        Engine {
-            child,
-            stdin,
-            lines,
-        }
+        Engine { child, stdin, lines }
     }
 
     fn send_bytes(&mut self, bytes: &[u8]) {
@@ -61,9 +57,7 @@ impl Engine {
     }
 
     fn line(&self) -> String {
-        self.lines
-            .recv_timeout(TIMEOUT)
-            .expect("engine answers in time (and did not exit)")
+        self.lines.recv_timeout(TIMEOUT).expect("engine answers in time (and did not exit)")
     }
 
     /// Lines up to and including the first one starting with `prefix`.
@@ -113,10 +107,7 @@ impl Drop for Engine {
 fn self_play<G: GameState>(e: &mut Engine, game: &str, start: &str, visits: u32) -> Vec<String> {
     e.send("hello");
     let hello = e.line();
-    assert!(
-        hello.starts_with("ready id martian-zero version "),
-        "{hello}"
-    );
+    assert!(hello.starts_with("ready id martian-zero version "), "{hello}");
     e.send(&format!("game {game}"));
     let mut moves: Vec<String> = Vec::new();
     let mut saw_info = false;
@@ -138,11 +129,7 @@ fn self_play<G: GameState>(e: &mut Engine, game: &str, start: &str, visits: u32)
                 }
             }
         }
-        let best = out
-            .last()
-            .expect("bestmove line")
-            .trim_start_matches("bestmove ")
-            .to_string();
+        let best = out.last().expect("bestmove line").trim_start_matches("bestmove ").to_string();
         if best == "none" {
             break;
         }
@@ -159,10 +146,7 @@ fn self_play<G: GameState>(e: &mut Engine, game: &str, start: &str, visits: u32)
         let mv = s.parse_move(m).expect("engine moves are legal");
         s.play_unchecked(mv);
     }
-    assert!(
-        s.outcome().is_some(),
-        "{game}: the engine stopped before the end of the game"
-    );
+    assert!(s.outcome().is_some(), "{game}: the engine stopped before the end of the game");
     moves
 }
 
@@ -186,8 +170,7 @@ fn tiny_bundle(dir: &Path) -> std::path::PathBuf {
         policy_channels: 2,
         value_hidden: 8,
     };
-    let ck = Checkpoint::new_random::<MartianChess>(&Default::default(), &cfg, tch::Device::Cpu, 3)
-        .expect("net");
+    let ck = Checkpoint::new_random::<MartianChess>(&Default::default(), &cfg, tch::Device::Cpu, 3).expect("net");
     let weights = dir.join("net.safetensors");
     ck.save(&weights).expect("save");
     let bundle = dir.join("bundle");
@@ -198,11 +181,7 @@ fn tiny_bundle(dir: &Path) -> std::path::PathBuf {
         .arg(&bundle)
         .output()
         .expect("export runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     bundle
 }
 
@@ -307,26 +286,16 @@ fn stop_ends_a_long_search_and_end_of_input_exits() {
     std::thread::sleep(Duration::from_millis(300));
     e.send("hello"); // answered during the search
     let t0 = Instant::now();
-    assert!(e
-        .until("ready ")
-        .last()
-        .is_some_and(|l| l.contains(" engine mcts-uniform ")));
+    assert!(e.until("ready ").last().is_some_and(|l| l.contains(" engine mcts-uniform ")));
     e.send("stop");
     let out = e.until("bestmove ");
-    assert!(
-        t0.elapsed() < Duration::from_secs(30),
-        "stop took {:?}",
-        t0.elapsed()
-    );
+    assert!(t0.elapsed() < Duration::from_secs(30), "stop took {:?}", t0.elapsed());
     assert!(!out.last().expect("line").ends_with("none"));
     // End of input during a search: the search finishes, then the engine exits 0.
     e.send("go visits 200");
     drop(e.stdin.take());
     let out = e.until("bestmove ");
-    assert!(
-        out.iter().any(|l| l.starts_with("info visits 200 ")),
-        "{out:?}"
-    );
+    assert!(out.iter().any(|l| l.starts_with("info visits 200 ")), "{out:?}");
     assert_eq!(e.wait_exit(), 0);
 }
 
@@ -341,11 +310,7 @@ fn alphabeta_plays_both_games() {
         for go in ["go depth 2", "go visits 500", "go movetime 50"] {
             e.send(go);
             let out = e.until("bestmove ");
-            assert!(
-                out.iter()
-                    .any(|l| l.starts_with("info depth ") && l.contains(" score ")),
-                "{go}: {out:?}"
-            );
+            assert!(out.iter().any(|l| l.starts_with("info depth ") && l.contains(" score ")), "{go}: {out:?}");
             assert!(!out.last().expect("line").ends_with("none"), "{out:?}");
         }
     }
@@ -355,11 +320,7 @@ fn alphabeta_plays_both_games() {
 
 #[test]
 fn bad_command_lines_fail_cleanly() {
-    for args in [
-        &["--engine", "alphabet"][..],
-        &["--engine", "mcts"],
-        &["--model", "/nonexistent/model"],
-    ] {
+    for args in [&["--engine", "alphabet"][..], &["--engine", "mcts"], &["--model", "/nonexistent/model"]] {
         let out = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
             .arg("engine")
             .args(args)
@@ -367,9 +328,6 @@ fn bad_command_lines_fail_cleanly() {
             .output()
             .expect("runs");
         assert_eq!(out.status.code(), Some(1), "{args:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).starts_with("error: "),
-            "{args:?}"
-        );
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: "), "{args:?}");
     }
 }

@@ -22,24 +22,15 @@ use tch::{CModule, Device, Kind, Tensor};
 const TOLERANCE: f32 = 1e-4;
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
 }
 
 fn venv_python() -> PathBuf {
     let venv = std::env::var_os("MARTIAN_ZERO_VENV")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/martian-zero/venv")
-        });
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/martian-zero/venv"));
     let py = venv.join("bin/python");
-    assert!(
-        py.exists(),
-        "{} not found: run scripts/setup (or set MARTIAN_ZERO_VENV)",
-        py.display()
-    );
+    assert!(py.exists(), "{} not found: run scripts/setup (or set MARTIAN_ZERO_VENV)", py.display());
     py
 }
 
@@ -67,17 +58,11 @@ fn positions<G: GameState>(plies: usize, extra: &[&str]) -> Vec<G> {
         if moves.is_empty() {
             break;
         }
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         s.play_unchecked(moves[(x >> 33) as usize % moves.len()]);
         out.push(s.clone());
     }
-    out.extend(
-        extra
-            .iter()
-            .map(|t| G::from_position(t, &rules).expect("valid position string")),
-    );
+    out.extend(extra.iter().map(|t| G::from_position(t, &rules).expect("valid position string")));
     out
 }
 
@@ -128,9 +113,7 @@ fn golden<G: GameState>(dir: &Path, cfg: &ModelConfig, states: &[G]) -> f32 {
         .arg(&bundle));
     let py = venv_python();
     let tools = repo_root().join("tools");
-    run(Command::new(&py)
-        .arg(tools.join("export_onnx.py"))
-        .arg(&bundle));
+    run(Command::new(&py).arg(tools.join("export_onnx.py")).arg(&bundle));
     for f in ["model.json", "model.safetensors", "model.pt", "model.onnx"] {
         assert!(bundle.join(f).exists(), "{f} missing from the bundle");
     }
@@ -145,20 +128,10 @@ fn golden<G: GameState>(dir: &Path, cfg: &ModelConfig, states: &[G]) -> f32 {
     let x = Tensor::from_slice(&input).view([states.len() as i64, c as i64, h as i64, w as i64]);
     let _g = tch::no_grad_guard();
     let want = ck.net.forward_t(&x, false);
-    assert_eq!(
-        want.size(),
-        [states.len() as i64, G::NUM_ACTIONS as i64 + 3]
-    );
+    assert_eq!(want.size(), [states.len() as i64, G::NUM_ACTIONS as i64 + 3]);
     let scale = want.abs().max().double_value(&[]);
-    eprintln!(
-        "{}: {} positions, largest |output| {scale:.3}",
-        G::KIND,
-        states.len()
-    );
-    assert!(
-        scale < 100.0,
-        "outputs too large for an absolute tolerance: {scale}"
-    );
+    eprintln!("{}: {} positions, largest |output| {scale:.3}", G::KIND, states.len());
+    assert!(scale < 100.0, "outputs too large for an absolute tolerance: {scale}");
 
     // Rust: the bundle loaded back, and the TorchScript module.
     let (loaded, desc) = load_bundle::<G>(&bundle, Device::Cpu).expect("bundle loads");
@@ -167,10 +140,7 @@ fn golden<G: GameState>(dir: &Path, cfg: &ModelConfig, states: &[G]) -> f32 {
     let mut worst = max_abs(&loaded.net.forward_t(&x, false), &want);
     let ts = CModule::load(bundle.join("model.pt")).expect("TorchScript loads");
     let d_ts = max_abs(&ts.forward_ts(&[&x]).expect("TorchScript runs"), &want);
-    eprintln!(
-        "{}: Rust bundle {worst:.3e}, Rust TorchScript {d_ts:.3e}",
-        G::KIND
-    );
+    eprintln!("{}: Rust bundle {worst:.3e}, Rust TorchScript {d_ts:.3e}", G::KIND);
     worst = worst.max(d_ts);
 
     // Python: TorchScript, ONNX Runtime, rebuilt PyTorch network.
@@ -181,26 +151,16 @@ fn golden<G: GameState>(dir: &Path, cfg: &ModelConfig, states: &[G]) -> f32 {
         .arg(&bundle)
         .arg(dir.join("inputs.f32"))
         .arg(dir.join("expected.f32")));
-    let v: serde_json::Value =
-        serde_json::from_str(out.trim()).expect("check_bundle.py prints JSON");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("check_bundle.py prints JSON");
     eprintln!("{}: python {v}", G::KIND);
     assert_eq!(v["positions"].as_u64(), Some(states.len() as u64));
     for k in ["torchscript", "onnx", "pytorch"] {
-        let d = v[k]
-            .as_f64()
-            .unwrap_or_else(|| panic!("{k} missing in {v}")) as f32;
+        let d = v[k].as_f64().unwrap_or_else(|| panic!("{k} missing in {v}")) as f32;
         worst = worst.max(d);
     }
-    assert!(
-        worst <= TOLERANCE,
-        "{}: outputs differ by {worst} > {TOLERANCE}",
-        G::KIND
-    );
+    assert!(worst <= TOLERANCE, "{}: outputs differ by {worst} > {TOLERANCE}", G::KIND);
     // The policy must depend on the position (the test would be weak otherwise).
-    assert!(
-        max_abs(&want.get(0), &want.get(1)) > 1e-3,
-        "outputs do not depend on the input"
-    );
+    assert!(max_abs(&want.get(0), &want.get(1)) > 1e-3, "outputs do not depend on the input");
     worst
 }
 
@@ -215,10 +175,7 @@ fn exported_models_agree_with_the_rust_network() {
         policy_channels: 2,
         value_hidden: 16,
     };
-    let jetan = positions::<Jetan>(
-        9,
-        &["1L1FPCFDLW/TNN1NNNNNT/10/3N6/10/10/10/4n5/tnnn1nnnnt/wldfcpfdlw b OB - 3 4"],
-    );
+    let jetan = positions::<Jetan>(9, &["1L1FPCFDLW/TNN1NNNNNT/10/3N6/10/10/10/4n5/tnnn1nnnnt/wldfcpfdlw b OB - 3 4"]);
     let dj = golden::<Jetan>(&tmp.path().join("jetan"), &jetan_cfg, &jetan);
     // Martian Chess without batch norm (convolutions with biases), three blocks.
     let mc_cfg = ModelConfig {
@@ -246,16 +203,8 @@ fn documented_examples_hold() {
     assert_eq!(at(1, 0, 5), 1.0, "mover's Princess (e10) at row 0, col 5");
     assert_eq!(at(8, 9, 5), 1.0, "opponent's Chief (e1) at row 9, col 5");
     assert_eq!(at(9, 9, 4), 1.0, "opponent's Princess (f1) at row 9, col 4");
-    assert_eq!(
-        planes[16 * 100..18 * 100].iter().sum::<f32>(),
-        200.0,
-        "both Escape rights"
-    );
-    assert_eq!(
-        planes.iter().sum::<f32>(),
-        40.0 + 200.0,
-        "40 pieces, two all-ones planes"
-    );
+    assert_eq!(planes[16 * 100..18 * 100].iter().sum::<f32>(), 200.0, "both Escape rights");
+    assert_eq!(planes.iter().sum::<f32>(), 40.0 + 200.0, "40 pieces, two all-ones planes");
     let m = j.parse_move("e9e8").expect("legal");
     assert_eq!(j.action_index(m), 737);
     let mut j2 = j.clone();
@@ -268,19 +217,12 @@ fn documented_examples_hold() {
     mc.encode(&mut planes);
     let pawns: Vec<usize> = (0..32).filter(|&i| planes[i] == 1.0).collect();
     assert_eq!(pawns, vec![5, 9, 10, 21, 22, 26], "pawns b2 b3 c3 b6 c6 c7");
-    assert_eq!(
-        planes[3 * 32..].iter().sum::<f32>(),
-        0.0,
-        "planes 3-10 are 0 at the start"
-    );
+    assert_eq!(planes[3 * 32..].iter().sum::<f32>(), 0.0, "planes 3-10 are 0 at the start");
     let m = mc.parse_move("d3d5").expect("legal");
     assert_eq!(mc.action_index(m), 371);
     let mut mc2 = mc;
     mc2.play_unchecked(m);
-    assert_eq!(
-        mc2.action_index(mc2.parse_move("b6a5").expect("legal")),
-        335
-    );
+    assert_eq!(mc2.action_index(mc2.parse_move("b6a5").expect("legal")), 335);
     let mut planes2 = vec![0f32; 11 * 32];
     mc2.encode(&mut planes2);
     // North to move: rotated; the Drone that crossed to d5 (sq 19) is at 31 - 19 = 12.

@@ -44,7 +44,10 @@ fn mz(args: &[&str]) -> std::process::Output {
 }
 
 fn count(dir: &Path, suffix: &str) -> usize {
-    std::fs::read_dir(dir).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(suffix)).count()
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(suffix))
+        .count()
 }
 
 #[test]
@@ -116,6 +119,7 @@ fn bad_input_gets_clear_errors() {
     }
     let cfg = dir.path().join("c.toml");
     std::fs::write(&cfg, "game = \"jetan\"\n[selfplay]\ngames_in_fligt = 3\n").unwrap();
-    let out = mz(&["selfplay", "--config", cfg.to_str().unwrap(), "--games", "1", "--out", dir.path().to_str().unwrap()]);
+    let out =
+        mz(&["selfplay", "--config", cfg.to_str().unwrap(), "--games", "1", "--out", dir.path().to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("games_in_fligt"));
 }

@@ -194,13 +194,19 @@ where
             }
         });
     }
+    Ok(summarize_games(a.name, b.name, games))
+}
+
+/// A [`MatchResult`] from games of paired openings (sorted by pair, A on
+/// North first); pentanomial counts from the pairs' summed scores.
+pub fn summarize_games(a: String, b: String, mut games: Vec<GameResult>) -> MatchResult {
     games.sort_by_key(|g| (g.pair, g.a_side != Side::North));
     let mut pent = [0u32; 5];
-    for p in 0..pairs {
-        let s: f64 = games.iter().filter(|g| g.pair == p).map(|g| g.a_score).sum();
-        pent[(s * 2.0).round() as usize] += 1;
+    for pair in games.chunk_by(|x, y| x.pair == y.pair) {
+        let s: f64 = pair.iter().map(|g| g.a_score).sum();
+        pent[((s * 2.0).round() as usize).min(4)] += 1;
     }
-    Ok(summarize(a.name, b.name, games, pent))
+    summarize(a, b, games, pent)
 }
 
 /// Object-safe view of an evaluator, so both players' evaluators fit one loop.

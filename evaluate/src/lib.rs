@@ -15,7 +15,7 @@ mod ratings;
 mod sprt;
 
 pub use arena::{gauntlet, play_game, play_match, play_match_book, random_opening, GameResult, MatchResult};
-pub use batched::{play_match_mcts, MctsSide};
+pub use batched::{play_match_mcts, summarize_games, MctsSide};
 pub use book::{OpeningBook, BALANCED_SCORE};
 pub use elo::{elo_estimate, elo_from_score, EloEstimate};
 pub use player::{AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Player, PlayerError, RandomPlayer};

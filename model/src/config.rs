@@ -25,7 +25,14 @@ pub struct ModelConfig {
 
 impl Default for ModelConfig {
     fn default() -> Self {
-        ModelConfig { blocks: 6, channels: 64, batch_norm: true, global_pooling: true, policy_channels: 8, value_hidden: 64 }
+        ModelConfig {
+            blocks: 6,
+            channels: 64,
+            batch_norm: true,
+            global_pooling: true,
+            policy_channels: 8,
+            value_hidden: 64,
+        }
     }
 }
 

@@ -122,11 +122,7 @@ pub struct Architecture {
 impl Architecture {
     fn from_config(cfg: &ModelConfig) -> Architecture {
         let bn = if cfg.batch_norm { " -> BN" } else { "" };
-        let conv_bias = if cfg.batch_norm {
-            "no bias"
-        } else {
-            "with bias"
-        };
+        let conv_bias = if cfg.batch_norm { "no bias" } else { "with bias" };
         Architecture {
             kind: "resnet-policy-value".into(),
             blocks: cfg.blocks,
@@ -290,10 +286,7 @@ pub struct ExportReport {
 }
 
 fn now_s() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 fn torch(context: impl Into<String>) -> impl FnOnce(tch::TchError) -> ModelError {
@@ -307,11 +300,7 @@ fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ModelError {
 }
 
 /// Game-specific parts of the description.
-fn game_parts(
-    kind: GameKind,
-    input_shape: [usize; 3],
-    num_actions: usize,
-) -> (RulesSpec, InputSpec, PolicySpec) {
+fn game_parts(kind: GameKind, input_shape: [usize; 3], num_actions: usize) -> (RulesSpec, InputSpec, PolicySpec) {
     let [planes, rows, cols] = input_shape;
     let layout = format!(
         "[batch, {planes}, {rows}, {cols}] float32, row-major [plane][row][col]; row 0 is the side to move's back rank, \
@@ -342,21 +331,11 @@ fn game_parts(
     let planes = descs
         .iter()
         .enumerate()
-        .map(|(index, (name, d))| PlaneSpec {
-            index,
-            name: (*name).into(),
-            description: (*d).into(),
-        })
+        .map(|(index, (name, d))| PlaneSpec { index, name: (*name).into(), description: (*d).into() })
         .collect();
     (
         RulesSpec { document: doc.into(), version: version.into() },
-        InputSpec {
-            shape: input_shape,
-            dtype: "float32".into(),
-            layout,
-            orientation: orientation.into(),
-            planes,
-        },
+        InputSpec { shape: input_shape, dtype: "float32".into(), layout, orientation: orientation.into(), planes },
         PolicySpec {
             size: num_actions,
             squares: squares.into(),
@@ -378,10 +357,7 @@ pub fn describe<G: GameState>(
     source_checkpoint: &str,
     evaluations: Vec<EvalInfo>,
 ) -> Result<ModelDescription, ModelError> {
-    if meta.game != G::KIND
-        || meta.input_shape != G::INPUT_SHAPE
-        || meta.num_actions != G::NUM_ACTIONS
-    {
+    if meta.game != G::KIND || meta.input_shape != G::INPUT_SHAPE || meta.num_actions != G::NUM_ACTIONS {
         return Err(ModelError::Mismatch {
             path: source_checkpoint.into(),
             differences: format!(
@@ -439,16 +415,10 @@ pub fn describe<G: GameState>(
 
 fn max_abs_diff(a: &Tensor, b: &Tensor) -> Result<f32, ModelError> {
     if a.size() != b.size() {
-        return Err(ModelError::Config(format!(
-            "output shapes differ: {:?} vs {:?}",
-            a.size(),
-            b.size()
-        )));
+        return Err(ModelError::Config(format!("output shapes differ: {:?} vs {:?}", a.size(), b.size())));
     }
     let d = (a - b).abs().max().to_kind(Kind::Float);
-    d.f_double_value(&[])
-        .map(|v| v as f32)
-        .map_err(torch("reading a difference"))
+    d.f_double_value(&[]).map(|v| v as f32).map_err(torch("reading a difference"))
 }
 
 /// Writes the bundle of `ck` (on the CPU) for game `G` into `dir`: weights,
@@ -466,23 +436,15 @@ pub fn export_bundle<G: GameState>(
     dir: &Path,
 ) -> Result<ExportReport, ModelError> {
     if ck.vs.device() != Device::Cpu {
-        return Err(ModelError::Config(
-            "export needs the checkpoint loaded on the CPU".into(),
-        ));
+        return Err(ModelError::Config("export needs the checkpoint loaded on the CPU".into()));
     }
     fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
     let pid = std::process::id();
     // Weights: through a temporary name that keeps the .safetensors suffix (it selects the format).
     let weights = dir.join(WEIGHTS_FILE);
     let tmp = dir.join(format!(".tmp-{pid}-{WEIGHTS_FILE}"));
-    ck.vs
-        .save(&tmp)
-        .map_err(torch(format!("writing {}", tmp.display())))?;
-    fs::rename(&tmp, &weights).map_err(io(format!(
-        "renaming {} to {}",
-        tmp.display(),
-        weights.display()
-    )))?;
+    ck.vs.save(&tmp).map_err(torch(format!("writing {}", tmp.display())))?;
+    fs::rename(&tmp, &weights).map_err(io(format!("renaming {} to {}", tmp.display(), weights.display())))?;
 
     // TorchScript: trace the evaluation-mode forward pass. The tracer stores the
     // weights as constants, which must not require gradients.
@@ -496,14 +458,8 @@ pub fn export_bundle<G: GameState>(
         .map_err(torch("tracing the network"))?;
     let pt = dir.join(TORCHSCRIPT_FILE);
     let tmp = dir.join(format!(".tmp-{pid}-{TORCHSCRIPT_FILE}"));
-    module
-        .save(&tmp)
-        .map_err(torch(format!("writing {}", tmp.display())))?;
-    fs::rename(&tmp, &pt).map_err(io(format!(
-        "renaming {} to {}",
-        tmp.display(),
-        pt.display()
-    )))?;
+    module.save(&tmp).map_err(torch(format!("writing {}", tmp.display())))?;
+    fs::rename(&tmp, &pt).map_err(io(format!("renaming {} to {}", tmp.display(), pt.display())))?;
 
     // Check the saved module, loaded back, against the network.
     let loaded = CModule::load(&pt).map_err(torch(format!("loading {} back", pt.display())))?;
@@ -511,9 +467,7 @@ pub fn export_bundle<G: GameState>(
     for b in CHECK_BATCH_SIZES {
         let x = Tensor::rand([b, c, h, w], (Kind::Float, Device::Cpu));
         let want = net.forward_t(&x, false);
-        let got = loaded
-            .forward_ts(&[&x])
-            .map_err(torch(format!("running {} at batch {b}", pt.display())))?;
+        let got = loaded.forward_ts(&[&x]).map_err(torch(format!("running {} at batch {b}", pt.display())))?;
         if got.size() != [b, G::NUM_ACTIONS as i64 + 3] {
             return Err(ModelError::Config(format!(
                 "traced module returned shape {:?} at batch {b}, expected [{b}, {}]",
@@ -530,13 +484,9 @@ pub fn export_bundle<G: GameState>(
         checks.push((b, d));
     }
 
-    let json =
-        serde_json::to_string_pretty(description).map_err(|e| ModelError::Config(e.to_string()))?;
+    let json = serde_json::to_string_pretty(description).map_err(|e| ModelError::Config(e.to_string()))?;
     write_atomic(&dir.join(DESCRIPTION_FILE), json.as_bytes())?;
-    Ok(ExportReport {
-        dir: dir.to_path_buf(),
-        checks,
-    })
+    Ok(ExportReport { dir: dir.to_path_buf(), checks })
 }
 
 /// Reads `dir/model.json`.
@@ -547,10 +497,8 @@ pub fn export_bundle<G: GameState>(
 pub fn read_description(dir: &Path) -> Result<ModelDescription, ModelError> {
     let path = dir.join(DESCRIPTION_FILE);
     let text = fs::read_to_string(&path).map_err(io(format!("reading {}", path.display())))?;
-    let d: ModelDescription = serde_json::from_str(&text).map_err(|e| ModelError::BadMetadata {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })?;
+    let d: ModelDescription = serde_json::from_str(&text)
+        .map_err(|e| ModelError::BadMetadata { path: path.display().to_string(), message: e.to_string() })?;
     if d.format != MODEL_FORMAT || d.format_version != MODEL_FORMAT_VERSION {
         return Err(ModelError::BadMetadata {
             path: path.display().to_string(),
@@ -568,42 +516,27 @@ pub fn read_description(dir: &Path) -> Result<ModelDescription, ModelError> {
 /// # Errors
 /// [`ModelError::Mismatch`] if the bundle is for another game or shape; I/O,
 /// metadata or libtorch errors with the path.
-pub fn load_bundle<G: GameState>(
-    dir: &Path,
-    device: Device,
-) -> Result<(Checkpoint, ModelDescription), ModelError> {
+pub fn load_bundle<G: GameState>(dir: &Path, device: Device) -> Result<(Checkpoint, ModelDescription), ModelError> {
     let d = read_description(dir)?;
     let mut diffs = Vec::new();
     if d.game != G::KIND {
         diffs.push(format!("game: bundle {}, expected {}", d.game, G::KIND));
     }
     if d.input.shape != G::INPUT_SHAPE {
-        diffs.push(format!(
-            "input shape: bundle {:?}, game {:?}",
-            d.input.shape,
-            G::INPUT_SHAPE
-        ));
+        diffs.push(format!("input shape: bundle {:?}, game {:?}", d.input.shape, G::INPUT_SHAPE));
     }
     if d.policy.size != G::NUM_ACTIONS {
-        diffs.push(format!(
-            "policy size: bundle {}, game {}",
-            d.policy.size,
-            G::NUM_ACTIONS
-        ));
+        diffs.push(format!("policy size: bundle {}, game {}", d.policy.size, G::NUM_ACTIONS));
     }
     if !diffs.is_empty() {
-        return Err(ModelError::Mismatch {
-            path: dir.display().to_string(),
-            differences: diffs.join("; "),
-        });
+        return Err(ModelError::Mismatch { path: dir.display().to_string(), differences: diffs.join("; ") });
     }
     let cfg = d.architecture.model_config();
     cfg.validate().map_err(ModelError::Config)?;
     let mut vs = nn::VarStore::new(device);
     let net = PolicyValueNet::new(&vs.root(), &cfg, G::INPUT_SHAPE, G::NUM_ACTIONS);
     let weights = dir.join(WEIGHTS_FILE);
-    vs.load(&weights)
-        .map_err(torch(format!("loading {}", weights.display())))?;
+    vs.load(&weights).map_err(torch(format!("loading {}", weights.display())))?;
     let meta = CheckpointMeta {
         format_version: CHECKPOINT_FORMAT_VERSION,
         game: d.game,

@@ -56,14 +56,18 @@ struct ResBlock {
 
 impl ResBlock {
     fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
-        let mut y = self.a.forward_t(x, train).relu();
-        if let Some(g) = &self.gpool {
-            // Global pooling: per-channel mean and max over the board -> linear -> channel bias.
-            let mean = y.mean_dim(&[2i64, 3][..], false, Kind::Float);
-            let max = y.amax(&[2i64, 3][..], false);
-            let bias = Tensor::cat(&[mean, max], 1).apply(g);
-            y = y + bias.unsqueeze(-1).unsqueeze(-1);
-        }
+        let y = self.a.forward_t(x, train).relu();
+        // Global pooling: per-channel mean and max over the board -> linear -> channel bias.
+        // (Out of place: autograd needs the ReLU output unchanged.)
+        let y = match &self.gpool {
+            Some(g) => {
+                let mean = y.mean_dim(&[2i64, 3][..], false, Kind::Float);
+                let max = y.amax(&[2i64, 3][..], false);
+                let bias = Tensor::cat(&[mean, max], 1).apply(g);
+                y + bias.unsqueeze(-1).unsqueeze(-1)
+            }
+            None => y,
+        };
         (self.b.forward_t(&y, train) + x).relu()
     }
 }
@@ -105,12 +109,21 @@ impl PolicyValueNet {
         let pc = cfg.policy_channels as i64;
         let policy_conv = ConvBn::new(p / "policy", c, pc, 1, bn);
         let policy_fc = nn::linear(p / "policy" / "fc", pc * rows * cols, num_actions as i64, Default::default());
-        let value_conv =
-            nn::conv2d(p / "value" / "conv", c, 2, 1, nn::ConvConfig { bias: true, ..Default::default() });
+        let value_conv = nn::conv2d(p / "value" / "conv", c, 2, 1, nn::ConvConfig { bias: true, ..Default::default() });
         let vh = cfg.value_hidden as i64;
         let value_fc1 = nn::linear(p / "value" / "fc1", 2 * rows * cols, vh, Default::default());
         let value_fc2 = nn::linear(p / "value" / "fc2", vh, 3, Default::default());
-        PolicyValueNet { stem, blocks, policy_conv, policy_fc, value_conv, value_fc1, value_fc2, input_shape, num_actions }
+        PolicyValueNet {
+            stem,
+            blocks,
+            policy_conv,
+            policy_fc,
+            value_conv,
+            value_fc1,
+            value_fc2,
+            input_shape,
+            num_actions,
+        }
     }
 
     /// Input shape `[planes, rows, cols]`.

@@ -47,7 +47,11 @@ fn checkpoint_round_trip_gives_identical_outputs() {
     let (a, b) = (ck.net.forward(&x, false), back.net.forward(&x, false));
     assert_eq!(f64::try_from((a.policy_logits - b.policy_logits).abs().max()).unwrap(), 0.0);
     assert_eq!(f64::try_from((a.value_logits - b.value_logits).abs().max()).unwrap(), 0.0);
-    assert!(!std::fs::read_dir(dir.path()).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with(".tmp")));
+    assert!(!std::fs::read_dir(dir.path()).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with(".tmp")));
 }
 
 #[test]
@@ -78,14 +82,15 @@ fn mismatched_or_corrupt_checkpoints_are_errors() {
         Err(ModelError::BadMetadata { .. })
     ));
     // Missing.
-    assert!(Checkpoint::load::<Jetan>(&dir.path().join("none.safetensors"), &JetanRules::default(), None, Device::Cpu).is_err());
+    assert!(Checkpoint::load::<Jetan>(&dir.path().join("none.safetensors"), &JetanRules::default(), None, Device::Cpu)
+        .is_err());
 }
 
 #[test]
 fn net_evaluator_gives_priors_over_legal_moves() {
     let ck = Checkpoint::new_random::<MartianChess>(&MartianRules::default(), &tiny(), Device::Cpu, 3).unwrap();
     let a = MartianChess::new_game(&MartianRules::default()).unwrap();
-    let mut b = a.clone();
+    let mut b = a;
     b.play(b.parse_move("d3d5").unwrap()).unwrap();
     let (mut ma, mut mb) = (Vec::new(), Vec::new());
     a.legal_moves(&mut ma);

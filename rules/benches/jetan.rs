@@ -14,9 +14,7 @@ fn bench_perft(c: &mut Criterion) {
         if depth == 4 {
             group.sample_size(10);
         }
-        group.bench_with_input(BenchmarkId::from_parameter(depth), &depth, |b, &d| {
-            b.iter(|| perft(black_box(&g), d))
-        });
+        group.bench_with_input(BenchmarkId::from_parameter(depth), &depth, |b, &d| b.iter(|| perft(black_box(&g), d)));
     }
     group.finish();
 }

@@ -55,14 +55,7 @@ fn bench_playouts(c: &mut Criterion) {
     let mut group = c.benchmark_group("martian_playouts");
     group.throughput(Throughput::Elements(plies));
     group.bench_function(format!("{GAMES}_games_{plies}_plies"), |b| {
-        b.iter(|| {
-            playouts(
-                black_box(&start),
-                GAMES,
-                &mut 0x9E37_79B9_7F4A_7C15,
-                &mut moves,
-            )
-        })
+        b.iter(|| playouts(black_box(&start), GAMES, &mut 0x9E37_79B9_7F4A_7C15, &mut moves))
     });
     group.finish();
 }

@@ -11,8 +11,7 @@ pub fn perft<G: GameState>(pos: &G, depth: u32) -> u64 {
     if depth == 0 {
         return 1;
     }
-    let mut stack: Vec<(G, Vec<Move>)> =
-        (0..depth).map(|_| (pos.clone(), Vec::with_capacity(G::MAX_MOVES))).collect();
+    let mut stack: Vec<(G, Vec<Move>)> = (0..depth).map(|_| (pos.clone(), Vec::with_capacity(G::MAX_MOVES))).collect();
     perft_rec(&mut stack, depth)
 }
 

@@ -24,115 +24,40 @@ fn bad_position_strings() {
     use PositionErrorKind as K;
     let init = "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw";
     let cases: Vec<(String, PositionErrorKind)> = vec![
-        (
-            String::new(),
-            K::FieldCount {
-                expected: 6,
-                found: 0,
-            },
-        ),
-        (
-            format!("{init} o OB - 0"),
-            K::FieldCount {
-                expected: 6,
-                found: 5,
-            },
-        ),
-        (
-            format!("{init} o OB - 0 0 0"),
-            K::FieldCount {
-                expected: 6,
-                found: 7,
-            },
-        ),
+        (String::new(), K::FieldCount { expected: 6, found: 0 }),
+        (format!("{init} o OB - 0"), K::FieldCount { expected: 6, found: 5 }),
+        (format!("{init} o OB - 0 0 0"), K::FieldCount { expected: 6, found: 7 }),
         (
             "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
-            K::RankCount {
-                expected: 10,
-                found: 9,
-            },
+            K::RankCount { expected: 10, found: 9 },
         ),
         (
             "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw/ o OB - 0 0".into(),
-            K::RankCount {
-                expected: 10,
-                found: 11,
-            },
+            K::RankCount { expected: 10, found: 11 },
         ),
-        (
-            "WLDFPCFDLX/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
-            K::BadPieceLetter('X'),
-        ),
+        ("WLDFPCFDLX/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(), K::BadPieceLetter('X')),
         (
             "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlwn o OB - 0 0".into(),
             K::RankTooLong { rank: 1 },
         ),
-        (
-            "WLDFPCFDLW/TNNNNNNNNT/10/9/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
-            K::RankTooShort { rank: 7 },
-        ),
+        ("WLDFPCFDLW/TNNNNNNNNT/10/9/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(), K::RankTooShort { rank: 7 }),
         (
             "WLDFPCFDLW/TNNNNNNNNT/55/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
             K::BadEmptyRun("55".into()),
         ),
-        (
-            "WLDFPCFDLW/TNNNNNNNNT/0/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
-            K::BadEmptyRun("0".into()),
-        ),
+        ("WLDFPCFDLW/TNNNNNNNNT/0/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(), K::BadEmptyRun("0".into())),
         (
             "WLDFPCFDLW/TNNNNNNNNT/7N3/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
             K::RankTooLong { rank: 8 },
         ),
         (format!("{init} x OB - 0 0"), K::BadSide("x".into())),
-        (
-            format!("{init} o BO - 0 0"),
-            K::BadField {
-                field: "escapes",
-                text: "BO".into(),
-            },
-        ),
-        (
-            format!("{init} o OB 0 0 0"),
-            K::BadField {
-                field: "countdown",
-                text: "0".into(),
-            },
-        ),
-        (
-            format!("{init} o OB 11 0 0"),
-            K::BadField {
-                field: "countdown",
-                text: "11".into(),
-            },
-        ),
-        (
-            format!("{init} o OB x 0 0"),
-            K::BadNumber {
-                field: "countdown",
-                text: "x".into(),
-            },
-        ),
-        (
-            format!("{init} o OB - -1 0"),
-            K::BadNumber {
-                field: "quiet",
-                text: "-1".into(),
-            },
-        ),
-        (
-            format!("{init} o OB - 0 +3"),
-            K::BadNumber {
-                field: "ply",
-                text: "+3".into(),
-            },
-        ),
-        (
-            format!("{init} o OB - 0 99999999999"),
-            K::BadNumber {
-                field: "ply",
-                text: "99999999999".into(),
-            },
-        ),
+        (format!("{init} o BO - 0 0"), K::BadField { field: "escapes", text: "BO".into() }),
+        (format!("{init} o OB 0 0 0"), K::BadField { field: "countdown", text: "0".into() }),
+        (format!("{init} o OB 11 0 0"), K::BadField { field: "countdown", text: "11".into() }),
+        (format!("{init} o OB x 0 0"), K::BadNumber { field: "countdown", text: "x".into() }),
+        (format!("{init} o OB - -1 0"), K::BadNumber { field: "quiet", text: "-1".into() }),
+        (format!("{init} o OB - 0 +3"), K::BadNumber { field: "ply", text: "+3".into() }),
+        (format!("{init} o OB - 0 99999999999"), K::BadNumber { field: "ply", text: "99999999999".into() }),
         (
             "WLDFPPFDLW/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
             K::PieceCount {
@@ -153,45 +78,23 @@ fn bad_position_strings() {
         ),
         (
             "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcffdlw o OB - 0 0".into(),
-            K::PieceCount {
-                piece: "Princess",
-                side: "Black",
-                count: 0,
-                rule: "each side has exactly one Princess",
-            },
+            K::PieceCount { piece: "Princess", side: "Black", count: 0, rule: "each side has exactly one Princess" },
         ),
         (
             "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/p9/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
-            K::PieceCount {
-                piece: "Princess",
-                side: "Black",
-                count: 2,
-                rule: "each side has exactly one Princess",
-            },
+            K::PieceCount { piece: "Princess", side: "Black", count: 2, rule: "each side has exactly one Princess" },
         ),
         (
             "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/n9/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
-            K::PieceCount {
-                piece: "Panthan",
-                side: "Black",
-                count: 9,
-                rule: "at most 8 Panthans per side",
-            },
+            K::PieceCount { piece: "Panthan", side: "Black", count: 9, rule: "at most 8 Panthans per side" },
         ),
         (
             "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/f9/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
-            K::PieceCount {
-                piece: "Flier",
-                side: "Black",
-                count: 3,
-                rule: "at most 2 of this piece per side",
-            },
+            K::PieceCount { piece: "Flier", side: "Black", count: 3, rule: "at most 2 of this piece per side" },
         ),
         (
             format!("{init} o OB 5 0 0"),
-            K::Invalid(
-                "countdown 5 is allowed only when both sides have three pieces or fewer".into(),
-            ),
+            K::Invalid("countdown 5 is allowed only when both sides have three pieces or fewer".into()),
         ),
     ];
     for (text, expected) in cases {
@@ -215,41 +118,21 @@ fn good_position_strings() {
         PositionErrorKind::BadEmptyRun("5113".into())
     );
     let g = load("WLDFPCFDLW/TNNNNNNNN1/10/10/10/10/10/T9/tnnnnnnnnt/wldfcpfdlw o OB - 0 0");
-    assert_eq!(
-        g.to_position(),
-        "WLDFPCFDLW/TNNNNNNNN1/10/10/10/10/10/T9/tnnnnnnnnt/wldfcpfdlw o OB - 0 0"
-    );
+    assert_eq!(g.to_position(), "WLDFPCFDLW/TNNNNNNNN1/10/10/10/10/10/T9/tnnnnnnnnt/wldfcpfdlw o OB - 0 0");
 }
 
 #[test]
 fn move_text() {
     let g = Jetan::new_game(&JetanRules::default()).unwrap();
     assert_eq!(g.parse_move("e9e8").unwrap(), Move::new(sq("e9"), sq("e8")));
-    assert_eq!(
-        g.parse_move("e9-e8").unwrap(),
-        Move::new(sq("e9"), sq("e8"))
-    );
-    assert_eq!(
-        g.parse_move(" d10a7 ").unwrap(),
-        Move::new(sq("d10"), sq("a7"))
-    );
-    assert_eq!(
-        g.parse_move("e10^a5").unwrap(),
-        Move::new(sq("e10"), sq("a5"))
-    );
+    assert_eq!(g.parse_move("e9-e8").unwrap(), Move::new(sq("e9"), sq("e8")));
+    assert_eq!(g.parse_move(" d10a7 ").unwrap(), Move::new(sq("d10"), sq("a7")));
+    assert_eq!(g.parse_move("e10^a5").unwrap(), Move::new(sq("e10"), sq("a5")));
     assert_eq!(g.move_to_string(Move::new(sq("d10"), sq("a7"))), "d10a7");
     let g2 = load("C8P/10/10/10/10/10/10/6N3/3nn1D3/3dcp4 b OB - 0 0");
-    assert_eq!(
-        g2.parse_move("e1xg2").unwrap(),
-        Move::new(sq("e1"), sq("g2"))
-    );
-    for bad in [
-        "", "e9", "e9e", "k1a1", "a0a1", "a11a1", "a1a01", "e9e8x", "e9?e8", "é9e8", "e9e8e7",
-    ] {
-        assert!(
-            matches!(g.parse_move(bad), Err(RulesError::BadMoveText { .. })),
-            "{bad:?}"
-        );
+    assert_eq!(g2.parse_move("e1xg2").unwrap(), Move::new(sq("e1"), sq("g2")));
+    for bad in ["", "e9", "e9e", "k1a1", "a0a1", "a11a1", "a1a01", "e9e8x", "e9?e8", "é9e8", "e9e8e7"] {
+        assert!(matches!(g.parse_move(bad), Err(RulesError::BadMoveText { .. })), "{bad:?}");
     }
     match g.parse_move("e9e7") {
         Err(RulesError::IllegalMove { mv, legal }) => {
@@ -263,9 +146,7 @@ fn move_text() {
 
 #[test]
 fn rules_serde() {
-    let r: JetanRules =
-        toml::from_str("thoat = \"OrthogonalFirst\"\nmax_plies = 300\nno_capture_limit = 100")
-            .unwrap();
+    let r: JetanRules = toml::from_str("thoat = \"OrthogonalFirst\"\nmax_plies = 300\nno_capture_limit = 100").unwrap();
     assert_eq!(r.thoat, Thoat::OrthogonalFirst);
     assert_eq!(r.max_plies, 300);
     assert_eq!(r.no_capture_limit, Some(100));
@@ -274,13 +155,7 @@ fn rules_serde() {
     assert!(toml::from_str::<JetanRules>("thoat_rule = \"Jumping\"").is_err());
     assert!(toml::from_str::<JetanRules>("thoat = \"Flying\"").is_err());
     let r: JetanRules = toml::from_str("small_material = \"Lot\"").unwrap();
-    assert!(matches!(
-        Jetan::new_game(&r),
-        Err(RulesError::Unsupported {
-            option: "small_material",
-            ..
-        })
-    ));
+    assert!(matches!(Jetan::new_game(&r), Err(RulesError::Unsupported { option: "small_material", .. })));
     for text in [
         "chief_captured_by_non_chief = \"Lot\"",
         "step_count = \"UpTo\"",
@@ -289,22 +164,10 @@ fn rules_serde() {
         "escape = \"StraightLineUpTo9\"",
     ] {
         let r: JetanRules = toml::from_str(text).unwrap();
-        assert!(
-            matches!(Jetan::new_game(&r), Err(RulesError::Unsupported { .. })),
-            "{text}"
-        );
-        assert!(
-            matches!(
-                Jetan::from_position(INITIAL_POSITION, &r),
-                Err(RulesError::Unsupported { .. })
-            ),
-            "{text}"
-        );
+        assert!(matches!(Jetan::new_game(&r), Err(RulesError::Unsupported { .. })), "{text}");
+        assert!(matches!(Jetan::from_position(INITIAL_POSITION, &r), Err(RulesError::Unsupported { .. })), "{text}");
     }
-    let r = JetanRules {
-        small_material: SmallMaterial::EqualValueOnly,
-        ..JetanRules::default()
-    };
+    let r = JetanRules { small_material: SmallMaterial::EqualValueOnly, ..JetanRules::default() };
     // Dwar v Padwar: unequal material, no countdown under EqualValueOnly.
     let g = load_with("4PC4/10/10/10/9l/D9/10/10/10/4cp4 o OB - 0 0", &r);
     assert_eq!(g.countdown(), None);
@@ -318,19 +181,13 @@ fn rules_serde() {
 fn escape_variants() {
     use martian_rules::jetan::Escape;
     let fen = "C8P/10/4W5/4p5/10/10/10/10/10/c9 b OB - 0 0";
-    let r = JetanRules {
-        escape: Escape::None,
-        ..JetanRules::default()
-    };
+    let r = JetanRules { escape: Escape::None, ..JetanRules::default() };
     let g = load_with(fen, &r);
     assert_eq!(dests(&g, "e7").1.len(), 0);
     assert_eq!(dests(&g, "e7").0.len(), 30);
     assert_eq!(Jetan::new_game(&r).unwrap().count_legal_moves(), 52);
     // OnlyWhenAttacked: e7 is not attacked by the Warrior on e8 (odd distance) → no Escape.
-    let r = JetanRules {
-        escape: Escape::OnlyWhenAttacked,
-        ..JetanRules::default()
-    };
+    let r = JetanRules { escape: Escape::OnlyWhenAttacked, ..JetanRules::default() };
     let g = load_with(fen, &r);
     assert_eq!(dests(&g, "e7").1.len(), 0);
     // Princess on e6 is attacked by the Warrior on e8 → 45-ish Escapes available.

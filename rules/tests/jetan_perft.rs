@@ -28,10 +28,7 @@ fn data() -> Vec<(String, Vec<(u32, u64)>)> {
             let counts = parts
                 .map(|p| {
                     let mut it = p.split_whitespace();
-                    (
-                        it.next().unwrap().parse().unwrap(),
-                        it.next().unwrap().parse().unwrap(),
-                    )
+                    (it.next().unwrap().parse().unwrap(), it.next().unwrap().parse().unwrap())
                 })
                 .collect();
             (fen, counts)
@@ -85,11 +82,7 @@ fn compare(g: &Jetan, slow_thoat_orth_first: bool) {
     for &(f, t) in &fast {
         if g.piece_at(f).map(|p| p.0) == Some(martian_rules::jetan::Piece::Princess) {
             let normal = slow.path_ends(f as usize).contains(&(t as usize));
-            assert_eq!(
-                g.is_escape(martian_rules::Move::new(f, t)),
-                !normal,
-                "{fen}"
-            );
+            assert_eq!(g.is_escape(martian_rules::Move::new(f, t)), !normal, "{fen}");
         }
     }
 }
@@ -100,16 +93,9 @@ fn compare(g: &Jetan, slow_thoat_orth_first: bool) {
 fn fast_generator_matches_oracle_on_random_play() {
     let mut rng = StdRng::seed_from_u64(0x004A_4554_414E);
     let mut positions = 0;
-    for (rules, orth) in [
-        (JetanRules::default(), false),
-        (
-            JetanRules {
-                thoat: Thoat::OrthogonalFirst,
-                ..JetanRules::default()
-            },
-            true,
-        ),
-    ] {
+    for (rules, orth) in
+        [(JetanRules::default(), false), (JetanRules { thoat: Thoat::OrthogonalFirst, ..JetanRules::default() }, true)]
+    {
         let games = if orth { 10 } else { 50 };
         for game in 0..games {
             let mut g = Jetan::new_game(&rules).unwrap();
@@ -119,11 +105,7 @@ fn fast_generator_matches_oracle_on_random_play() {
                 positions += 1;
                 let mv = moves(&g);
                 let pick = if quiet_bias && rng.gen_bool(0.9) {
-                    let quiet: Vec<_> = mv
-                        .iter()
-                        .filter(|m| g.piece_at(m.to).is_none())
-                        .copied()
-                        .collect();
+                    let quiet: Vec<_> = mv.iter().filter(|m| g.piece_at(m.to).is_none()).copied().collect();
                     if quiet.is_empty() {
                         mv[rng.gen_range(0..mv.len())]
                     } else {
@@ -145,14 +127,8 @@ fn fast_generator_matches_oracle_on_random_play() {
 #[test]
 #[ignore]
 fn print_perft() {
-    let max: u32 = std::env::var("JETAN_PERFT_DEPTH")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
-    let oracle_max: u32 = std::env::var("JETAN_ORACLE_DEPTH")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
+    let max: u32 = std::env::var("JETAN_PERFT_DEPTH").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
+    let oracle_max: u32 = std::env::var("JETAN_ORACLE_DEPTH").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
     for (fen, _) in data() {
         let g = load(&fen);
         let slow = Slow::parse(&fen);
@@ -160,11 +136,7 @@ fn print_perft() {
             let t = std::time::Instant::now();
             let n = perft(&g, d);
             let dt = t.elapsed();
-            let o = if d <= oracle_max {
-                slow.perft(d).to_string()
-            } else {
-                "-".into()
-            };
+            let o = if d <= oracle_max { slow.perft(d).to_string() } else { "-".into() };
             println!("{fen} ; depth {d} fast {n} ({dt:?}) oracle {o}");
         }
     }

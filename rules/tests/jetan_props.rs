@@ -24,11 +24,7 @@ fn random_states(seed: u64, games: usize, rules: &JetanRules, mut f: impl FnMut(
             if mv.is_empty() {
                 break;
             }
-            let quiet: Vec<Move> = mv
-                .iter()
-                .filter(|m| g.piece_at(m.to).is_none())
-                .copied()
-                .collect();
+            let quiet: Vec<Move> = mv.iter().filter(|m| g.piece_at(m.to).is_none()).copied().collect();
             let pick = if game % 2 == 1 && !quiet.is_empty() && rng.gen_bool(0.9) {
                 quiet[rng.gen_range(0..quiet.len())]
             } else {
@@ -124,13 +120,7 @@ fn rotation_symmetry_and_canonical_encoding() {
 
 #[test]
 fn action_index_unique_and_invertible() {
-    for rules in [
-        JetanRules::default(),
-        JetanRules {
-            setup: Setup::ManatorFacing,
-            ..JetanRules::default()
-        },
-    ] {
+    for rules in [JetanRules::default(), JetanRules { setup: Setup::ManatorFacing, ..JetanRules::default() }] {
         random_states(3, 20, &rules, |g| {
             let mut seen = HashSet::new();
             for m in moves(g) {
@@ -158,10 +148,7 @@ fn action_index_examples() {
     assert_eq!(g.action_index(Move::new(sq("c2"), sq("c1"))), 12 * 48 + 30);
     // Flier d1a4: Δ(−3,+3) → disp 0.
     assert_eq!(g.action_index(Move::new(sq("d1"), sq("a4"))), 3 * 48);
-    assert_eq!(
-        g.move_for_action(3 * 48),
-        Some(Move::new(sq("d1"), sq("a4")))
-    );
+    assert_eq!(g.move_for_action(3 * 48), Some(Move::new(sq("d1"), sq("a4"))));
     assert_eq!(g.move_for_action(0), None);
 }
 

@@ -22,176 +22,50 @@ fn kind(text: &str) -> K {
 }
 
 fn num(field: &'static str, text: &str) -> K {
-    K::BadNumber {
-        field,
-        text: text.to_string(),
-    }
+    K::BadNumber { field, text: text.to_string() }
 }
 
 fn field(field: &'static str, text: &str) -> K {
-    K::BadField {
-        field,
-        text: text.to_string(),
-    }
+    K::BadField { field, text: text.to_string() }
 }
 
 #[test]
 fn bad_state_strings() {
     let table: Vec<(&str, K)> = vec![
-        (
-            "",
-            K::FieldCount {
-                expected: 8,
-                found: 0,
-            },
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0",
-            K::FieldCount {
-                expected: 8,
-                found: 7,
-            },
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0 0",
-            K::FieldCount {
-                expected: 8,
-                found: 9,
-            },
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ S 0 0 - - 0 0",
-            K::RankCount {
-                expected: 8,
-                found: 7,
-            },
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ/4 S 0 0 - - 0 0",
-            K::RankCount {
-                expected: 8,
-                found: 9,
-            },
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQK S 0 0 - - 0 0",
-            K::BadPieceLetter('K'),
-        ),
-        (
-            "qQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0",
-            K::BadPieceLetter('q'),
-        ),
-        (
-            "QQDé/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0",
-            K::BadPieceLetter('é'),
-        ),
-        (
-            "QQDQQ/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0",
-            K::RankTooLong { rank: 8 },
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ1 S 0 0 - - 0 0",
-            K::RankTooLong { rank: 1 },
-        ),
-        (
-            "QQD1/QDP1/DPP1/3P1/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0",
-            K::RankTooLong { rank: 5 },
-        ),
-        (
-            "QQD/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0",
-            K::RankTooShort { rank: 8 },
-        ),
-        (
-            "QQD1/QDP1/DPP1/4//1PPD/1PDQ/1DQQ S 0 0 - - 0 0",
-            K::RankTooShort { rank: 4 },
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ/ S 0 0 - - 0 0",
-            K::RankCount {
-                expected: 8,
-                found: 9,
-            },
-        ),
-        (
-            "QQD1/QDP1/DPP1/04/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0",
-            K::BadEmptyRun("0".into()),
-        ),
-        (
-            "QQD1/QDP1/DPP1/5/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0",
-            K::BadEmptyRun("5".into()),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ s 0 0 - - 0 0",
-            K::BadSide("s".into()),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ W 0 0 - - 0 0",
-            K::BadSide("W".into()),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ South 0 0 - - 0 0",
-            K::BadSide("South".into()),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S -1 0 - - 0 0",
-            num("scoreS", "-1"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S +1 0 - - 0 0",
-            num("scoreS", "+1"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 x - - 0 0",
-            num("scoreN", "x"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 10000 - - 0 0",
-            num("scoreN", "10000"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 d3 - 0 0",
-            field("last", "d3"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 d3d3 - 0 0",
-            field("last", "d3d3"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 e3d3 - 0 0",
-            field("last", "e3d3"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 d3d9 - 0 0",
-            field("last", "d3d9"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 d3-d5 - 0 0",
-            field("last", "d3-d5"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - 8 0 0",
-            field("clock", "8"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - 07 0 0",
-            field("clock", "07"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - x 0 0",
-            field("clock", "x"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - q 0",
-            num("quiet", "q"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 -3",
-            num("ply", "-3"),
-        ),
-        (
-            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 99999999999",
-            num("ply", "99999999999"),
-        ),
+        ("", K::FieldCount { expected: 8, found: 0 }),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0", K::FieldCount { expected: 8, found: 7 }),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0 0", K::FieldCount { expected: 8, found: 9 }),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ S 0 0 - - 0 0", K::RankCount { expected: 8, found: 7 }),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ/4 S 0 0 - - 0 0", K::RankCount { expected: 8, found: 9 }),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQK S 0 0 - - 0 0", K::BadPieceLetter('K')),
+        ("qQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", K::BadPieceLetter('q')),
+        ("QQDé/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", K::BadPieceLetter('é')),
+        ("QQDQQ/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", K::RankTooLong { rank: 8 }),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ1 S 0 0 - - 0 0", K::RankTooLong { rank: 1 }),
+        ("QQD1/QDP1/DPP1/3P1/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", K::RankTooLong { rank: 5 }),
+        ("QQD/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", K::RankTooShort { rank: 8 }),
+        ("QQD1/QDP1/DPP1/4//1PPD/1PDQ/1DQQ S 0 0 - - 0 0", K::RankTooShort { rank: 4 }),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ/ S 0 0 - - 0 0", K::RankCount { expected: 8, found: 9 }),
+        ("QQD1/QDP1/DPP1/04/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", K::BadEmptyRun("0".into())),
+        ("QQD1/QDP1/DPP1/5/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", K::BadEmptyRun("5".into())),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ s 0 0 - - 0 0", K::BadSide("s".into())),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ W 0 0 - - 0 0", K::BadSide("W".into())),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ South 0 0 - - 0 0", K::BadSide("South".into())),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S -1 0 - - 0 0", num("scoreS", "-1")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S +1 0 - - 0 0", num("scoreS", "+1")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 x - - 0 0", num("scoreN", "x")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 10000 - - 0 0", num("scoreN", "10000")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 d3 - 0 0", field("last", "d3")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 d3d3 - 0 0", field("last", "d3d3")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 e3d3 - 0 0", field("last", "e3d3")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 d3d9 - 0 0", field("last", "d3d9")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 d3-d5 - 0 0", field("last", "d3-d5")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - 8 0 0", field("clock", "8")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - 07 0 0", field("clock", "07")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - x 0 0", field("clock", "x")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - q 0", num("quiet", "q")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 -3", num("ply", "-3")),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 99999999999", num("ply", "99999999999")),
     ];
     for (text, expected) in table {
         assert_eq!(kind(text), expected, "{text:?}");
@@ -206,10 +80,7 @@ fn good_state_strings() {
     let s = parse("  QQD1/QDP1/DPP1/22/1111/1PPD/1PDQ/1DQQ   S 0 0 - - 0 0 ").unwrap();
     assert_eq!(s.to_position(), INITIAL);
     let s = parse("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 12 3 b4c5 4 2 37").unwrap();
-    assert_eq!(
-        s.to_position(),
-        "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 12 3 b4c5 4 2 37"
-    );
+    assert_eq!(s.to_position(), "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 12 3 b4c5 4 2 37");
     assert_eq!(s.scores(), [12, 3]);
     assert_eq!(s.last_move(), Some(Move::new(13, 18)));
     assert_eq!(s.clock_countdown(), Some(4));
@@ -223,13 +94,8 @@ fn move_text() {
     for t in ["d3d5", "d3-d5", "d3xd5", "d3+d5", " d3d5 "] {
         assert_eq!(s.parse_move(t), Ok(d3d5), "{t}");
     }
-    for t in [
-        "", "d3", "d3d", "d3d5d", "e3d5", "d0d5", "d3/d5", "d3d3", "D3D5", "d3 d5", "ééé",
-    ] {
-        assert!(
-            matches!(s.parse_move(t), Err(RulesError::BadMoveText { .. })),
-            "{t}"
-        );
+    for t in ["", "d3", "d3d", "d3d5d", "e3d5", "d0d5", "d3/d5", "d3d3", "D3D5", "d3 d5", "ééé"] {
+        assert!(matches!(s.parse_move(t), Err(RulesError::BadMoveText { .. })), "{t}");
     }
     match s.parse_move("d3d6") {
         Err(RulesError::IllegalMove { mv, legal }) => {

@@ -53,11 +53,7 @@ fn oracle_agrees_on_small_counts() {
             continue;
         }
         let slow = Slow::parse(&position, SlowRules::default());
-        assert_eq!(
-            slow.perft(depth),
-            count,
-            "oracle perft({depth}) of {position}"
-        );
+        assert_eq!(slow.perft(depth), count, "oracle perft({depth}) of {position}");
     }
 }
 
@@ -68,11 +64,7 @@ fn divide_matches_oracle() {
     let d = divide(&s, 3);
     assert_eq!(d.len(), 10);
     for (mv, n) in d {
-        let m = slow
-            .moves()
-            .into_iter()
-            .find(|&(a, b)| index(a) == mv.from && index(b) == mv.to)
-            .unwrap();
+        let m = slow.moves().into_iter().find(|&(a, b)| index(a) == mv.from && index(b) == mv.to).unwrap();
         let mut c = slow.clone();
         c.play(m);
         assert_eq!(c.perft(2), n, "{}", s.move_to_string(mv));
@@ -84,11 +76,7 @@ fn divide_matches_oracle() {
 fn print_perft() {
     for (position, _, _) in entries() {
         let s = MartianChess::from_position(&position, &MartianRules::default()).unwrap();
-        for d in 1..=std::env::var("PERFT_MAX")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(6)
-        {
+        for d in 1..=std::env::var("PERFT_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(6) {
             let t = std::time::Instant::now();
             let n = perft(&s, d);
             println!("{position} perft {d} {n} ({:?})", t.elapsed());

@@ -14,10 +14,7 @@ fn pos_with(text: &str, rules: &MartianRules) -> MartianChess {
 
 /// Spec move lists use `-`, `x`, `+`; compare as plain `<from><to>`, sorted.
 fn spec(list: &str) -> Vec<String> {
-    let mut v: Vec<String> = list
-        .split_whitespace()
-        .map(|m| m.replace(['-', 'x', '+'], ""))
-        .collect();
+    let mut v: Vec<String> = list.split_whitespace().map(|m| m.replace(['-', 'x', '+'], "")).collect();
     v.sort();
     v
 }
@@ -25,21 +22,14 @@ fn spec(list: &str) -> Vec<String> {
 fn all_moves(s: &MartianChess) -> Vec<String> {
     let mut moves = Vec::new();
     s.legal_moves(&mut moves);
-    assert_eq!(
-        moves.len(),
-        s.count_legal_moves(),
-        "count_legal_moves disagrees"
-    );
+    assert_eq!(moves.len(), s.count_legal_moves(), "count_legal_moves disagrees");
     let mut v: Vec<String> = moves.iter().map(|&m| s.move_to_string(m)).collect();
     v.sort();
     v
 }
 
 fn piece_moves(s: &MartianChess, from: &str) -> Vec<String> {
-    all_moves(s)
-        .into_iter()
-        .filter(|m| m.starts_with(from))
-        .collect()
+    all_moves(s).into_iter().filter(|m| m.starts_with(from)).collect()
 }
 
 fn play(s: &mut MartianChess, moves: &str) {
@@ -52,46 +42,28 @@ fn play(s: &mut MartianChess, moves: &str) {
 #[test]
 fn initial_moves_south_s11() {
     let s = MartianChess::new_game(&MartianRules::default()).unwrap();
-    assert_eq!(
-        s.to_position(),
-        "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0"
-    );
+    assert_eq!(s.to_position(), "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0");
     assert_eq!(s.side_to_move(), Side::South);
-    assert_eq!(
-        all_moves(&s),
-        spec("b1a1 b2a1 b2a3 b3a2 b3a4 b3c4 c3b4 c3d4 d3d4 d3d5")
-    );
+    assert_eq!(all_moves(&s), spec("b1a1 b2a1 b2a3 b3a2 b3a4 b3c4 c3b4 c3d4 d3d4 d3d5"));
     assert_eq!(s.outcome(), None);
     assert_eq!(s.scores(), [0, 0]);
 }
 
 #[test]
 fn initial_moves_north_s11() {
-    let rules = MartianRules {
-        first_player: Side::North,
-        ..MartianRules::default()
-    };
+    let rules = MartianRules { first_player: Side::North, ..MartianRules::default() };
     let s = MartianChess::new_game(&rules).unwrap();
     assert_eq!(s.side_to_move(), Side::North);
-    assert_eq!(
-        s.to_position(),
-        "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 0 0 - - 0 0"
-    );
+    assert_eq!(s.to_position(), "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 0 0 - - 0 0");
     let expect = spec("a6a4 a6a5 b6a5 b6c5 c6b5 c6d5 c6d7 c7d6 c7d8 c8d8");
     assert_eq!(all_moves(&s), expect);
-    assert_eq!(
-        all_moves(&pos("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 0 0 - - 0 0")),
-        expect
-    );
+    assert_eq!(all_moves(&pos("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 0 0 - - 0 0")), expect);
 }
 
 #[test]
 fn mc2_queen() {
     let s = pos("Q1D1/4/1P2/4/2P1/1Q2/D3/3P S 0 0 - - 0 0");
-    assert_eq!(
-        piece_moves(&s, "b3"),
-        spec("b3-a3 b3-a4 b3-b1 b3-b2 b3-b4 b3-b5 b3-c2 b3-c3 b3-d3 b3xb6")
-    );
+    assert_eq!(piece_moves(&s, "b3"), spec("b3-a3 b3-a4 b3-b1 b3-b2 b3-b4 b3-b5 b3-c2 b3-c3 b3-d3 b3xb6"));
 }
 
 #[test]
@@ -132,10 +104,7 @@ fn mc6_no_merge_with_drone() {
 #[test]
 fn mc7_drone_pawn_merges() {
     let s = pos("D3/2Q1/4/4/4/1P2/2P1/1D2 S 0 0 - - 0 0");
-    assert_eq!(
-        all_moves(&s),
-        spec("b1+b3 b1-a1 b1-b2 b1-c1 b1-d1 b3-a2 b3-a4 b3-c4 c2+b1 c2-d1 c2-d3")
-    );
+    assert_eq!(all_moves(&s), spec("b1+b3 b1-a1 b1-b2 b1-c1 b1-d1 b3-a2 b3-a4 b3-c4 c2+b1 c2-d1 c2-d3"));
     let mut c = s;
     play(&mut c, "b1b3");
     assert_eq!(c.to_position(), "D3/2Q1/4/4/4/1Q2/2P1/4 N 0 0 b1b3 - 1 1");
@@ -147,10 +116,7 @@ fn mc7_drone_pawn_merges() {
 #[test]
 fn mc8_merge_needs_clear_path() {
     let s = pos("D3/2Q1/4/4/4/1P2/1P2/1D2 S 0 0 - - 0 0");
-    assert_eq!(
-        all_moves(&s),
-        spec("b1+b2 b1-a1 b1-c1 b1-d1 b2-a1 b2-a3 b2-c1 b2-c3 b3-a2 b3-a4 b3-c2 b3-c4")
-    );
+    assert_eq!(all_moves(&s), spec("b1+b2 b1-a1 b1-c1 b1-d1 b2-a1 b2-a3 b2-c1 b2-c3 b3-a2 b3-a4 b3-c2 b3-c4"));
 }
 
 #[test]
@@ -159,15 +125,9 @@ fn mc9_no_undo() {
     assert_eq!(piece_moves(&s, "b4"), spec("b4-a3 b4-a5 b4-c3"));
     assert_eq!(s.banned_move(), Some(Move::new(13, 18)));
     // Without the ban the move back is legal.
-    let off = MartianRules {
-        no_undo: false,
-        ..MartianRules::default()
-    };
+    let off = MartianRules { no_undo: false, ..MartianRules::default() };
     assert_eq!(
-        piece_moves(
-            &pos_with("Q3/4/1D2/4/1P2/4/4/3Q S 0 0 c5b4 - 0 0", &off),
-            "b4"
-        ),
+        piece_moves(&pos_with("Q3/4/1D2/4/1P2/4/4/3Q S 0 0 c5b4 - 0 0", &off), "b4"),
         spec("b4-a3 b4-a5 b4-c3 b4-c5")
     );
     // Two turns later the piece may go back.
@@ -184,19 +144,13 @@ fn mc9_no_undo() {
 #[test]
 fn mc10_no_undo_after_capture() {
     let s = pos("Q3/1P1D/4/4/4/4/3Q/P3 S 0 0 d6d2 - 0 0");
-    assert_eq!(
-        piece_moves(&s, "d2"),
-        spec("d2-a2 d2-a5 d2-b2 d2-b4 d2-c1 d2-c2 d2-c3 d2-d1 d2-d3 d2-d4 d2-d5 d2xd7")
-    );
+    assert_eq!(piece_moves(&s, "d2"), spec("d2-a2 d2-a5 d2-b2 d2-b4 d2-c1 d2-c2 d2-c3 d2-d1 d2-d3 d2-d4 d2-d5 d2xd7"));
 }
 
 #[test]
 fn mc11_north_drone_pawn_merge() {
     let s = pos("P2D/1P2/2PP/4/4/4/Q3/3Q N 0 0 - - 0 0");
-    assert_eq!(
-        all_moves(&s),
-        spec("b7-a6 b7-c8 c6-b5 c6-d5 c6-d7 d6-c5 d6-c7 d8+d6 d8-b8 d8-c8 d8-d7")
-    );
+    assert_eq!(all_moves(&s), spec("b7-a6 b7-c8 c6-b5 c6-d5 c6-d7 d6-c5 d6-c7 d8+d6 d8-b8 d8-c8 d8-d7"));
 }
 
 #[test]
@@ -207,10 +161,7 @@ fn mc12_last_piece_leaves_zone() {
         all_moves(&s),
         spec("a4-a1 a4-a2 a4-a3 a4-a5 a4-a6 a4-a7 a4-a8 a4-b3 a4-b4 a4-c2 a4-c4 a4-d1 a4-d4 a4xb5")
     );
-    let north_wins = Outcome {
-        winner: Some(Side::North),
-        reason: EndReason::EmptyZone,
-    };
+    let north_wins = Outcome { winner: Some(Side::North), reason: EndReason::EmptyZone };
     for m in ["a4a5", "a4a6", "a4a7", "a4a8"] {
         let mut c = s;
         play(&mut c, m);
@@ -223,43 +174,20 @@ fn mc12_last_piece_leaves_zone() {
     let mut c = s;
     play(&mut c, "a4b5");
     assert_eq!(c.scores(), [6, 6]);
-    assert_eq!(
-        c.outcome(),
-        Some(Outcome {
-            winner: Some(Side::South),
-            reason: EndReason::EmptyZone
-        })
-    );
+    assert_eq!(c.outcome(), Some(Outcome { winner: Some(Side::South), reason: EndReason::EmptyZone }));
     // Tie variant: a draw.
-    let draw = MartianRules {
-        tie_on_empty_zone: EmptyZoneTie::Draw,
-        ..MartianRules::default()
-    };
+    let draw = MartianRules { tie_on_empty_zone: EmptyZoneTie::Draw, ..MartianRules::default() };
     let mut c = pos_with(text, &draw);
     play(&mut c, "a4b5");
-    assert_eq!(
-        c.outcome(),
-        Some(Outcome {
-            winner: None,
-            reason: EndReason::EmptyZone
-        })
-    );
-    for m in [
-        "a4a1", "a4a2", "a4a3", "a4b3", "a4b4", "a4c2", "a4c4", "a4d1", "a4d4",
-    ] {
+    assert_eq!(c.outcome(), Some(Outcome { winner: None, reason: EndReason::EmptyZone }));
+    for m in ["a4a1", "a4a2", "a4a3", "a4b3", "a4b4", "a4c2", "a4c4", "a4d1", "a4d4"] {
         let mut c = s;
         play(&mut c, m);
         assert_eq!(c.outcome(), None, "{m}");
     }
     // A loaded finished game: the side not to move made the last move.
     let done = pos("3Q/2D1/4/QP2/4/4/4/4 N 6 6 a4b5 - 0 1");
-    assert_eq!(
-        done.outcome(),
-        Some(Outcome {
-            winner: Some(Side::South),
-            reason: EndReason::EmptyZone
-        })
-    );
+    assert_eq!(done.outcome(), Some(Outcome { winner: Some(Side::South), reason: EndReason::EmptyZone }));
 }
 
 const MC13: &str = "3Q/4/4/4/4/4/4/Q3 S 0 0 - - 0 0";
@@ -269,10 +197,7 @@ const MC13_SECOND: &str = "d7d8 a1a2 d8d7 a2a1 d7d8 a1a2 d8d7";
 #[test]
 fn mc13_clock_auto() {
     let mut s = pos(MC13);
-    let moves: Vec<&str> = MC13_FIRST
-        .split_whitespace()
-        .chain(MC13_SECOND.split_whitespace())
-        .collect();
+    let moves: Vec<&str> = MC13_FIRST.split_whitespace().chain(MC13_SECOND.split_whitespace()).collect();
     for (i, m) in moves.iter().enumerate() {
         assert_eq!(s.outcome(), None);
         play(&mut s, m);
@@ -287,13 +212,7 @@ fn mc13_clock_auto() {
             assert_eq!(s.to_position(), "4/3Q/4/4/4/4/4/Q3 N 0 0 a2a1 7 7 7");
         }
     }
-    assert_eq!(
-        s.outcome(),
-        Some(Outcome {
-            winner: None,
-            reason: EndReason::Clock
-        })
-    );
+    assert_eq!(s.outcome(), Some(Outcome { winner: None, reason: EndReason::Clock }));
     assert_eq!(s.count_legal_moves(), 0);
     // The finished state round-trips (countdown 0).
     let text = s.to_position();
@@ -303,10 +222,7 @@ fn mc13_clock_auto() {
 
 #[test]
 fn mc13_clock_off() {
-    let off = MartianRules {
-        clock: ClockMode::Off,
-        ..MartianRules::default()
-    };
+    let off = MartianRules { clock: ClockMode::Off, ..MartianRules::default() };
     let mut s = pos_with(MC13, &off);
     play(&mut s, MC13_FIRST);
     play(&mut s, MC13_SECOND);
@@ -338,64 +254,31 @@ fn mc14_clock_reset() {
     // Countdown 1 and a quiet ply: the game ends, scored (here South leads).
     let mut c = pos("4/4/2P1/4/Q3/4/4/3Q S 2 1 - 1 9 20");
     play(&mut c, "a4a3");
-    assert_eq!(
-        c.outcome(),
-        Some(Outcome {
-            winner: Some(Side::South),
-            reason: EndReason::Clock
-        })
-    );
+    assert_eq!(c.outcome(), Some(Outcome { winner: Some(Side::South), reason: EndReason::Clock }));
 }
 
 #[test]
 fn move_cap() {
-    let rules = MartianRules {
-        max_plies: 1,
-        ..MartianRules::default()
-    };
+    let rules = MartianRules { max_plies: 1, ..MartianRules::default() };
     let mut s = pos_with("Q3/4/4/1P2/Q3/4/4/3Q S 0 0 - - 0 0", &rules);
     play(&mut s, "a4b5");
     assert_eq!(s.scores(), [1, 0]);
-    assert_eq!(
-        s.outcome(),
-        Some(Outcome {
-            winner: Some(Side::South),
-            reason: EndReason::MoveCap
-        })
-    );
-    let rules = MartianRules {
-        max_plies: 2,
-        ..MartianRules::default()
-    };
+    assert_eq!(s.outcome(), Some(Outcome { winner: Some(Side::South), reason: EndReason::MoveCap }));
+    let rules = MartianRules { max_plies: 2, ..MartianRules::default() };
     let mut s = MartianChess::new_game(&rules).unwrap();
     play(&mut s, "d3d5");
     assert_eq!(s.outcome(), None);
     play(&mut s, "d5d4");
-    assert_eq!(
-        s.outcome(),
-        Some(Outcome {
-            winner: None,
-            reason: EndReason::MoveCap
-        })
-    );
+    assert_eq!(s.outcome(), Some(Outcome { winner: None, reason: EndReason::MoveCap }));
     // Loaded with ply >= max_plies: finished and scored; a tie is a draw.
     let s = pos("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 300");
-    assert_eq!(
-        s.outcome(),
-        Some(Outcome {
-            winner: None,
-            reason: EndReason::MoveCap
-        })
-    );
+    assert_eq!(s.outcome(), Some(Outcome { winner: None, reason: EndReason::MoveCap }));
     assert_eq!(s.count_legal_moves(), 0);
 }
 
 #[test]
 fn field_promotion_off() {
-    let rules = MartianRules {
-        field_promotion: false,
-        ..MartianRules::default()
-    };
+    let rules = MartianRules { field_promotion: false, ..MartianRules::default() };
     let s = pos_with("Q3/2D1/4/4/4/4/1P2/P2Q S 0 0 - - 0 0", &rules);
     assert_eq!(
         all_moves(&s),
@@ -406,27 +289,12 @@ fn field_promotion_off() {
 #[test]
 fn unsupported_switches() {
     let bad = [
-        MartianRules {
-            players: 4,
-            ..MartianRules::default()
-        },
-        MartianRules {
-            promotion_supply_check: true,
-            ..MartianRules::default()
-        },
-        MartianRules {
-            clock: ClockMode::Manual,
-            ..MartianRules::default()
-        },
+        MartianRules { players: 4, ..MartianRules::default() },
+        MartianRules { promotion_supply_check: true, ..MartianRules::default() },
+        MartianRules { clock: ClockMode::Manual, ..MartianRules::default() },
     ];
     for r in bad {
-        assert!(
-            matches!(
-                MartianChess::new_game(&r),
-                Err(RulesError::Unsupported { .. })
-            ),
-            "{r:?}"
-        );
+        assert!(matches!(MartianChess::new_game(&r), Err(RulesError::Unsupported { .. })), "{r:?}");
         assert!(matches!(
             MartianChess::from_position("4/4/4/4/4/4/4/Q2Q S 0 0 - - 0 0", &r),
             Err(RulesError::Unsupported { .. })
@@ -438,20 +306,16 @@ fn unsupported_switches() {
 fn rules_serde() {
     let r: MartianRules = toml::from_str("").unwrap();
     assert_eq!(r, MartianRules::default());
-    let r: MartianRules = toml::from_str(
-        "first_player = \"North\"\nclock = \"Off\"\ntie_on_empty_zone = \"Draw\"\nmax_plies = 10",
-    )
-    .unwrap();
+    let r: MartianRules =
+        toml::from_str("first_player = \"North\"\nclock = \"Off\"\ntie_on_empty_zone = \"Draw\"\nmax_plies = 10")
+            .unwrap();
     assert_eq!(r.first_player, Side::North);
     assert_eq!(r.clock, ClockMode::Off);
     assert_eq!(r.tie_on_empty_zone, EmptyZoneTie::Draw);
     assert_eq!(r.max_plies, 10);
     assert!(toml::from_str::<MartianRules>("teams = true").is_err());
     let json = serde_json::to_string(&MartianRules::default()).unwrap();
-    assert_eq!(
-        serde_json::from_str::<MartianRules>(&json).unwrap(),
-        MartianRules::default()
-    );
+    assert_eq!(serde_json::from_str::<MartianRules>(&json).unwrap(), MartianRules::default());
 }
 
 #[test]
@@ -463,10 +327,7 @@ fn side_names_and_board() {
     let lines: Vec<&str> = b.lines().collect();
     assert_eq!(
         &lines[..10],
-        &[
-            "8 QQD.", "7 QDP.", "6 DPP.", "5 ....", "  ----", "4 ....", "3 .PPD", "2 .PDQ",
-            "1 .DQQ", "  abcd"
-        ]
+        &["8 QQD.", "7 QDP.", "6 DPP.", "5 ....", "  ----", "4 ....", "3 .PPD", "2 .PDQ", "1 .DQQ", "  abcd"]
     );
     assert!(lines[10].starts_with("South to move; score South 0 North 0"));
 }

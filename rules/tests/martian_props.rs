@@ -23,28 +23,12 @@ fn slow_rules(r: &MartianRules) -> SlowRules {
 
 fn random_rules(rng: &mut StdRng) -> MartianRules {
     MartianRules {
-        first_player: if rng.gen_bool(0.5) {
-            Side::South
-        } else {
-            Side::North
-        },
+        first_player: if rng.gen_bool(0.5) { Side::South } else { Side::North },
         field_promotion: rng.gen_bool(0.8),
         no_undo: rng.gen_bool(0.8),
-        clock: if rng.gen_bool(0.8) {
-            ClockMode::Auto
-        } else {
-            ClockMode::Off
-        },
-        tie_on_empty_zone: if rng.gen_bool(0.5) {
-            EmptyZoneTie::LastMoverWins
-        } else {
-            EmptyZoneTie::Draw
-        },
-        max_plies: if rng.gen_bool(0.8) {
-            300
-        } else {
-            rng.gen_range(0..120)
-        },
+        clock: if rng.gen_bool(0.8) { ClockMode::Auto } else { ClockMode::Off },
+        tie_on_empty_zone: if rng.gen_bool(0.5) { EmptyZoneTie::LastMoverWins } else { EmptyZoneTie::Draw },
+        max_plies: if rng.gen_bool(0.8) { 300 } else { rng.gen_range(0..120) },
         ..MartianRules::default()
     }
 }
@@ -66,20 +50,13 @@ fn compare(fast: &MartianChess, slow: &Slow) {
     let mut moves = Vec::with_capacity(MartianChess::MAX_MOVES);
     fast.legal_moves(&mut moves);
     let mut a: Vec<(u8, u8)> = moves.iter().map(|m| (m.from, m.to)).collect();
-    let mut b: Vec<(u8, u8)> = slow
-        .moves()
-        .iter()
-        .map(|&(f, t)| (index(f), index(t)))
-        .collect();
+    let mut b: Vec<(u8, u8)> = slow.moves().iter().map(|&(f, t)| (index(f), index(t))).collect();
     a.sort_unstable();
     b.sort_unstable();
     assert_eq!(a, b, "moves of {text}");
     assert_eq!(fast.count_legal_moves(), b.len(), "count of {text}");
     assert!(moves.len() <= MartianChess::MAX_MOVES);
-    let fo = fast.outcome().map(|o| SlowResult {
-        winner: o.winner.map(Side::index),
-        reason: reason_name(o.reason),
-    });
+    let fo = fast.outcome().map(|o| SlowResult { winner: o.winner.map(Side::index), reason: reason_name(o.reason) });
     assert_eq!(fo, slow.result, "outcome of {text}");
     assert_eq!(fast.scores(), slow.score);
     assert_eq!(fast.hash(), fast.recompute_hash(), "hash of {text}");
@@ -107,11 +84,7 @@ fn random_game(seed: u64, rules: &MartianRules) -> (usize, EndReason) {
         if style > 0 {
             let zone = MartianChess::zone(fast.side_to_move());
             let occ = fast.occupied();
-            let captures: Vec<Move> = moves
-                .iter()
-                .copied()
-                .filter(|m| occ.has(m.to) && !zone.has(m.to))
-                .collect();
+            let captures: Vec<Move> = moves.iter().copied().filter(|m| occ.has(m.to) && !zone.has(m.to)).collect();
             let crossing: Vec<Move> = moves.iter().copied().filter(|m| !zone.has(m.to)).collect();
             if !captures.is_empty() && rng.gen_bool(0.9) {
                 mv = captures[rng.gen_range(0..captures.len())];
@@ -120,11 +93,7 @@ fn random_game(seed: u64, rules: &MartianRules) -> (usize, EndReason) {
             }
         }
         fast.play_unchecked(mv);
-        let sm = slow
-            .moves()
-            .into_iter()
-            .find(|&(f, t)| index(f) == mv.from && index(t) == mv.to)
-            .unwrap();
+        let sm = slow.moves().into_iter().find(|&(f, t)| index(f) == mv.from && index(t) == mv.to).unwrap();
         slow.play(sm);
         plies += 1;
     }
@@ -143,10 +112,7 @@ fn oracle_random_games_standard_rules() {
     assert!(total > 8_000, "{total} plies");
     println!("{total} plies, {reasons:?}");
     for r in ["EmptyZone", "Clock"] {
-        assert!(
-            reasons.get(r).copied().unwrap_or(0) > 0,
-            "no game ended by {r}: {reasons:?}"
-        );
+        assert!(reasons.get(r).copied().unwrap_or(0) > 0, "no game ended by {r}: {reasons:?}");
     }
 }
 
@@ -161,10 +127,7 @@ fn oracle_random_games_variant_rules() {
     }
     println!("{reasons:?}");
     for r in ["EmptyZone", "Clock", "MoveCap"] {
-        assert!(
-            reasons.get(r).copied().unwrap_or(0) > 0,
-            "no game ended by {r}: {reasons:?}"
-        );
+        assert!(reasons.get(r).copied().unwrap_or(0) > 0, "no game ended by {r}: {reasons:?}");
     }
 }
 
@@ -188,11 +151,7 @@ fn random_position(rng: &mut StdRng) -> String {
         }
         format!("{}{}", sq(f), sq(t))
     };
-    let clock = if rng.gen_bool(0.6) {
-        "-".to_string()
-    } else {
-        rng.gen_range(0..8).to_string()
-    };
+    let clock = if rng.gen_bool(0.6) { "-".to_string() } else { rng.gen_range(0..8).to_string() };
     format!(
         "{} {side} {} {} {last} {clock} {} {}",
         compress(&cells),
@@ -269,15 +228,7 @@ fn rotate(text: &str) -> String {
         let c = (b[2] - b'a') + 4 * (b[3] - b'1');
         format!("{}{}", sq(31 - a), sq(31 - c))
     };
-    format!(
-        "{} {side} {} {} {last} {} {} {}",
-        compress(&rot),
-        f[3],
-        f[2],
-        f[5],
-        f[6],
-        f[7]
-    )
+    format!("{} {side} {} {} {last} {} {} {}", compress(&rot), f[3], f[2], f[5], f[6], f[7])
 }
 
 #[test]
@@ -313,11 +264,7 @@ fn sample_states(n_games: u64) -> Vec<MartianChess> {
     let mut moves = Vec::with_capacity(MartianChess::MAX_MOVES);
     for seed in 0..n_games {
         let mut rng = StdRng::seed_from_u64(seed + 500);
-        let rules = if seed % 3 == 0 {
-            random_rules(&mut rng)
-        } else {
-            MartianRules::default()
-        };
+        let rules = if seed % 3 == 0 { random_rules(&mut rng) } else { MartianRules::default() };
         let mut s = MartianChess::new_game(&rules).unwrap();
         loop {
             out.push(s);
@@ -345,8 +292,7 @@ fn incremental_hash_and_round_trip() {
 #[test]
 fn hash_distinguishes_state() {
     let r = MartianRules::default();
-    let a =
-        MartianChess::from_position("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", &r).unwrap();
+    let a = MartianChess::from_position("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", &r).unwrap();
     let others = [
         "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 0 0 - - 0 0",
         "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 1 0 - - 0 0",
@@ -360,8 +306,7 @@ fn hash_distinguishes_state() {
         assert_ne!(a.hash(), b.hash(), "{o}");
     }
     // Counters are not hashed.
-    let c =
-        MartianChess::from_position("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 3 9", &r).unwrap();
+    let c = MartianChess::from_position("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 3 9", &r).unwrap();
     assert_eq!(a.hash(), c.hash());
 }
 
@@ -378,11 +323,7 @@ fn rotation_symmetry() {
         let rt = rotate(&text);
         let t = MartianChess::from_position(&rt, &r).unwrap();
         assert_eq!(rotate(&rt), text);
-        assert_eq!(
-            s.count_legal_moves(),
-            t.count_legal_moves(),
-            "{text} / {rt}"
-        );
+        assert_eq!(s.count_legal_moves(), t.count_legal_moves(), "{text} / {rt}");
         s.legal_moves(&mut moves);
         t.legal_moves(&mut rmoves);
         let mut a: Vec<(u8, u8)> = moves.iter().map(|m| (31 - m.from, 31 - m.to)).collect();
@@ -402,8 +343,7 @@ fn rotation_symmetry() {
         t.encode(&mut eb);
         assert_eq!(ea, eb, "{text}");
         assert_eq!(
-            s.outcome()
-                .map(|o| (o.winner.map(Side::opponent), o.reason)),
+            s.outcome().map(|o| (o.winner.map(Side::opponent), o.reason)),
             t.outcome().map(|o| (o.winner, o.reason))
         );
     }
@@ -421,9 +361,7 @@ fn action_indices_unique_and_invertible() {
             assert!(seen.insert(i), "duplicate index");
             assert_eq!(s.move_for_action(i), Some(m));
         }
-        let found = (0..MartianChess::NUM_ACTIONS + 5)
-            .filter(|&i| s.move_for_action(i).is_some())
-            .count();
+        let found = (0..MartianChess::NUM_ACTIONS + 5).filter(|&i| s.move_for_action(i).is_some()).count();
         assert_eq!(found, moves.len());
     }
 }
@@ -467,12 +405,7 @@ fn plane(out: &[f32], p: usize) -> &[f32] {
 }
 
 fn ones(out: &[f32], p: usize) -> Vec<usize> {
-    plane(out, p)
-        .iter()
-        .enumerate()
-        .filter(|(_, &v)| v != 0.0)
-        .map(|(i, _)| i)
-        .collect()
+    plane(out, p).iter().enumerate().filter(|(_, &v)| v != 0.0).map(|(i, _)| i).collect()
 }
 
 #[test]
@@ -522,11 +455,7 @@ fn encode_north_to_move() {
     assert_eq!(s.move_for_action(14 * 32 + 17), None); // the banned b5c4
                                                        // The initial setup looks the same to both sides.
     let a = MartianChess::new_game(&r).unwrap();
-    let b = MartianChess::new_game(&MartianRules {
-        first_player: Side::North,
-        ..r
-    })
-    .unwrap();
+    let b = MartianChess::new_game(&MartianRules { first_player: Side::North, ..r }).unwrap();
     let (mut ea, mut eb) = (vec![0.0f32; 352], vec![0.0f32; 352]);
     a.encode(&mut ea);
     b.encode(&mut eb);
@@ -535,9 +464,5 @@ fn encode_north_to_move() {
 
 #[test]
 fn state_is_small() {
-    assert!(
-        std::mem::size_of::<MartianChess>() <= 64,
-        "{}",
-        std::mem::size_of::<MartianChess>()
-    );
+    assert!(std::mem::size_of::<MartianChess>() <= 64, "{}", std::mem::size_of::<MartianChess>());
 }

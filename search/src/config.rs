@@ -22,6 +22,13 @@ pub struct MctsConfig {
     /// Leaves gathered per tree before one batched evaluation, using virtual
     /// loss (lc0 "minibatch"/n-in-flight). 1 = plain sequential MCTS. Default 1.
     pub leaves_per_batch: u32,
+    /// When a node is expanded, play each legal move once and give moves that
+    /// end the game their exact value at once (an unvisited terminal child's Q
+    /// is its exact value instead of the first-play urgency). Costs one move
+    /// per child per expansion, small next to a network evaluation, and lets a
+    /// search with few simulations take immediate wins and see immediate
+    /// losses in wide positions (Jetan has ~80 legal moves). Default true.
+    pub terminal_children: bool,
 }
 
 impl Default for MctsConfig {
@@ -33,6 +40,7 @@ impl Default for MctsConfig {
             dirichlet_alpha_total: 10.0,
             noise_fraction: 0.25,
             leaves_per_batch: 1,
+            terminal_children: true,
         }
     }
 }
@@ -53,10 +61,7 @@ impl MctsConfig {
             return Err(format!("search.fpu_reduction must be in 0..=2, got {}", self.fpu_reduction));
         }
         if !(self.dirichlet_alpha_total > 0.0 && self.dirichlet_alpha_total.is_finite()) {
-            return Err(format!(
-                "search.dirichlet_alpha_total must be > 0, got {}",
-                self.dirichlet_alpha_total
-            ));
+            return Err(format!("search.dirichlet_alpha_total must be > 0, got {}", self.dirichlet_alpha_total));
         }
         if !(0.0..=1.0).contains(&self.noise_fraction) {
             return Err(format!("search.noise_fraction must be in 0..=1, got {}", self.noise_fraction));

@@ -34,12 +34,7 @@ pub trait Evaluator<G: GameState> {
     ///
     /// # Errors
     /// [`EvalError`] when the backend fails; the search stops with that error.
-    fn evaluate(
-        &mut self,
-        positions: &[&G],
-        moves: &[&[Move]],
-        out: &mut Vec<Evaluation>,
-    ) -> Result<(), EvalError>;
+    fn evaluate(&mut self, positions: &[&G], moves: &[&[Move]], out: &mut Vec<Evaluation>) -> Result<(), EvalError>;
 
     /// Largest batch the evaluator accepts in one call (`usize::MAX` if unlimited).
     fn max_batch(&self) -> usize {
@@ -52,12 +47,7 @@ pub trait Evaluator<G: GameState> {
 pub struct UniformEvaluator;
 
 impl<G: GameState> Evaluator<G> for UniformEvaluator {
-    fn evaluate(
-        &mut self,
-        positions: &[&G],
-        moves: &[&[Move]],
-        out: &mut Vec<Evaluation>,
-    ) -> Result<(), EvalError> {
+    fn evaluate(&mut self, positions: &[&G], moves: &[&[Move]], out: &mut Vec<Evaluation>) -> Result<(), EvalError> {
         out.resize_with(positions.len(), Evaluation::default);
         for (e, m) in out.iter_mut().zip(moves) {
             let p = if m.is_empty() { 0.0 } else { 1.0 / m.len() as f32 };

@@ -126,7 +126,12 @@ fn temperature_sampling_is_seeded() {
 struct AlwaysWinning;
 
 impl<G: GameState> Evaluator<G> for AlwaysWinning {
-    fn evaluate(&mut self, p: &[&G], m: &[&[Move]], out: &mut Vec<Evaluation>) -> Result<(), martian_search::EvalError> {
+    fn evaluate(
+        &mut self,
+        p: &[&G],
+        m: &[&[Move]],
+        out: &mut Vec<Evaluation>,
+    ) -> Result<(), martian_search::EvalError> {
         UniformEvaluator.evaluate(p, m, out)?;
         out.iter_mut().for_each(|e| e.value = 1.0);
         Ok(())

@@ -17,7 +17,7 @@
 //! the forward pass dominates, which `bench selfplay` measures.
 
 use martian_rules::{GameState, Move, Outcome};
-use martian_search::{EvalError, Evaluation, Evaluator, MctsConfig, Mcts};
+use martian_search::{EvalError, Evaluation, Evaluator, Mcts, MctsConfig};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;

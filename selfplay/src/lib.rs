@@ -21,11 +21,7 @@ pub use shard::{read_shard, write_shard, ShardData, ShardError};
 ///
 /// # Panics
 /// If a sample's planes length differs from the product of `input_shape`.
-pub fn pack_samples(
-    samples: &[(u64, &Sample)],
-    input_shape: [usize; 3],
-    num_actions: usize,
-) -> ShardData {
+pub fn pack_samples(samples: &[(u64, &Sample)], input_shape: [usize; 3], num_actions: usize) -> ShardData {
     let [c, h, w] = input_shape;
     let n = samples.len();
     let mut planes = ndarray::Array4::<f32>::zeros((n, c, h, w));

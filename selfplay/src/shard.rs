@@ -111,7 +111,8 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     let corrupt = |message: String| ShardError::Corrupt { path: p.clone(), message };
     let file = File::open(path).map_err(|source| ShardError::Io { path: p.clone(), source })?;
     let mut npz = NpzReader::new(file).map_err(|e| corrupt(e.to_string()))?;
-    let version: Array1<i32> = npz.by_name("format_version.npy").map_err(|e| corrupt(format!("format_version: {e}")))?;
+    let version: Array1<i32> =
+        npz.by_name("format_version.npy").map_err(|e| corrupt(format!("format_version: {e}")))?;
     if version.first() != Some(&SHARD_FORMAT_VERSION) {
         return Err(corrupt(format!("format_version {version} is not {SHARD_FORMAT_VERSION}")));
     }

@@ -2,14 +2,22 @@
 
 use std::fs;
 
-use martian_rules::martian::{MartianChess, MartianRules};
 use martian_rules::jetan::{Jetan, JetanRules};
+use martian_rules::martian::{MartianChess, MartianRules};
 use martian_rules::GameState;
 use martian_search::{MctsConfig, UniformEvaluator};
-use martian_selfplay::{pack_samples, play_games, read_shard, write_shard, FinishedGame, PlayParams, SelfplayConfig, ShardError};
+use martian_selfplay::{
+    pack_samples, play_games, read_shard, write_shard, FinishedGame, PlayParams, SelfplayConfig, ShardError,
+};
 
 fn quick_cfg() -> SelfplayConfig {
-    SelfplayConfig { games_in_flight: 3, simulations: 8, cheap_simulations: 2, full_search_prob: 0.5, ..Default::default() }
+    SelfplayConfig {
+        games_in_flight: 3,
+        simulations: 8,
+        cheap_simulations: 2,
+        full_search_prob: 0.5,
+        ..Default::default()
+    }
 }
 
 fn play<G: GameState>(start: &G, games: u64, seed: u64) -> Vec<FinishedGame> {

@@ -44,7 +44,9 @@ pub fn losses(
     value_class: &Tensor,
     value_weight: f64,
 ) -> Losses {
-    let policy = -(policy_target * policy_logits.log_softmax(-1, Kind::Float)).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
+    let policy = -(policy_target * policy_logits.log_softmax(-1, Kind::Float))
+        .sum_dim_intlist(-1, false, Kind::Float)
+        .mean(Kind::Float);
     let value = value_logits.cross_entropy_for_logits(value_class);
     let total = &policy + &value * value_weight;
     Losses { policy, value, total }

@@ -70,7 +70,13 @@ pub fn mirror_action(game: GameKind, action: usize) -> Option<usize> {
 }
 
 /// Mirrors one sample in place: planes `[C, H, W]` flipped along W, policy remapped.
-pub fn mirror_sample(game: GameKind, planes: &mut [f32], shape: [usize; 3], policy: &mut [f32], scratch: &mut Vec<f32>) {
+pub fn mirror_sample(
+    game: GameKind,
+    planes: &mut [f32],
+    shape: [usize; 3],
+    policy: &mut [f32],
+    scratch: &mut Vec<f32>,
+) {
     let [c, h, w] = shape;
     for row in planes.chunks_mut(w).take(c * h) {
         row.reverse();

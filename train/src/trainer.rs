@@ -71,8 +71,10 @@ impl Trainer {
     /// A libtorch error building the optimizer.
     pub fn new(ckpt: &Checkpoint, cfg: &TrainConfig, device: Device) -> Result<Trainer, tch::TchError> {
         let opt = match cfg.optimizer {
-            OptimizerKind::Sgd => nn::Sgd { momentum: cfg.momentum, dampening: 0.0, wd: cfg.weight_decay, nesterov: true }
-                .build(&ckpt.vs, cfg.learning_rate)?,
+            OptimizerKind::Sgd => {
+                nn::Sgd { momentum: cfg.momentum, dampening: 0.0, wd: cfg.weight_decay, nesterov: true }
+                    .build(&ckpt.vs, cfg.learning_rate)?
+            }
             OptimizerKind::Adamw => {
                 nn::AdamW { wd: cfg.weight_decay, ..Default::default() }.build(&ckpt.vs, cfg.learning_rate)?
             }
@@ -106,7 +108,9 @@ impl Trainer {
         window.fill_batch(rng, b, mirror, &mut self.planes, &mut self.policy, &mut self.value);
         let [c, h, w] = self.input_shape.map(|x| x as i64);
         let x = Tensor::f_from_slice(&self.planes)?.f_view([b as i64, c, h, w])?.f_to_device(self.device)?;
-        let pt = Tensor::f_from_slice(&self.policy)?.f_view([b as i64, self.num_actions as i64])?.f_to_device(self.device)?;
+        let pt = Tensor::f_from_slice(&self.policy)?
+            .f_view([b as i64, self.num_actions as i64])?
+            .f_to_device(self.device)?;
         let classes: Vec<i64> = self.value.iter().map(|&z| value_class(z)).collect();
         let vc = Tensor::f_from_slice(&classes)?.f_to_device(self.device)?;
         let z = Tensor::f_from_slice(&self.value)?.f_to_device(self.device)?;
@@ -119,12 +123,8 @@ impl Trainer {
             self.opt.backward_step(&l.total);
         }
         let _g = tch::no_grad_guard();
-        let acc = out
-            .policy_logits
-            .argmax(-1, false)
-            .eq_tensor(&pt.argmax(-1, false))
-            .to_kind(Kind::Float)
-            .mean(Kind::Float);
+        let acc =
+            out.policy_logits.argmax(-1, false).eq_tensor(&pt.argmax(-1, false)).to_kind(Kind::Float).mean(Kind::Float);
         let probs = out.value_logits.softmax(-1, Kind::Float);
         let v = probs.select(1, 0) - probs.select(1, 2);
         let mse = (v - z).square().mean(Kind::Float);

@@ -12,7 +12,13 @@ use tch::Device;
 
 fn make_window(dir: &std::path::Path, positions: usize) -> ReplayWindow {
     let start = MartianChess::new_game(&MartianRules::default()).unwrap();
-    let cfg = SelfplayConfig { games_in_flight: 4, simulations: 16, cheap_simulations: 16, full_search_prob: 1.0, ..Default::default() };
+    let cfg = SelfplayConfig {
+        games_in_flight: 4,
+        simulations: 16,
+        cheap_simulations: 16,
+        full_search_prob: 1.0,
+        ..Default::default()
+    };
     let params = PlayParams { start: &start, games: 6, first_game_id: 0, seed: 1, model_name: "uniform".into() };
     let mut games = Vec::new();
     play_games(&params, &cfg, &MctsConfig::default(), &mut UniformEvaluator, |g, _| {
@@ -33,7 +39,14 @@ fn overfitting_a_small_window_raises_accuracy_and_lowers_loss() {
     let window = make_window(dir.path(), 64);
     assert_eq!(window.len(), 64);
     assert_eq!(window.skipped.len(), 1, "the corrupt shard is reported and skipped");
-    let model = ModelConfig { blocks: 1, channels: 32, batch_norm: true, global_pooling: false, policy_channels: 8, value_hidden: 32 };
+    let model = ModelConfig {
+        blocks: 1,
+        channels: 32,
+        batch_norm: true,
+        global_pooling: false,
+        policy_channels: 8,
+        value_hidden: 32,
+    };
     let mut ck = Checkpoint::new_random::<MartianChess>(&MartianRules::default(), &model, Device::Cpu, 1).unwrap();
     let cfg = TrainConfig {
         batch_size: 64,
@@ -52,6 +65,11 @@ fn overfitting_a_small_window_raises_accuracy_and_lowers_loss() {
     }
     assert_eq!(ck.meta.step, 151);
     assert!(last.total_loss < 0.6 * first.total_loss, "loss {} -> {}", first.total_loss, last.total_loss);
-    assert!(last.policy_accuracy > first.policy_accuracy + 0.3, "accuracy {} -> {}", first.policy_accuracy, last.policy_accuracy);
+    assert!(
+        last.policy_accuracy > first.policy_accuracy + 0.3,
+        "accuracy {} -> {}",
+        first.policy_accuracy,
+        last.policy_accuracy
+    );
     assert!(last.value_mse < first.value_mse, "value mse {} -> {}", first.value_mse, last.value_mse);
 }

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Subcommand;
 use martian_model::Checkpoint;
 use martian_rules::{perft, GameKind, GameState, Move};
-use martian_search::{MctsConfig, Mcts, UniformEvaluator};
+use martian_search::{Mcts, MctsConfig, UniformEvaluator};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -159,7 +159,8 @@ fn bench_alphabeta<G: martian_search::AbGame>(depth: u32, searches: u32) -> Resu
     let start = G::new_game(&G::Rules::default())?;
     let mut pos = start.clone();
     let mut rng = StdRng::seed_from_u64(7);
-    let mut engine: martian_search::AlphaBeta<G> = martian_search::AlphaBeta::new(martian_search::AlphaBetaConfig::default());
+    let mut engine: martian_search::AlphaBeta<G> =
+        martian_search::AlphaBeta::new(martian_search::AlphaBetaConfig::default());
     let mut moves = Vec::new();
     let (mut nodes, mut secs, mut depth_sum) = (0u64, 0f64, 0u64);
     for _ in 0..searches {

@@ -22,8 +22,7 @@ use martian_rules::martian::{MartianChess, MartianRules};
 use martian_rules::{GameKind, GameState, Move};
 use martian_search::alphabeta::{MATE, MATE_BOUND};
 use martian_search::{
-    AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Evaluation, Evaluator, Limits, Mcts, MctsConfig,
-    UniformEvaluator,
+    AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Evaluation, Evaluator, Limits, Mcts, MctsConfig, UniformEvaluator,
 };
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -138,10 +137,7 @@ pub fn run(a: Args) -> Result<()> {
                     return;
                 }
                 Ok(_) => {
-                    if tx
-                        .send(Input::Line(String::from_utf8_lossy(&buf).into_owned()))
-                        .is_err()
-                    {
+                    if tx.send(Input::Line(String::from_utf8_lossy(&buf).into_owned())).is_err() {
                         return;
                     }
                 }
@@ -197,21 +193,11 @@ fn load_net(path: &Path, device: Device) -> Result<(Net, serde_json::Value)> {
     let source = path.display().to_string();
     if path.is_dir() {
         if !path.join(DESCRIPTION_FILE).exists() {
-            bail!(
-                "{} is a directory without {DESCRIPTION_FILE}: expected an exported model bundle",
-                path.display()
-            );
+            bail!("{} is a directory without {DESCRIPTION_FILE}: expected an exported model bundle", path.display());
         }
         let d = read_description(path)?;
         let (ck, d) = with_game!(d.game, G => load_bundle::<G>(path, device)?);
-        Ok((
-            Net {
-                game: d.game,
-                ck,
-                source,
-            },
-            d.rules,
-        ))
+        Ok((Net { game: d.game, ck, source }, d.rules))
     } else {
         let meta = Checkpoint::read_meta(path)?;
         let ck = with_game!(meta.game, G => {
@@ -219,14 +205,7 @@ fn load_net(path: &Path, device: Device) -> Result<(Net, serde_json::Value)> {
                 .with_context(|| format!("the rules in {}'s sidecar are not valid", path.display()))?;
             Checkpoint::load::<G>(path, &rules, None, device)?
         });
-        Ok((
-            Net {
-                game: meta.game,
-                ck,
-                source,
-            },
-            meta.rules,
-        ))
+        Ok((Net { game: meta.game, ck, source }, meta.rules))
     }
 }
 
@@ -252,9 +231,7 @@ impl Engine {
             (Some(e), Some(_)) => {
                 bail!("--model is used by the mcts engine; --engine {e} takes no model")
             }
-            (Some(e), None) => bail!(
-                "unknown engine {e:?}: expected mcts (with --model), mcts-uniform or alphabeta"
-            ),
+            (Some(e), None) => bail!("unknown engine {e:?}: expected mcts (with --model), mcts-uniform or alphabeta"),
         };
         let mut game = a.game.map(GameKind::from).or(net.as_ref().map(|n| n.game));
         if let (Some(g), Some(n)) = (game, &net) {
@@ -267,9 +244,7 @@ impl Engine {
             Some(n) => n.game.name().to_string(),
             None => "jetan,martian-chess".into(),
         };
-        let model = net
-            .as_ref()
-            .map(|n| format!(" model {}", n.source.replace(char::is_whitespace, "_")));
+        let model = net.as_ref().map(|n| format!(" model {}", n.source.replace(char::is_whitespace, "_")));
         let hello_line = format!(
             "ready id martian-zero version {} engine {name} games {games}{}",
             env!("CARGO_PKG_VERSION"),
@@ -329,10 +304,7 @@ impl Engine {
                             self.error(&e);
                         }
                     }
-                    None => self.error(&format!(
-                        "unknown game {}: expected jetan or martian-chess",
-                        quote(name)
-                    )),
+                    None => self.error(&format!("unknown game {}: expected jetan or martian-chess", quote(name))),
                 },
                 _ => self.error("usage: game jetan|martian-chess"),
             },
@@ -369,12 +341,8 @@ impl Engine {
             return Err("no game selected: send game jetan|martian-chess first".into());
         };
         let pos = match game {
-            GameKind::Jetan => {
-                parse_position::<Jetan>(&self.jetan_rules, args).map(|s| Pos::Jetan(Box::new(s)))?
-            }
-            GameKind::MartianChess => {
-                parse_position::<MartianChess>(&self.martian_rules, args).map(Pos::Martian)?
-            }
+            GameKind::Jetan => parse_position::<Jetan>(&self.jetan_rules, args).map(|s| Pos::Jetan(Box::new(s)))?,
+            GameKind::MartianChess => parse_position::<MartianChess>(&self.martian_rules, args).map(Pos::Martian)?,
         };
         self.pos = Some(pos);
         Ok(())
@@ -420,18 +388,14 @@ impl Engine {
         let net = self.net.take();
         let flow = match (&pos, &net) {
             (Pos::Jetan(s), Some(n)) => {
-                let mut ev =
-                    NetEvaluator::<Jetan>::new(&n.ck.net, self.device, self.batch as usize);
+                let mut ev = NetEvaluator::<Jetan>::new(&n.ck.net, self.device, self.batch as usize);
                 self.search(s.as_ref(), &mut ev, &limits, rx, queue)
             }
             (Pos::Martian(s), Some(n)) => {
-                let mut ev =
-                    NetEvaluator::<MartianChess>::new(&n.ck.net, self.device, self.batch as usize);
+                let mut ev = NetEvaluator::<MartianChess>::new(&n.ck.net, self.device, self.batch as usize);
                 self.search(s, &mut ev, &limits, rx, queue)
             }
-            (Pos::Jetan(s), None) => {
-                self.search(s.as_ref(), &mut UniformEvaluator, &limits, rx, queue)
-            }
+            (Pos::Jetan(s), None) => self.search(s.as_ref(), &mut UniformEvaluator, &limits, rx, queue),
             (Pos::Martian(s), None) => self.search(s, &mut UniformEvaluator, &limits, rx, queue),
         };
         self.net = net;
@@ -446,11 +410,7 @@ impl Engine {
             self.game_over::<G>(o);
             return;
         }
-        let mut l = Limits {
-            depth: limits.depth,
-            nodes: limits.visits.map(u64::from),
-            movetime: limits.movetime,
-        };
+        let mut l = Limits { depth: limits.depth, nodes: limits.visits.map(u64::from), movetime: limits.movetime };
         if l == Limits::default() {
             l.movetime = Some(Duration::from_secs(1));
         }
@@ -501,18 +461,11 @@ impl Engine {
             self.game_over::<G>(o);
             return Flow::Continue;
         }
-        let cfg = MctsConfig {
-            leaves_per_batch: self.batch,
-            ..MctsConfig::default()
-        };
+        let cfg = MctsConfig { leaves_per_batch: self.batch, ..MctsConfig::default() };
         let mut tree = Mcts::new(cfg, root.clone());
         let mut rng = StdRng::seed_from_u64(0);
         tree.begin_search(false, &mut rng);
-        let target = limits.visits.or(if limits.movetime.is_none() {
-            Some(self.default_visits)
-        } else {
-            None
-        });
+        let target = limits.visits.or(if limits.movetime.is_none() { Some(self.default_visits) } else { None });
         let mut evals: Vec<Evaluation> = Vec::new();
         let mut last_info = start;
         let mut printed: Option<u32> = None;
@@ -520,16 +473,11 @@ impl Engine {
         let mut stopped = false;
         loop {
             let done = tree.child_visits();
-            if target.is_some_and(|t| done >= t)
-                || limits.movetime.is_some_and(|t| start.elapsed() >= t)
-            {
+            if target.is_some_and(|t| done >= t) || limits.movetime.is_some_and(|t| start.elapsed() >= t) {
                 break;
             }
             if tree.num_nodes() >= self.max_nodes {
-                self.say(&format!(
-                    "info string node limit {} reached",
-                    self.max_nodes
-                ));
+                self.say(&format!("info string node limit {} reached", self.max_nodes));
                 break;
             }
             let want = target.map_or(self.batch, |t| self.batch.min(t - done)) as usize;
@@ -632,25 +580,13 @@ fn pv_text<G: GameState>(root: &G, pv: &[Move]) -> String {
 
 /// Lines for `show`: position string, side to move, board, legal moves, result.
 fn describe<G: GameState>(s: &G) -> Vec<String> {
-    let mut lines = vec![
-        format!("position {}", s.to_position()),
-        format!("side {}", G::side_name(s.side_to_move())),
-    ];
+    let mut lines = vec![format!("position {}", s.to_position()), format!("side {}", G::side_name(s.side_to_move()))];
     lines.extend(s.board_text().lines().map(str::to_string));
     let mut moves = Vec::new();
     s.legal_moves(&mut moves);
-    lines.push(format!(
-        "legal {}",
-        moves
-            .iter()
-            .map(|&m| s.move_to_string(m))
-            .collect::<Vec<_>>()
-            .join(" ")
-    ));
+    lines.push(format!("legal {}", moves.iter().map(|&m| s.move_to_string(m)).collect::<Vec<_>>().join(" ")));
     if let Some(o) = s.outcome() {
-        let who = o
-            .winner
-            .map_or("draw".to_string(), |w| format!("{} wins", G::side_name(w)));
+        let who = o.winner.map_or("draw".to_string(), |w| format!("{} wins", G::side_name(w)));
         lines.push(format!("result {who} ({})", o.reason));
     }
     lines
@@ -658,10 +594,7 @@ fn describe<G: GameState>(s: &G) -> Vec<String> {
 
 /// `startpos [moves ...]` or `fen <position string> [moves ...]`.
 fn parse_position<G: GameState>(rules: &G::Rules, args: &[&str]) -> std::result::Result<G, String> {
-    let split = args
-        .iter()
-        .position(|&t| t == "moves")
-        .unwrap_or(args.len());
+    let split = args.iter().position(|&t| t == "moves").unwrap_or(args.len());
     let (head, moves) = (&args[..split], args.get(split + 1..).unwrap_or(&[]));
     let mut s = match head {
         ["startpos"] => G::new_game(rules).map_err(|e| e.to_string())?,
@@ -671,17 +604,12 @@ fn parse_position<G: GameState>(rules: &G::Rules, args: &[&str]) -> std::result:
         ["fen"] => return Err("position fen needs a position string".into()),
         [] => return Err("usage: position startpos|fen <position> [moves m1 m2 ...]".into()),
         [first, ..] if *first == "startpos" => {
-            return Err(format!(
-                "unexpected {} after startpos (expected moves)",
-                quote(head[1])
-            ))
+            return Err(format!("unexpected {} after startpos (expected moves)", quote(head[1])))
         }
         [other, ..] => return Err(format!("expected startpos or fen, got {}", quote(other))),
     };
     for (i, m) in moves.iter().enumerate() {
-        let mv = s
-            .parse_move(m)
-            .map_err(|e| format!("move {} ({}): {e}", i + 1, quote(m)))?;
+        let mv = s.parse_move(m).map_err(|e| format!("move {} ({}): {e}", i + 1, quote(m)))?;
         s.play_unchecked(mv);
     }
     Ok(s)
@@ -704,16 +632,9 @@ fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
                 }
                 l.visits = Some(n);
             }
-            "movetime" => {
-                l.movetime = Some(Duration::from_millis(value.parse().map_err(|_| bad())?))
-            }
+            "movetime" => l.movetime = Some(Duration::from_millis(value.parse().map_err(|_| bad())?)),
             "depth" => l.depth = Some(value.parse().map_err(|_| bad())?),
-            _ => {
-                return Err(format!(
-                    "unknown go limit {}: expected visits, movetime or depth",
-                    quote(key)
-                ))
-            }
+            _ => return Err(format!("unknown go limit {}: expected visits, movetime or depth", quote(key))),
         }
     }
     Ok(l)

@@ -31,12 +31,7 @@ pub fn run(a: Args) -> Result<()> {
     check_out(&a.out)?;
     let weights = if a.checkpoint.is_dir() {
         let run = RunDir::existing(&a.checkpoint)?;
-        run.best().with_context(|| {
-            format!(
-                "run directory {} has no best checkpoint",
-                a.checkpoint.display()
-            )
-        })?
+        run.best().with_context(|| format!("run directory {} has no best checkpoint", a.checkpoint.display()))?
     } else {
         a.checkpoint.clone()
     };
@@ -45,13 +40,8 @@ pub fn run(a: Args) -> Result<()> {
 }
 
 fn export_game<G: GameState>(weights: &Path, rules: &serde_json::Value, out: &Path) -> Result<()> {
-    let rules: G::Rules = serde_json::from_value(rules.clone()).with_context(|| {
-        format!(
-            "the rules in {}'s sidecar are not valid {} rules",
-            weights.display(),
-            G::KIND
-        )
-    })?;
+    let rules: G::Rules = serde_json::from_value(rules.clone())
+        .with_context(|| format!("the rules in {}'s sidecar are not valid {} rules", weights.display(), G::KIND))?;
     let mut ck = Checkpoint::load::<G>(weights, &rules, None, tch::Device::Cpu)?;
     let name = file_name(weights);
     let evaluations = evaluations_of(weights);
@@ -78,18 +68,12 @@ fn export_game<G: GameState>(weights: &Path, rules: &serde_json::Value, out: &Pa
         ),
         None => println!("  no evaluation results found beside the checkpoint"),
     }
-    println!(
-        "  ONNX: $MARTIAN_ZERO_VENV/bin/python tools/export_onnx.py {}",
-        report.dir.display()
-    );
+    println!("  ONNX: $MARTIAN_ZERO_VENV/bin/python tools/export_onnx.py {}", report.dir.display());
     Ok(())
 }
 
 fn file_name(p: &Path) -> String {
-    p.file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("?")
-        .to_string()
+    p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string()
 }
 
 /// Result of `m` from the side of player A (`as_a`) or B.
@@ -142,11 +126,7 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with("gen") && n.ends_with(".json"))
-        })
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("gen") && n.ends_with(".json")))
         .filter_map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
         .collect();
     gates.sort_by_key(|g| g.generation);
@@ -158,17 +138,11 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
             out.push(eval_info(&source, &g.candidate, &g.result, false));
         }
     }
-    let final_eval: Option<FinalEval> = std::fs::read_to_string(root.join("final-eval.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
+    let final_eval: Option<FinalEval> =
+        std::fs::read_to_string(root.join("final-eval.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
     if let Some(f) = final_eval.filter(|f| f.trained == name) {
         out.push(eval_info("final-eval.json", "random", &f.vs_random, true));
-        out.push(eval_info(
-            "final-eval.json",
-            "gen0000.safetensors (untrained)",
-            &f.vs_untrained,
-            true,
-        ));
+        out.push(eval_info("final-eval.json", "gen0000.safetensors (untrained)", &f.vs_untrained, true));
     }
     out
 }

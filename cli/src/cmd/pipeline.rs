@@ -74,8 +74,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let rules = cfg.rules::<G>()?;
     let run = RunDir::open(&a.run_dir, cfg)?;
     let t0 = std::time::Instant::now();
-    let out_of_time =
-        || cfg.pipeline.max_minutes > 0.0 && t0.elapsed().as_secs_f64() > cfg.pipeline.max_minutes * 60.0;
+    let out_of_time = || cfg.pipeline.max_minutes > 0.0 && t0.elapsed().as_secs_f64() > cfg.pipeline.max_minutes * 60.0;
     if !RunDir::complete(&run.checkpoint(0)) {
         let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, cfg.seed as i64)?;
         ck.save(&run.checkpoint(0))?;
@@ -107,9 +106,22 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             eprintln!("generation {g}: self-play {} games with {}", want - have, file_name(&best));
             let ck = Checkpoint::load::<G>(&best, &rules, Some(&cfg.model), device)?;
             let seq = run.next_shard_seq(g, "0");
-            let out = SelfplayOut { shards: &run.shards(), games: &run.games(), prefix: format!("gen{g:04}-w0"), first_seq: seq };
+            let out = SelfplayOut {
+                shards: &run.shards(),
+                games: &run.games(),
+                prefix: format!("gen{g:04}-w0"),
+                first_seq: seq,
+            };
             let name = file_name(&best);
-            let st = selfplay_games::<G>(cfg, &rules, Some((&ck, &name)), device, want - have, ((g as u64) << 40) + have, &out)?;
+            let st = selfplay_games::<G>(
+                cfg,
+                &rules,
+                Some((&ck, &name)),
+                device,
+                want - have,
+                ((g as u64) << 40) + have,
+                &out,
+            )?;
             eprintln!(
                 "generation {g}: {} games, {} positions, {:.1} positions/s, network {:.0}% of the time",
                 st.games,
@@ -137,13 +149,23 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         let score = m.elo.map(|e| e.score).unwrap_or(0.0);
         let promoted = match &sprt_state {
             Some(st) => {
-                eprintln!("generation {g}: SPRT LLR {:.2} in [{:.2}, {:.2}]: {:?}", st.llr, st.lower, st.upper, st.decision);
+                eprintln!(
+                    "generation {g}: SPRT LLR {:.2} in [{:.2}, {:.2}]: {:?}",
+                    st.llr, st.lower, st.upper, st.decision
+                );
                 st.decision == martian_evaluate::SprtDecision::AcceptH1
             }
             None => score >= cfg.evaluate.gate_score,
         };
         eprintln!("generation {g}: {} -> {}", describe_match(&m), if promoted { "promoted" } else { "not promoted" });
-        let rec = GateRecord { generation: g, candidate: file_name(&cand), best: file_name(&best), promoted, result: m, sprt: sprt_state };
+        let rec = GateRecord {
+            generation: g,
+            candidate: file_name(&cand),
+            best: file_name(&best),
+            promoted,
+            result: m,
+            sprt: sprt_state,
+        };
         append_line(&run.eval_log(), &serde_json::to_string(&rec)?)?;
         write_atomic(&run.gate_result(g), serde_json::to_string_pretty(&rec)?.as_bytes())?;
         if promoted {
@@ -195,8 +217,16 @@ fn final_evaluation<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, 
         book.as_deref(),
         None,
     )?;
-    let (vs_random, _) =
-        run_match_with::<G>(cfg, rules, &PlayerSpec::Net(trained.clone()), &PlayerSpec::Random, n, device, book.as_deref(), None)?;
+    let (vs_random, _) = run_match_with::<G>(
+        cfg,
+        rules,
+        &PlayerSpec::Net(trained.clone()),
+        &PlayerSpec::Random,
+        n,
+        device,
+        book.as_deref(),
+        None,
+    )?;
     let best = run.best().map(|b| file_name(&b)).unwrap_or_default();
     let f = FinalEval { trained: file_name(&trained), best, vs_untrained, vs_random };
     write_atomic(&path, serde_json::to_string_pretty(&f)?.as_bytes())?;

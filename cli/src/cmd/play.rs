@@ -61,12 +61,15 @@ fn run_game<G: AbGame>(a: &Args) -> Result<()> {
             a.visits,
             1,
         )),
-        ("mcts", None) => Box::new(MctsPlayer::new("mcts".into(), UniformEvaluator, MctsConfig::default(), a.visits, 1)),
+        ("mcts", None) => {
+            Box::new(MctsPlayer::new("mcts".into(), UniformEvaluator, MctsConfig::default(), a.visits, 1))
+        }
         ("alphabeta", _) => {
             if a.depth == Some(0) {
                 bail!("--depth must be >= 1");
             }
-            let mut limits = Limits { depth: a.depth, movetime: a.movetime.map(std::time::Duration::from_millis), nodes: None };
+            let mut limits =
+                Limits { depth: a.depth, movetime: a.movetime.map(std::time::Duration::from_millis), nodes: None };
             if limits == Limits::default() {
                 limits.depth = Some(4);
             }

@@ -96,10 +96,7 @@ pub fn canonical_square(g: &Jetan, sq: u8) -> u8 {
 
 /// Policy index of `mv` (module doc, §10.4).
 pub fn action_index(g: &Jetan, mv: Move) -> usize {
-    let (f, t) = (
-        canonical_square(g, mv.from % 100),
-        canonical_square(g, mv.to % 100),
-    );
+    let (f, t) = (canonical_square(g, mv.from % 100), canonical_square(g, mv.to % 100));
     let is_princess = matches!(g.piece_at(mv.from), Some((Piece::Princess, _)));
     if is_princess && tables().far[mv.from as usize % 100] >> (mv.to % 100) & 1 != 0 {
         return 4800 + t as usize;
@@ -107,11 +104,7 @@ pub fn action_index(g: &Jetan, mv: Move) -> usize {
     let df = (t % 10) as i32 - (f % 10) as i32;
     let dr = (t / 10) as i32 - (f / 10) as i32;
     let lin = ((3 - dr) * 7 + (df + 3)).clamp(0, 48) as usize;
-    let disp = if lin < 24 {
-        lin
-    } else {
-        lin.saturating_sub(1).min(47)
-    };
+    let disp = if lin < 24 { lin } else { lin.saturating_sub(1).min(47) };
     f as usize * 48 + disp
 }
 

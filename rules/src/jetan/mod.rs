@@ -23,8 +23,8 @@ pub use bitboard::{Bitboard, Squares};
 pub use encode::{plane_descriptions, ACTION_ENCODING, PLANE_DESCRIPTIONS, RULES_SPEC_VERSION};
 pub use piece::Piece;
 pub use rules::{
-    ChiefCapture, Escape, FirstPlayer, JetanRules, NoLegalMoves, PrincessPath, Repetition, Setup,
-    SmallMaterial, StepCount, Thoat, Warrior,
+    ChiefCapture, Escape, FirstPlayer, JetanRules, NoLegalMoves, PrincessPath, Repetition, Setup, SmallMaterial,
+    StepCount, Thoat, Warrior,
 };
 pub use tables::for_each_path;
 
@@ -77,12 +77,7 @@ impl Clone for Jetan {
     fn clone(&self) -> Self {
         let mut history = Vec::with_capacity(self.history.len().max(16));
         history.extend_from_slice(&self.history);
-        Jetan {
-            pos: self.pos,
-            rules: self.rules,
-            thoat_kind: self.thoat_kind,
-            history,
-        }
+        Jetan { pos: self.pos, rules: self.rules, thoat_kind: self.thoat_kind, history }
     }
 
     fn clone_from(&mut self, source: &Self) {
@@ -101,8 +96,7 @@ impl fmt::Debug for Jetan {
 }
 
 /// Standard initial position (§10.3).
-pub const INITIAL_POSITION: &str =
-    "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0";
+pub const INITIAL_POSITION: &str = "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0";
 /// Initial placement under `Setup::ManatorFacing` (§2.1): Orange's rows mirror Black's.
 pub const MANATOR_PLACEMENT: &str = "WLDFCPFDLW/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw";
 
@@ -182,11 +176,7 @@ impl Jetan {
     /// a loaded position has no history before it (§15).
     pub fn repetitions(&self) -> usize {
         let h = self.pos.hash;
-        self.history
-            .iter()
-            .filter(|&&x| x == h)
-            .count()
-            .saturating_sub(1)
+        self.history.iter().filter(|&&x| x == h).count().saturating_sub(1)
     }
 
     /// Whether `mv` (assumed legal) is an Escape: a Princess move to a square at
@@ -209,10 +199,7 @@ impl Jetan {
     }
 
     fn material_value(&self, side: Side) -> u32 {
-        Piece::ALL
-            .iter()
-            .map(|&p| p.seed000_value() * self.pos.pieces[side.index()][p.index()].count_ones())
-            .sum()
+        Piece::ALL.iter().map(|&p| p.seed000_value() * self.pos.pieces[side.index()][p.index()].count_ones()).sum()
     }
 
     /// The result when the countdown runs out (§8.4).
@@ -244,26 +231,17 @@ impl Jetan {
                 }
             }
         }
-        Outcome {
-            winner,
-            reason: EndReason::SmallMaterial,
-        }
+        Outcome { winner, reason: EndReason::SmallMaterial }
     }
 
     /// The §8.5/§8.6 checks (move cap, no-capture limit, no legal moves).
     fn late_checks(&self) -> Option<Outcome> {
         if self.pos.ply >= self.rules.max_plies {
-            return Some(Outcome {
-                winner: None,
-                reason: EndReason::MoveCap,
-            });
+            return Some(Outcome { winner: None, reason: EndReason::MoveCap });
         }
         if let Some(n) = self.rules.no_capture_limit {
             if self.pos.quiet >= n {
-                return Some(Outcome {
-                    winner: None,
-                    reason: EndReason::NoCaptureLimit,
-                });
+                return Some(Outcome { winner: None, reason: EndReason::NoCaptureLimit });
             }
         }
         if !self.has_legal_move() {
@@ -271,10 +249,7 @@ impl Jetan {
                 NoLegalMoves::Draw => None,
                 NoLegalMoves::Loses => Some(self.pos.stm.opponent()),
             };
-            return Some(Outcome {
-                winner,
-                reason: EndReason::NoLegalMoves,
-            });
+            return Some(Outcome { winner, reason: EndReason::NoLegalMoves });
         }
         None
     }
@@ -349,11 +324,7 @@ impl Jetan {
         if p == Piece::Panthan.index() && from.abs_diff(to) != 1 {
             irreversible = true;
         }
-        self.pos.quiet = if captured.is_some() {
-            0
-        } else {
-            self.pos.quiet.saturating_add(1)
-        };
+        self.pos.quiet = if captured.is_some() { 0 } else { self.pos.quiet.saturating_add(1) };
         self.pos.ply = self.pos.ply.saturating_add(1);
         let mover = self.pos.stm;
         self.pos.stm = mover.opponent();
@@ -375,24 +346,16 @@ impl Jetan {
 
         // §8.1, §8.2.
         let outcome = match captured {
-            Some(Piece::Princess) => Some(Outcome {
-                winner: Some(mover),
-                reason: EndReason::PrincessCaptured,
-            }),
-            Some(Piece::Chief) if p == Piece::Chief.index() => Some(Outcome {
-                winner: Some(mover),
-                reason: EndReason::ChiefCapturedByChief,
-            }),
+            Some(Piece::Princess) => Some(Outcome { winner: Some(mover), reason: EndReason::PrincessCaptured }),
+            Some(Piece::Chief) if p == Piece::Chief.index() => {
+                Some(Outcome { winner: Some(mover), reason: EndReason::ChiefCapturedByChief })
+            }
             Some(Piece::Chief) => match self.rules.chief_captured_by_non_chief {
-                ChiefCapture::CapturerWins => Some(Outcome {
-                    winner: Some(mover),
-                    reason: EndReason::ChiefCapturedByNonChief,
-                }),
+                ChiefCapture::CapturerWins => {
+                    Some(Outcome { winner: Some(mover), reason: EndReason::ChiefCapturedByNonChief })
+                }
                 ChiefCapture::RemoveAndContinue => None,
-                _ => Some(Outcome {
-                    winner: None,
-                    reason: EndReason::ChiefCapturedByNonChief,
-                }),
+                _ => Some(Outcome { winner: None, reason: EndReason::ChiefCapturedByNonChief }),
             },
             _ => None,
         };
@@ -401,10 +364,7 @@ impl Jetan {
             .or_else(|| {
                 (self.rules.repetition == Repetition::Threefold
                     && self.history.iter().filter(|&&x| x == h).count() >= 3)
-                    .then_some(Outcome {
-                        winner: None,
-                        reason: EndReason::Repetition,
-                    })
+                    .then_some(Outcome { winner: None, reason: EndReason::Repetition })
             })
             .or_else(|| countdown_expired.then(|| self.countdown_outcome()))
             .or_else(|| self.late_checks());
@@ -436,11 +396,7 @@ impl GameState for Jetan {
             FirstPlayer::Orange => 'o',
             FirstPlayer::Black => 'b',
         };
-        let esc = if rules.escape == Escape::None {
-            "-"
-        } else {
-            "OB"
-        };
+        let esc = if rules.escape == Escape::None { "-" } else { "OB" };
         Jetan::from_position(&format!("{placement} {side} {esc} - 0 0"), rules)
     }
 
@@ -509,11 +465,7 @@ impl GameState for Jetan {
         } else {
             Err(RulesError::IllegalMove {
                 mv: notation::move_text(mv),
-                legal: moves
-                    .iter()
-                    .map(|&m| notation::move_text(m))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                legal: moves.iter().map(|&m| notation::move_text(m)).collect::<Vec<_>>().join(" "),
             })
         }
     }
@@ -544,8 +496,6 @@ impl Jetan {
     pub fn move_for_action(&self, index: usize) -> Option<Move> {
         let mut moves = Vec::with_capacity(Self::MAX_MOVES);
         self.legal_moves(&mut moves);
-        moves
-            .into_iter()
-            .find(|&m| encode::action_index(self, m) == index)
+        moves.into_iter().find(|&m| encode::action_index(self, m) == index)
     }
 }

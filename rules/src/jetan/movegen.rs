@@ -25,20 +25,8 @@ const PATH_PIECES: [(Piece, usize); 5] = [
 #[inline]
 fn panthan_dirs(side: Side) -> [(i32, u128); 5] {
     match side {
-        Side::South => [
-            (10, 0),
-            (9, FILE_A),
-            (11, FILE_J),
-            (-1, FILE_A),
-            (1, FILE_J),
-        ],
-        Side::North => [
-            (-10, 0),
-            (-11, FILE_A),
-            (-9, FILE_J),
-            (-1, FILE_A),
-            (1, FILE_J),
-        ],
+        Side::South => [(10, 0), (9, FILE_A), (11, FILE_J), (-1, FILE_A), (1, FILE_J)],
+        Side::North => [(-10, 0), (-11, FILE_A), (-9, FILE_J), (-1, FILE_A), (1, FILE_J)],
     }
 }
 
@@ -127,11 +115,8 @@ impl Jetan {
             return Some((psq as u8, 0, 0));
         }
         let att = self.attacks_with(t, self.pos.stm.opponent(), occ & !(1u128 << psq));
-        let escape = if self.rules.escape == Escape::OnlyWhenAttacked && att & (1u128 << psq) == 0 {
-            0
-        } else {
-            escape & !att
-        };
+        let escape =
+            if self.rules.escape == Escape::OnlyWhenAttacked && att & (1u128 << psq) == 0 { 0 } else { escape & !att };
         Some((psq as u8, normal & !att, escape))
     }
 
@@ -155,10 +140,7 @@ impl Jetan {
         }
         // Path pieces (§3, §4.2–§4.7).
         let tk = self.thoat_kind();
-        for (p, k) in PATH_PIECES
-            .into_iter()
-            .chain(std::iter::once((Piece::Thoat, tk)))
-        {
+        for (p, k) in PATH_PIECES.into_iter().chain(std::iter::once((Piece::Thoat, tk))) {
             let mut b = pcs[p.index()];
             while b != 0 {
                 let sq = b.trailing_zeros() as usize;
@@ -196,10 +178,7 @@ impl Jetan {
             n += (shift(pan & !m, d) & target).count_ones();
         }
         let tk = self.thoat_kind();
-        for (p, k) in PATH_PIECES
-            .into_iter()
-            .chain(std::iter::once((Piece::Thoat, tk)))
-        {
+        for (p, k) in PATH_PIECES.into_iter().chain(std::iter::once((Piece::Thoat, tk))) {
             let mut b = pcs[p.index()];
             while b != 0 {
                 let sq = b.trailing_zeros() as usize;
@@ -225,10 +204,7 @@ impl Jetan {
             return true;
         }
         let tk = self.thoat_kind();
-        for (p, k) in PATH_PIECES
-            .into_iter()
-            .chain(std::iter::once((Piece::Thoat, tk)))
-        {
+        for (p, k) in PATH_PIECES.into_iter().chain(std::iter::once((Piece::Thoat, tk))) {
             let mut b = pcs[p.index()];
             while b != 0 {
                 let sq = b.trailing_zeros() as usize;

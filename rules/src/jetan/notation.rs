@@ -19,10 +19,7 @@ pub fn move_text(mv: Move) -> String {
 }
 
 fn bad_move(text: &str, reason: &str) -> RulesError {
-    RulesError::BadMoveText {
-        text: text.to_string(),
-        reason: reason.to_string(),
-    }
+    RulesError::BadMoveText { text: text.to_string(), reason: reason.to_string() }
 }
 
 /// Parses a square at the start of `s`; returns it and the rest of the text.
@@ -31,12 +28,7 @@ fn parse_square<'a>(s: &'a str, whole: &str) -> Result<(u8, &'a str), RulesError
     let f = match bytes.first() {
         Some(c @ b'a'..=b'j') => c - b'a',
         Some(c @ b'A'..=b'J') => c - b'A',
-        Some(_) => {
-            return Err(bad_move(
-                whole,
-                "a square must start with a file letter a-j",
-            ))
-        }
+        Some(_) => return Err(bad_move(whole, "a square must start with a file letter a-j")),
         None => return Err(bad_move(whole, "missing square")),
     };
     let digits = bytes[1..].iter().take_while(|c| c.is_ascii_digit()).count();
@@ -63,10 +55,7 @@ pub fn parse_move_text(text: &str) -> Result<Move, RulesError> {
     let rest = rest.strip_prefix(['x', 'X', '^', '-']).unwrap_or(rest);
     let (to, rest) = parse_square(rest, text)?;
     if !rest.is_empty() {
-        return Err(bad_move(
-            text,
-            "trailing characters after the destination square",
-        ));
+        return Err(bad_move(text, "trailing characters after the destination square"));
     }
     Ok(Move::new(from, to))
 }
@@ -99,11 +88,7 @@ pub fn board_text(g: &Jetan) -> String {
     s.push_str(&format!(
         "{} to move ({})\n",
         Jetan::side_name(stm),
-        if stm == Side::North {
-            "uppercase"
-        } else {
-            "lowercase"
-        }
+        if stm == Side::North { "uppercase" } else { "lowercase" }
     ));
     s
 }
@@ -133,11 +118,7 @@ pub fn write_position(g: &Jetan) -> String {
         }
     }
     s.push(' ');
-    s.push(if g.side_to_move() == Side::North {
-        'o'
-    } else {
-        'b'
-    });
+    s.push(if g.side_to_move() == Side::North { 'o' } else { 'b' });
     s.push(' ');
     match (g.escape_right(Side::North), g.escape_right(Side::South)) {
         (true, true) => s.push_str("OB"),
@@ -156,16 +137,10 @@ pub fn write_position(g: &Jetan) -> String {
 
 /// Parses and validates a position string (§10.3).
 pub fn parse_position(text: &str, rules: &JetanRules) -> Result<Jetan, RulesError> {
-    let err = |kind: PositionErrorKind| RulesError::Position {
-        kind,
-        text: text.to_string(),
-    };
+    let err = |kind: PositionErrorKind| RulesError::Position { kind, text: text.to_string() };
     let fields: Vec<&str> = text.split_whitespace().collect();
     if fields.len() != 6 {
-        return Err(err(PositionErrorKind::FieldCount {
-            expected: 6,
-            found: fields.len(),
-        }));
+        return Err(err(PositionErrorKind::FieldCount { expected: 6, found: fields.len() }));
     }
     let stm = match fields[1] {
         "o" => Side::North,
@@ -175,10 +150,7 @@ pub fn parse_position(text: &str, rules: &JetanRules) -> Result<Jetan, RulesErro
     let mut g = Jetan::empty(rules, stm);
     let ranks: Vec<&str> = fields[0].split('/').collect();
     if ranks.len() != 10 {
-        return Err(err(PositionErrorKind::RankCount {
-            expected: 10,
-            found: ranks.len(),
-        }));
+        return Err(err(PositionErrorKind::RankCount { expected: 10, found: ranks.len() }));
     }
     let mut counts = [[0usize; 8]; 2];
     for (i, rank_text) in ranks.iter().enumerate() {
@@ -225,24 +197,15 @@ pub fn parse_position(text: &str, rules: &JetanRules) -> Result<Jetan, RulesErro
             let n = counts[side.index()][p.index()];
             let broken = match p {
                 Piece::Princess => (n != 1).then_some("each side has exactly one Princess"),
-                Piece::Chief
-                    if rules.chief_captured_by_non_chief == ChiefCapture::RemoveAndContinue =>
-                {
+                Piece::Chief if rules.chief_captured_by_non_chief == ChiefCapture::RemoveAndContinue => {
                     (n > 1).then_some("each side has at most one Chief")
                 }
-                Piece::Chief => {
-                    (n != 1).then_some("each side has exactly one Chief under the standard rules")
-                }
+                Piece::Chief => (n != 1).then_some("each side has exactly one Chief under the standard rules"),
                 Piece::Panthan => (n > 8).then_some("at most 8 Panthans per side"),
                 _ => (n > 2).then_some("at most 2 of this piece per side"),
             };
             if let Some(rule) = broken {
-                return Err(err(PositionErrorKind::PieceCount {
-                    piece: p.name(),
-                    side: side_name,
-                    count: n,
-                    rule,
-                }));
+                return Err(err(PositionErrorKind::PieceCount { piece: p.name(), side: side_name, count: n, rule }));
             }
         }
     }
@@ -251,35 +214,15 @@ pub fn parse_position(text: &str, rules: &JetanRules) -> Result<Jetan, RulesErro
         "O" => (true, false),
         "B" => (false, true),
         "-" => (false, false),
-        other => {
-            return Err(err(PositionErrorKind::BadField {
-                field: "escapes",
-                text: other.to_string(),
-            }))
-        }
+        other => return Err(err(PositionErrorKind::BadField { field: "escapes", text: other.to_string() })),
     };
     g.pos.escape = [esc_b, esc_o];
     let countdown = match fields[3] {
         "-" => 0u8,
         t => match t.parse::<u32>() {
-            Ok(n)
-                if (1..=u32::from(COUNTDOWN_PLIES)).contains(&n)
-                    && t.bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                n as u8
-            }
-            Ok(_) => {
-                return Err(err(PositionErrorKind::BadField {
-                    field: "countdown",
-                    text: t.to_string(),
-                }))
-            }
-            Err(_) => {
-                return Err(err(PositionErrorKind::BadNumber {
-                    field: "countdown",
-                    text: t.to_string(),
-                }))
-            }
+            Ok(n) if (1..=u32::from(COUNTDOWN_PLIES)).contains(&n) && t.bytes().all(|b| b.is_ascii_digit()) => n as u8,
+            Ok(_) => return Err(err(PositionErrorKind::BadField { field: "countdown", text: t.to_string() })),
+            Err(_) => return Err(err(PositionErrorKind::BadNumber { field: "countdown", text: t.to_string() })),
         },
     };
     if countdown > 0 && (g.pos.occ[0].count_ones() > 3 || g.pos.occ[1].count_ones() > 3) {
@@ -291,10 +234,7 @@ pub fn parse_position(text: &str, rules: &JetanRules) -> Result<Jetan, RulesErro
     let number = |field: &'static str, t: &str| -> Result<u32, RulesError> {
         match t.parse::<u32>() {
             Ok(n) if t.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
-            _ => Err(err(PositionErrorKind::BadNumber {
-                field,
-                text: t.to_string(),
-            })),
+            _ => Err(err(PositionErrorKind::BadNumber { field, text: t.to_string() })),
         }
     };
     g.pos.quiet = number("quiet", fields[4])?;

@@ -88,11 +88,7 @@ impl Piece {
 
     /// Parses a piece letter (§2): returns the piece and its side.
     pub fn from_letter(c: char) -> Option<(Piece, Side)> {
-        let side = if c.is_ascii_uppercase() {
-            Side::North
-        } else {
-            Side::South
-        };
+        let side = if c.is_ascii_uppercase() { Side::North } else { Side::South };
         let p = match c.to_ascii_uppercase() {
             'C' => Piece::Chief,
             'P' => Piece::Princess,

@@ -204,14 +204,8 @@ impl JetanRules {
     /// # Errors
     /// [`RulesError::Unsupported`] naming the first unimplemented switch value.
     pub fn validate(&self) -> Result<(), RulesError> {
-        fn unsupported(
-            option: &'static str,
-            value: impl std::fmt::Debug,
-        ) -> Result<(), RulesError> {
-            Err(RulesError::Unsupported {
-                option,
-                value: format!("{value:?}"),
-            })
+        fn unsupported(option: &'static str, value: impl std::fmt::Debug) -> Result<(), RulesError> {
+            Err(RulesError::Unsupported { option, value: format!("{value:?}") })
         }
         if self.step_count != StepCount::Exact {
             return unsupported("step_count", self.step_count);
@@ -226,10 +220,7 @@ impl JetanRules {
             return unsupported("escape", self.escape);
         }
         if self.chief_captured_by_non_chief == ChiefCapture::Lot {
-            return unsupported(
-                "chief_captured_by_non_chief",
-                self.chief_captured_by_non_chief,
-            );
+            return unsupported("chief_captured_by_non_chief", self.chief_captured_by_non_chief);
         }
         if self.small_material == SmallMaterial::Lot {
             return unsupported("small_material", self.small_material);

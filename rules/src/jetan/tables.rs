@@ -40,16 +40,7 @@ pub const NUM_KINDS: usize = 10;
 
 const ORTH: [(i8, i8); 4] = [(0, 1), (0, -1), (1, 0), (-1, 0)];
 const DIAG: [(i8, i8); 4] = [(1, 1), (-1, 1), (1, -1), (-1, -1)];
-const KING: [(i8, i8); 8] = [
-    (0, 1),
-    (0, -1),
-    (1, 0),
-    (-1, 0),
-    (1, 1),
-    (-1, 1),
-    (1, -1),
-    (-1, -1),
-];
+const KING: [(i8, i8); 8] = [(0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1), (-1, -1)];
 
 /// Step set of step `i` of a path, given the previous step (for the Thoat).
 fn step_set(kind: usize, i: usize, prev: Option<(i8, i8)>) -> &'static [(i8, i8)] {
@@ -206,12 +197,7 @@ fn build() -> Tables {
         }
         debug_assert_eq!(box3[sq as usize] & !BOARD, 0);
     }
-    Tables {
-        start,
-        entries,
-        box3,
-        far,
-    }
+    Tables { start, entries, box3, far }
 }
 
 /// The tables, built on first use.
@@ -251,23 +237,12 @@ mod tests {
             (K_THOAT_JUMPING, 12),
             (K_CHIEF, 48),
         ] {
-            assert_eq!(
-                t.reach(kind, e5, 1u128 << e5).count_ones(),
-                n,
-                "kind {kind}"
-            );
+            assert_eq!(t.reach(kind, e5, 1u128 << e5).count_ones(), n, "kind {kind}");
         }
         // Every non-jumping destination is blocked when all neighbours are occupied...
-        let neighbours: u128 = [-11i32, -10, -9, -1, 1, 9, 10, 11]
-            .iter()
-            .map(|d| 1u128 << (44 + d))
-            .sum();
+        let neighbours: u128 = [-11i32, -10, -9, -1, 1, 9, 10, 11].iter().map(|d| 1u128 << (44 + d)).sum();
         for kind in [K_WARRIOR, K_PADWAR, K_DWAR, K_THOAT_EITHER, K_CHIEF] {
-            assert_eq!(
-                t.reach(kind, e5, neighbours | 1u128 << e5),
-                0,
-                "kind {kind}"
-            );
+            assert_eq!(t.reach(kind, e5, neighbours | 1u128 << e5), 0, "kind {kind}");
         }
         // ...but not for jumpers.
         assert_eq!(t.reach(K_THOAT_JUMPING, e5, neighbours).count_ones(), 12);

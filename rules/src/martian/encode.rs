@@ -104,11 +104,7 @@ pub(crate) fn move_of_action(side: Side, index: usize) -> Option<Move> {
 /// If `out.len() != 11 * 8 * 4`.
 pub(crate) fn encode(s: &MartianChess, out: &mut [f32]) {
     const CELLS: usize = 32;
-    assert_eq!(
-        out.len(),
-        INPUT_PLANES * CELLS,
-        "encode: wrong buffer length"
-    );
+    assert_eq!(out.len(), INPUT_PLANES * CELLS, "encode: wrong buffer length");
     out.fill(0.0);
     let side = s.side_to_move();
     for (k, plane) in out.chunks_exact_mut(CELLS).take(3).enumerate() {
@@ -132,11 +128,7 @@ pub(crate) fn encode(s: &MartianChess, out: &mut [f32]) {
     }
     fill(out, 7, (s.quiet() as f32 / 7.0).min(1.0));
     let max = s.rules().max_plies;
-    let ply = if max == 0 {
-        1.0
-    } else {
-        (s.ply() as f32 / max as f32).min(1.0)
-    };
+    let ply = if max == 0 { 1.0 } else { (s.ply() as f32 / max as f32).min(1.0) };
     fill(out, 8, ply);
     if let Some(ban) = s.banned_move() {
         out[9 * CELLS + orient(side, ban.from) as usize] = 1.0;

@@ -19,8 +19,8 @@ mod zobrist;
 
 pub use bitboard::{Bitboard, Squares};
 pub use encode::{
-    plane_descriptions, ACTION_ENCODING, INPUT_PLANES, MAX_MOVES_MC, NUM_ACTIONS_MC,
-    PLANE_DESCRIPTIONS, RULES_SPEC_VERSION,
+    plane_descriptions, ACTION_ENCODING, INPUT_PLANES, MAX_MOVES_MC, NUM_ACTIONS_MC, PLANE_DESCRIPTIONS,
+    RULES_SPEC_VERSION,
 };
 pub use rules::{ClockMode, EmptyZoneTie, MartianRules};
 
@@ -271,19 +271,8 @@ impl MartianChess {
         rules: MartianRules,
     ) -> MartianChess {
         let (last_from, last_to) = last.unwrap_or((NONE, NONE));
-        let mut s = MartianChess {
-            bb,
-            hash: 0,
-            scores,
-            ply,
-            quiet,
-            rules,
-            last_from,
-            last_to,
-            clock,
-            side,
-            outcome: None,
-        };
+        let mut s =
+            MartianChess { bb, hash: 0, scores, ply, quiet, rules, last_from, last_to, clock, side, outcome: None };
         s.hash = s.full_hash();
         s.outcome = s.compute_outcome(side.opponent());
         s
@@ -398,11 +387,7 @@ impl GameState for MartianChess {
         self.last_to = mv.to;
         self.ply += 1;
         // Spec §9.2: quiet counter and clock.
-        self.quiet = if capture {
-            0
-        } else {
-            self.quiet.saturating_add(1)
-        };
+        self.quiet = if capture { 0 } else { self.quiet.saturating_add(1) };
         if self.rules.clock == ClockMode::Auto {
             let old = self.clock;
             if old != 0 {
@@ -446,11 +431,7 @@ impl GameState for MartianChess {
         } else {
             Err(RulesError::IllegalMove {
                 mv: notation::move_text(mv),
-                legal: legal
-                    .iter()
-                    .map(|&m| notation::move_text(m))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                legal: legal.iter().map(|&m| notation::move_text(m)).collect::<Vec<_>>().join(" "),
             })
         }
     }

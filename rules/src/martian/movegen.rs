@@ -7,8 +7,8 @@
 //! move banned by the no-undo rule (spec §8) is removed last.
 
 use super::tables::{
-    drone_attacks, east, north, north_east, north_west, queen_attacks, south, south_east,
-    south_west, west, KING_STEPS, ORTHO_STEPS, PAWN_STEPS, ZONES,
+    drone_attacks, east, north, north_east, north_west, queen_attacks, south, south_east, south_west, west, KING_STEPS,
+    ORTHO_STEPS, PAWN_STEPS, ZONES,
 };
 use super::{MartianChess, DRONE, PAWN};
 use crate::game::Move;
@@ -54,17 +54,7 @@ impl MartianChess {
         let pawn_ok = not_own | (own_d & dp_merge) | (own_p & pp_merge);
         let drone_ok = not_own | (own_p & dp_merge);
         let (ban_from, ban_to) = self.active_ban().unwrap_or((NONE, NONE));
-        Ctx {
-            occ,
-            own_p,
-            own_d,
-            own_q,
-            pawn_ok,
-            drone_ok,
-            queen_ok: not_own,
-            ban_from,
-            ban_to,
-        }
+        Ctx { occ, own_p, own_d, own_q, pawn_ok, drone_ok, queen_ok: not_own, ban_from, ban_to }
     }
 
     /// The targets of the own piece of `kind` on `sq` before the ban is applied.
@@ -82,11 +72,7 @@ impl MartianChess {
         out.clear();
         let c = self.ctx();
         let ban_sq = c.ban_from;
-        let ban_bit = if c.ban_to == NONE {
-            0
-        } else {
-            1u32 << c.ban_to
-        };
+        let ban_bit = if c.ban_to == NONE { 0 } else { 1u32 << c.ban_to };
         let mut push = |from: u32, mut targets: u32| {
             if from as u8 == ban_sq {
                 targets &= !ban_bit;
@@ -168,11 +154,7 @@ impl MartianChess {
         while s != 0 && n < 2 {
             let sq = s.trailing_zeros() as usize;
             s &= s - 1;
-            let steps = if q >> sq & 1 != 0 {
-                KING_STEPS[sq]
-            } else {
-                PAWN_STEPS[sq]
-            };
+            let steps = if q >> sq & 1 != 0 { KING_STEPS[sq] } else { PAWN_STEPS[sq] };
             n += (steps & not_own).count_ones();
         }
         let mut s = d;

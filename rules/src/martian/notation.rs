@@ -38,10 +38,7 @@ pub(crate) fn move_text(mv: Move) -> String {
 /// Parses `d3d5`, or the human forms `b3-c4`, `b4xb6`, `a1+b2` (spec §10). The
 /// separator is not checked against the kind of move.
 pub(crate) fn parse_move_text(text: &str) -> Result<Move, RulesError> {
-    let bad = |reason: &str| RulesError::BadMoveText {
-        text: text.to_string(),
-        reason: reason.to_string(),
-    };
+    let bad = |reason: &str| RulesError::BadMoveText { text: text.to_string(), reason: reason.to_string() };
     let chars: Vec<char> = text.trim().chars().collect();
     let (a, b) = match chars.len() {
         4 => ((chars[0], chars[1]), (chars[2], chars[3])),
@@ -58,23 +55,12 @@ pub(crate) fn parse_move_text(text: &str) -> Result<Move, RulesError> {
 }
 
 fn perr(kind: PositionErrorKind, text: &str) -> RulesError {
-    RulesError::Position {
-        kind,
-        text: text.to_string(),
-    }
+    RulesError::Position { kind, text: text.to_string() }
 }
 
 /// A non-negative decimal number made of ASCII digits only.
 fn parse_number(field: &'static str, s: &str, max: u32, text: &str) -> Result<u32, RulesError> {
-    let bad = || {
-        perr(
-            PositionErrorKind::BadNumber {
-                field,
-                text: s.to_string(),
-            },
-            text,
-        )
-    };
+    let bad = || perr(PositionErrorKind::BadNumber { field, text: s.to_string() }, text);
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad());
     }
@@ -93,23 +79,11 @@ fn parse_number(field: &'static str, s: &str, max: u32, text: &str) -> Result<u3
 pub(crate) fn parse_position(text: &str, rules: &MartianRules) -> Result<MartianChess, RulesError> {
     let fields: Vec<&str> = text.split_whitespace().collect();
     if fields.len() != 8 {
-        return Err(perr(
-            PositionErrorKind::FieldCount {
-                expected: 8,
-                found: fields.len(),
-            },
-            text,
-        ));
+        return Err(perr(PositionErrorKind::FieldCount { expected: 8, found: fields.len() }, text));
     }
     let ranks: Vec<&str> = fields[0].split('/').collect();
     if ranks.len() != 8 {
-        return Err(perr(
-            PositionErrorKind::RankCount {
-                expected: 8,
-                found: ranks.len(),
-            },
-            text,
-        ));
+        return Err(perr(PositionErrorKind::RankCount { expected: 8, found: ranks.len() }, text));
     }
     let mut bb = [0u32; 3];
     for (i, rank_text) in ranks.iter().enumerate() {
@@ -144,10 +118,7 @@ pub(crate) fn parse_position(text: &str, rules: &MartianRules) -> Result<Martian
             }
         }
         if file < 4 {
-            return Err(perr(
-                PositionErrorKind::RankTooShort { rank: rank_no },
-                text,
-            ));
+            return Err(perr(PositionErrorKind::RankTooShort { rank: rank_no }, text));
         }
     }
     let side = match fields[1] {
@@ -162,51 +133,24 @@ pub(crate) fn parse_position(text: &str, rules: &MartianRules) -> Result<Martian
         s => {
             let c: Vec<char> = s.chars().collect();
             let parsed = if c.len() == 4 {
-                parse_square(c[0], c[1])
-                    .zip(parse_square(c[2], c[3]))
-                    .filter(|(f, t)| f != t)
+                parse_square(c[0], c[1]).zip(parse_square(c[2], c[3])).filter(|(f, t)| f != t)
             } else {
                 None
             };
             match parsed {
                 Some(ft) => Some(ft),
-                None => {
-                    return Err(perr(
-                        PositionErrorKind::BadField {
-                            field: "last",
-                            text: s.to_string(),
-                        },
-                        text,
-                    ))
-                }
+                None => return Err(perr(PositionErrorKind::BadField { field: "last", text: s.to_string() }, text)),
             }
         }
     };
     let clock = match fields[5] {
         "-" => 0u8,
         s if s.len() == 1 && matches!(s.as_bytes()[0], b'0'..=b'7') => s.as_bytes()[0] - b'0' + 1,
-        s => {
-            return Err(perr(
-                PositionErrorKind::BadField {
-                    field: "clock",
-                    text: s.to_string(),
-                },
-                text,
-            ))
-        }
+        s => return Err(perr(PositionErrorKind::BadField { field: "clock", text: s.to_string() }, text)),
     };
     let quiet = parse_number("quiet", fields[6], u32::MAX, text)?;
     let ply = parse_number("ply", fields[7], u32::MAX, text)?;
-    Ok(MartianChess::from_parts(
-        bb,
-        side,
-        [score_s, score_n],
-        last,
-        clock,
-        quiet,
-        ply,
-        *rules,
-    ))
+    Ok(MartianChess::from_parts(bb, side, [score_s, score_n], last, clock, quiet, ply, *rules))
 }
 
 /// The placement field (spec §10), ranks 8 to 1.
@@ -243,16 +187,9 @@ pub(crate) fn format_position(s: &MartianChess) -> String {
         Side::North => "N",
     };
     let last = s.last_move().map_or_else(|| "-".to_string(), move_text);
-    let clock = s
-        .clock_countdown()
-        .map_or_else(|| "-".to_string(), |c| c.to_string());
+    let clock = s.clock_countdown().map_or_else(|| "-".to_string(), |c| c.to_string());
     let [a, b] = s.scores();
-    format!(
-        "{} {side} {a} {b} {last} {clock} {} {}",
-        placement(s),
-        s.quiet(),
-        s.ply()
-    )
+    format!("{} {side} {a} {b} {last} {clock} {} {}", placement(s), s.quiet(), s.ply())
 }
 
 /// The text board (spec §10): rank 8 first, a `----` canal line between ranks 5
@@ -272,9 +209,7 @@ pub(crate) fn board_text(s: &MartianChess) -> String {
     }
     out.push_str("  abcd\n");
     let [a, b] = s.scores();
-    let clock = s
-        .clock_countdown()
-        .map_or_else(|| "-".to_string(), |c| c.to_string());
+    let clock = s.clock_countdown().map_or_else(|| "-".to_string(), |c| c.to_string());
     out.push_str(&format!(
         "{} to move; score South {a} North {b}; clock {clock}; quiet {}; ply {}\n",
         MartianChess::side_name(s.side_to_move()),

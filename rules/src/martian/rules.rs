@@ -78,22 +78,13 @@ impl MartianRules {
     /// or `clock = Manual`.
     pub fn validate(&self) -> Result<(), RulesError> {
         if self.players != 2 {
-            return Err(RulesError::Unsupported {
-                option: "players",
-                value: self.players.to_string(),
-            });
+            return Err(RulesError::Unsupported { option: "players", value: self.players.to_string() });
         }
         if self.promotion_supply_check {
-            return Err(RulesError::Unsupported {
-                option: "promotion_supply_check",
-                value: "true".into(),
-            });
+            return Err(RulesError::Unsupported { option: "promotion_supply_check", value: "true".into() });
         }
         if self.clock == ClockMode::Manual {
-            return Err(RulesError::Unsupported {
-                option: "clock",
-                value: "Manual".into(),
-            });
+            return Err(RulesError::Unsupported { option: "clock", value: "Manual".into() });
         }
         Ok(())
     }

@@ -143,22 +143,14 @@ pub fn queen_attacks(sq: usize, occ: u32) -> u32 {
     while d < 4 {
         let ray = RAYS[d][sq];
         let blk = ray & occ;
-        att |= if blk != 0 {
-            ray ^ RAYS[d][blk.trailing_zeros() as usize]
-        } else {
-            ray
-        };
+        att |= if blk != 0 { ray ^ RAYS[d][blk.trailing_zeros() as usize] } else { ray };
         d += 1;
     }
     // Directions 4..8 decrease it: the first blocker is the highest bit.
     while d < 8 {
         let ray = RAYS[d][sq];
         let blk = ray & occ;
-        att |= if blk != 0 {
-            ray ^ RAYS[d][(31 - blk.leading_zeros()) as usize]
-        } else {
-            ray
-        };
+        att |= if blk != 0 { ray ^ RAYS[d][(31 - blk.leading_zeros()) as usize] } else { ray };
         d += 1;
     }
     att

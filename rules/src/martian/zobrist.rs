@@ -12,12 +12,7 @@ const fn splitmix(mut x: u64) -> u64 {
 }
 
 const fn key(stream: u64, i: u64) -> u64 {
-    splitmix(
-        stream
-            .wrapping_mul(0x1_0000_0001)
-            .wrapping_add(i)
-            .wrapping_mul(0xD6E8_FEB8_6659_FD93),
-    )
+    splitmix(stream.wrapping_mul(0x1_0000_0001).wrapping_add(i).wrapping_mul(0xD6E8_FEB8_6659_FD93))
 }
 
 /// `PIECE[kind][sq]` with kind 0 Pawn, 1 Drone, 2 Queen (spec §2).

@@ -57,10 +57,8 @@ impl Slow {
                     file += d as i32;
                     j += 1;
                 } else {
-                    board[(file + 10 * rank) as usize] = Some(P {
-                        kind: cs[j].to_ascii_uppercase(),
-                        orange: cs[j].is_ascii_uppercase(),
-                    });
+                    board[(file + 10 * rank) as usize] =
+                        Some(P { kind: cs[j].to_ascii_uppercase(), orange: cs[j].is_ascii_uppercase() });
                     file += 1;
                     j += 1;
                 }
@@ -170,11 +168,8 @@ impl Slow {
         for s in 0..100 {
             match self.board[s] {
                 Some(p) if p.orange == orange && p.kind != 'P' => {
-                    let ends: Vec<usize> = if p.kind == 'N' {
-                        self.panthan_steps(s)
-                    } else {
-                        self.path_ends(s).into_iter().collect()
-                    };
+                    let ends: Vec<usize> =
+                        if p.kind == 'N' { self.panthan_steps(s) } else { self.path_ends(s).into_iter().collect() };
                     for q in ends {
                         a[q] = true;
                     }
@@ -212,11 +207,7 @@ impl Slow {
                         if self.board[t].is_some() || attacked[t] {
                             continue;
                         }
-                        let right = if me {
-                            self.escape_orange
-                        } else {
-                            self.escape_black
-                        };
+                        let right = if me { self.escape_orange } else { self.escape_black };
                         if normal.contains(&t) || right {
                             out.insert((s as u8, t as u8));
                         }
@@ -269,13 +260,7 @@ impl Slow {
         for (f, t) in moves {
             let mut c = self.clone();
             let cap = c.play(f, t);
-            if matches!(
-                cap,
-                Some(P {
-                    kind: 'P' | 'C',
-                    ..
-                })
-            ) {
+            if matches!(cap, Some(P { kind: 'P' | 'C', .. })) {
                 continue; // game over: perft 0
             }
             n += c.perft(depth - 1);

@@ -51,10 +51,7 @@ pub fn dests(g: &Jetan, from: &str) -> (Vec<String>, Vec<String>) {
     let key = |s: &u8| (s % 10, s / 10);
     normal.sort_by_key(key);
     esc.sort_by_key(key);
-    (
-        normal.into_iter().map(name).collect(),
-        esc.into_iter().map(name).collect(),
-    )
+    (normal.into_iter().map(name).collect(), esc.into_iter().map(name).collect())
 }
 
 /// Splits a space-separated list, sorted by file then rank.
@@ -108,13 +105,5 @@ pub fn rotate_fen(fen: &str) -> String {
         "B" => "O",
         x => x,
     };
-    format!(
-        "{} {} {} {} {} {}",
-        ranks.join("/"),
-        side,
-        esc,
-        f[3],
-        f[4],
-        f[5]
-    )
+    format!("{} {} {} {} {} {}", ranks.join("/"), side, esc, f[3], f[4], f[5])
 }

@@ -18,13 +18,7 @@ pub struct SlowRules {
 
 impl Default for SlowRules {
     fn default() -> Self {
-        SlowRules {
-            field_promotion: true,
-            no_undo: true,
-            clock_auto: true,
-            tie_last_mover_wins: true,
-            max_plies: 300,
-        }
+        SlowRules { field_promotion: true, no_undo: true, clock_auto: true, tie_last_mover_wins: true, max_plies: 300 }
     }
 }
 
@@ -110,19 +104,9 @@ impl Slow {
             assert_eq!(file, 4);
         }
         let to_move = if f[1] == "S" { 0 } else { 1 };
-        let last = if f[4] == "-" {
-            None
-        } else {
-            Some((
-                parse_sq(&f[4][0..2]).unwrap(),
-                parse_sq(&f[4][2..4]).unwrap(),
-            ))
-        };
-        let clock = if f[5] == "-" {
-            None
-        } else {
-            Some(f[5].parse().unwrap())
-        };
+        let last =
+            if f[4] == "-" { None } else { Some((parse_sq(&f[4][0..2]).unwrap(), parse_sq(&f[4][2..4]).unwrap())) };
+        let clock = if f[5] == "-" { None } else { Some(f[5].parse().unwrap()) };
         let mut s = Slow {
             board,
             to_move,
@@ -223,14 +207,9 @@ impl Slow {
                         }
                         if zone_of(tr) != me {
                             out.push(((f, r), (tf, tr))); // capture
-                        } else if self.rules.field_promotion && v + w == 3 && !self.zone_has(me, 3)
-                        {
+                        } else if self.rules.field_promotion && v + w == 3 && !self.zone_has(me, 3) {
                             out.push(((f, r), (tf, tr))); // Drone + Pawn -> Queen
-                        } else if self.rules.field_promotion
-                            && v == 1
-                            && w == 1
-                            && !self.zone_has(me, 2)
-                        {
+                        } else if self.rules.field_promotion && v == 1 && w == 1 && !self.zone_has(me, 2) {
                             out.push(((f, r), (tf, tr))); // Pawn + Pawn -> Drone
                         }
                         break;
@@ -268,11 +247,7 @@ impl Slow {
 
     fn check_end(&self, last_mover: usize) -> Option<SlowResult> {
         if self.zone_empty(0) || self.zone_empty(1) {
-            let tie = if self.rules.tie_last_mover_wins {
-                Some(last_mover)
-            } else {
-                None
-            };
+            let tie = if self.rules.tie_last_mover_wins { Some(last_mover) } else { None };
             return Some(self.scored("EmptyZone", tie));
         }
         if self.rules.clock_auto && self.clock == Some(0) {

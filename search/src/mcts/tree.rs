@@ -326,7 +326,12 @@ impl<G: GameState> Mcts<G> {
         for (i, ch) in children.iter().enumerate() {
             let n = ch.visits + ch.in_flight;
             // Virtual loss: each in-flight visit counts as a loss for the chooser.
-            let q = if n == 0 { fpu } else { (ch.value_sum - ch.in_flight as f32) / n as f32 };
+            let q = match (n, ch.kind) {
+                // An unvisited terminal child: its exact value for the chooser.
+                (0, NodeKind::Terminal(v)) => -v,
+                (0, _) => fpu,
+                _ => (ch.value_sum - ch.in_flight as f32) / n as f32,
+            };
             let s = puct_score(q, ch.prior, n as f32, c, sqrt_n);
             if s > best_score {
                 best_score = s;
@@ -355,14 +360,24 @@ impl<G: GameState> Mcts<G> {
     /// evaluation's priors do not match the leaf's legal moves.
     pub fn apply_evaluations<R: Rng>(&mut self, evals: &[Evaluation], rng: &mut R) {
         assert_eq!(evals.len(), self.num_pending, "one evaluation per pending leaf");
-        for k in 0..self.num_pending {
-            let eval = &evals[k];
+        for (k, eval) in evals.iter().enumerate() {
             let p = &self.pending[k];
             assert_eq!(eval.priors.len(), p.len, "priors must match the legal moves");
             let leaf = *p.path.last().expect("path holds the root");
             let first = self.nodes.len() as u32;
             for (&mv, &prior) in p.moves.iter().zip(&eval.priors) {
-                self.nodes.push(Node::new(mv, prior));
+                let mut child = Node::new(mv, prior);
+                if self.cfg.terminal_children {
+                    // One ply of exact lookahead: a move that ends the game gets its
+                    // exact value now, so PUCT sees a winning move (or a losing one)
+                    // before visiting it. Costs one `play` per legal move per expansion.
+                    self.scratch.clone_from(&p.state);
+                    self.scratch.play_unchecked(mv);
+                    if let Some(o) = self.scratch.outcome() {
+                        child.kind = NodeKind::Terminal(o.value_for(self.scratch.side_to_move()));
+                    }
+                }
+                self.nodes.push(child);
             }
             {
                 let n = &mut self.nodes[leaf as usize];
