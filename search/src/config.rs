@@ -10,8 +10,9 @@ pub struct MctsConfig {
     pub c_puct_init: f32,
     /// `c_base` of the AlphaZero exploration schedule, in visits (default 19652; > 0).
     pub c_puct_base: f32,
-    /// First-play urgency: an unvisited child's Q is the parent's Q minus this
-    /// (lc0 "FPU reduction"; default 0.25; 0 = parent's Q; range 0..=2).
+    /// First-play urgency (lc0 "FPU reduction"): an unvisited child's Q is
+    /// `parent Q - fpu_reduction * sqrt(sum of the priors of visited children)`;
+    /// 0 = the parent's Q. Default 0.25; range 0..=2.
     pub fpu_reduction: f32,
     /// Total Dirichlet concentration at the root: each legal move gets
     /// `alpha = dirichlet_alpha_total / legal moves` (KataGo uses 10.83; AlphaZero's
@@ -27,7 +28,9 @@ pub struct MctsConfig {
     /// is its exact value instead of the first-play urgency). Costs one move
     /// per child per expansion, small next to a network evaluation, and lets a
     /// search with few simulations take immediate wins and see immediate
-    /// losses in wide positions (Jetan has ~80 legal moves). Default true.
+    /// losses in wide positions (Jetan has ~80 legal moves). A leaf whose side
+    /// to move has such a winning move is valued +1 for that side instead of
+    /// the network's value. Default true.
     pub terminal_children: bool,
 }
 

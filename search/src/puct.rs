@@ -12,8 +12,10 @@
 //!   `N(a)` = visits of child `a` (plus in flight, as virtual loss);
 //! * `P(a)` = prior from the network (with Dirichlet noise at the root);
 //! * `Q(a)` = mean value of the child for the side choosing the edge; an
-//!   unvisited child gets the *first-play urgency* `Q(parent) - fpu_reduction`
-//!   (lc0's FPU reduction);
+//!   unvisited child gets the *first-play urgency*
+//!   `Q(parent) - fpu_reduction * sqrt(prior mass of the visited children)`
+//!   (lc0's FPU reduction), and an unvisited child whose move ends the game its
+//!   exact value;
 //! * `c_init` = 1.25, `c_base` = 19652 in AlphaZero.
 
 /// Exploration constant `c_puct(N)` for a parent with `parent_visits` visits.

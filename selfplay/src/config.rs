@@ -34,6 +34,26 @@ pub struct SelfplayConfig {
     pub games_per_shard: u32,
     /// Largest network batch. Default 256.
     pub max_batch: u32,
+    /// Policy training target: `visits` (AlphaZero: root visit shares) or
+    /// `completed_q` (Gumbel MuZero's improved policy
+    /// `softmax(log prior + sigma(completed Q))`, see `Mcts::improved_policy`),
+    /// which improves on the prior even when the simulations are few compared
+    /// with the legal moves. Default `visits`.
+    pub policy_target: PolicyTarget,
+    /// `c_visit` of the completed-Q transform (mctx default 50).
+    pub c_visit: f32,
+    /// `c_scale` of the completed-Q transform (mctx default 0.1).
+    pub c_scale: f32,
+}
+
+/// What a sample's policy target is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyTarget {
+    /// Root visit shares.
+    Visits,
+    /// Gumbel MuZero's improved policy from completed Q values.
+    CompletedQ,
 }
 
 impl Default for SelfplayConfig {
@@ -50,6 +70,9 @@ impl Default for SelfplayConfig {
             cache_size: 200_000,
             games_per_shard: 32,
             max_batch: 256,
+            policy_target: PolicyTarget::Visits,
+            c_visit: 50.0,
+            c_scale: 0.1,
         }
     }
 }
@@ -85,6 +108,9 @@ impl SelfplayConfig {
         }
         if !(1..=65_536).contains(&self.max_batch) {
             return Err(format!("selfplay.max_batch must be in 1..=65536, got {}", self.max_batch));
+        }
+        if !(self.c_visit >= 0.0 && self.c_visit.is_finite() && self.c_scale >= 0.0 && self.c_scale.is_finite()) {
+            return Err(format!("selfplay.c_visit and selfplay.c_scale must be >= 0, got {} and {}", self.c_visit, self.c_scale));
         }
         Ok(())
     }

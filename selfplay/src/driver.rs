@@ -22,7 +22,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
-use crate::config::SelfplayConfig;
+use crate::config::{PolicyTarget, SelfplayConfig};
 use crate::record::{GameRecord, RECORD_FORMAT_VERSION};
 
 /// One training sample from a fully searched move.
@@ -30,6 +30,8 @@ use crate::record::{GameRecord, RECORD_FORMAT_VERSION};
 pub struct Sample {
     /// Network input planes of the position, `INPUT_SHAPE` flattened.
     pub planes: Vec<f32>,
+    /// Action indices of every legal move (the mask of the policy loss).
+    pub legal: Vec<u32>,
     /// Policy target as `(action index, probability)` pairs (root visit shares).
     pub policy: Vec<(u32, f32)>,
     /// Final result for the side to move at this ply: +1, 0 or -1.
@@ -151,13 +153,23 @@ impl<G: GameState> Slot<G> {
                 let [c, h, w] = G::INPUT_SHAPE;
                 let mut planes = vec![0.0; c * h * w];
                 state.encode(&mut planes);
-                let policy = res
-                    .visits
-                    .iter()
-                    .filter(|v| v.1 > 0)
-                    .map(|&(m, v)| (state.action_index(m) as u32, v as f32 / total as f32))
-                    .collect();
-                self.samples.push((Sample { planes, policy, value: 0.0, ply }, state.side_to_move()));
+                let policy = match cfg.policy_target {
+                    PolicyTarget::Visits => res
+                        .visits
+                        .iter()
+                        .filter(|v| v.1 > 0)
+                        .map(|&(m, v)| (state.action_index(m) as u32, v as f32 / total as f32))
+                        .collect(),
+                    PolicyTarget::CompletedQ => res
+                        .visits
+                        .iter()
+                        .zip(self.tree.improved_policy(cfg.c_visit, cfg.c_scale))
+                        .filter(|(_, p)| *p > 1e-6)
+                        .map(|(&(m, _), p)| (state.action_index(m) as u32, p))
+                        .collect(),
+                };
+                let legal = res.visits.iter().map(|&(m, _)| state.action_index(m) as u32).collect();
+                self.samples.push((Sample { planes, legal, policy, value: 0.0, ply }, state.side_to_move()));
             }
         }
         let t = if (ply as u64) < cfg.temperature_plies as u64 { cfg.temperature } else { cfg.final_temperature };

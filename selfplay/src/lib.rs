@@ -10,7 +10,7 @@ mod driver;
 pub mod record;
 pub mod shard;
 
-pub use config::SelfplayConfig;
+pub use config::{PolicyTarget, SelfplayConfig};
 pub use driver::{play_games, FinishedGame, PlayParams, Sample, SelfplayStats};
 pub use record::GameRecord;
 pub use shard::{read_shard, write_shard, ShardData, ShardError};
@@ -26,12 +26,16 @@ pub fn pack_samples(samples: &[(u64, &Sample)], input_shape: [usize; 3], num_act
     let n = samples.len();
     let mut planes = ndarray::Array4::<f32>::zeros((n, c, h, w));
     let mut policy = ndarray::Array2::<f32>::zeros((n, num_actions));
+    let mut legal = ndarray::Array2::<u8>::zeros((n, num_actions));
     let mut value = ndarray::Array1::<f32>::zeros(n);
     let mut game_id = ndarray::Array1::<i64>::zeros(n);
     let mut ply = ndarray::Array1::<i32>::zeros(n);
     for (i, (gid, s)) in samples.iter().enumerate() {
         let flat = planes.as_slice_mut().expect("standard layout");
         flat[i * c * h * w..(i + 1) * c * h * w].copy_from_slice(&s.planes);
+        for &a in &s.legal {
+            legal[[i, a as usize]] = 1;
+        }
         for &(a, p) in &s.policy {
             policy[[i, a as usize]] = p;
         }
@@ -39,5 +43,5 @@ pub fn pack_samples(samples: &[(u64, &Sample)], input_shape: [usize; 3], num_act
         game_id[i] = *gid as i64;
         ply[i] = s.ply as i32;
     }
-    ShardData { planes, policy, value, game_id, ply }
+    ShardData { planes, policy, legal, value, game_id, ply }
 }

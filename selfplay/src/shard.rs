@@ -1,11 +1,12 @@
 //! Replay shards: `.npz` files (NumPy zip archives, readable with
-//! `numpy.load`) of training samples. Layout, version 1:
+//! `numpy.load`) of training samples. Layout, version 2:
 //!
 //! | array            | dtype   | shape                  | meaning |
 //! |------------------|---------|------------------------|---------|
 //! | `format_version` | int32   | `[1]`                  | 1 |
 //! | `planes`         | float32 | `[N, planes, rows, cols]` | network input (`GameState::encode`) |
 //! | `policy`         | float32 | `[N, NUM_ACTIONS]`     | root visit distribution (policy target), sums to 1 |
+//! | `legal`          | uint8   | `[N, NUM_ACTIONS]`     | 1 for the action of every legal move (the policy loss is a softmax over these) |
 //! | `value`          | float32 | `[N]`                  | final result for the side to move at that ply: +1 win, 0 draw, -1 loss |
 //! | `game_id`        | int64   | `[N]`                  | game id (see the game records) |
 //! | `ply`            | int32   | `[N]`                  | ply of the sample within its game |
@@ -23,7 +24,7 @@ use ndarray_npy::{NpzReader, NpzWriter};
 use thiserror::Error;
 
 /// Version of the shard layout.
-pub const SHARD_FORMAT_VERSION: i32 = 1;
+pub const SHARD_FORMAT_VERSION: i32 = 2;
 
 /// Error reading or writing a shard; names the file.
 #[derive(Debug, Error)]
@@ -53,6 +54,8 @@ pub struct ShardData {
     pub planes: Array4<f32>,
     /// `[N, NUM_ACTIONS]` policy targets.
     pub policy: Array2<f32>,
+    /// `[N, NUM_ACTIONS]` legal-move mask (1 = legal).
+    pub legal: Array2<u8>,
     /// `[N]` value targets (+1/0/-1 for the side to move).
     pub value: Array1<f32>,
     /// `[N]` game ids.
@@ -91,6 +94,7 @@ pub fn write_shard(path: &Path, data: &ShardData) -> Result<(), ShardError> {
         npz.add_array("format_version", &Array1::from_elem(1, SHARD_FORMAT_VERSION)).map_err(enc)?;
         npz.add_array("planes", &data.planes).map_err(enc)?;
         npz.add_array("policy", &data.policy).map_err(enc)?;
+        npz.add_array("legal", &data.legal).map_err(enc)?;
         npz.add_array("value", &data.value).map_err(enc)?;
         npz.add_array("game_id", &data.game_id).map_err(enc)?;
         npz.add_array("ply", &data.ply).map_err(enc)?;
@@ -118,6 +122,7 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     }
     let planes: Array4<f32> = npz.by_name("planes.npy").map_err(|e| corrupt(format!("planes: {e}")))?;
     let policy: Array2<f32> = npz.by_name("policy.npy").map_err(|e| corrupt(format!("policy: {e}")))?;
+    let legal: Array2<u8> = npz.by_name("legal.npy").map_err(|e| corrupt(format!("legal: {e}")))?;
     let value: Array1<f32> = npz.by_name("value.npy").map_err(|e| corrupt(format!("value: {e}")))?;
     let game_id: Array1<i64> = npz.by_name("game_id.npy").map_err(|e| corrupt(format!("game_id: {e}")))?;
     let ply: Array1<i32> = npz.by_name("ply.npy").map_err(|e| corrupt(format!("ply: {e}")))?;
@@ -129,6 +134,12 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     if policy.shape() != [n, num_actions] {
         return Err(corrupt(format!("policy shape {:?}, expected {:?}", policy.shape(), [n, num_actions])));
     }
+    if legal.shape() != policy.shape() {
+        return Err(corrupt(format!("legal shape {:?}, expected {:?}", legal.shape(), policy.shape())));
+    }
+    if policy.iter().zip(legal.iter()).any(|(&p, &l)| p > 0.0 && l == 0) {
+        return Err(corrupt("policy target on an action marked illegal".into()));
+    }
     if game_id.len() != n || ply.len() != n {
         return Err(corrupt("game_id/ply length differs from value".into()));
     }
@@ -138,5 +149,5 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     if policy.iter().any(|v| !v.is_finite() || *v < 0.0) || planes.iter().any(|v| !v.is_finite()) {
         return Err(corrupt("non-finite or negative entries".into()));
     }
-    Ok(ShardData { planes, policy, value, game_id, ply })
+    Ok(ShardData { planes, policy, legal, value, game_id, ply })
 }

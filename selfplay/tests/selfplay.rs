@@ -111,3 +111,37 @@ fn shards_round_trip_bit_exactly_and_corruption_is_reported() {
         Err(ShardError::Io { .. })
     ));
 }
+
+#[test]
+fn completed_q_targets_are_distributions_over_legal_moves() {
+    let start = Jetan::new_game(&JetanRules { max_plies: 40, ..Default::default() }).unwrap();
+    let cfg = SelfplayConfig { policy_target: martian_selfplay::PolicyTarget::CompletedQ, ..quick_cfg() };
+    let params = PlayParams { start: &start, games: 2, first_game_id: 0, seed: 5, model_name: "uniform".into() };
+    let mut games = Vec::new();
+    play_games(&params, &cfg, &MctsConfig::default(), &mut UniformEvaluator, |g, _| {
+        games.push(g);
+        Ok(())
+    })
+    .unwrap();
+    for g in &games {
+        let mut s = Jetan::from_position(&g.record.start, &JetanRules { max_plies: 40, ..Default::default() }).unwrap();
+        let mut k = 0;
+        for (ply, m) in g.record.moves.iter().enumerate() {
+            if k < g.samples.len() && g.samples[k].ply as usize == ply {
+                let smp = &g.samples[k];
+                let mut legal = Vec::new();
+                s.legal_moves(&mut legal);
+                let idx: Vec<u32> = legal.iter().map(|&m| s.action_index(m) as u32).collect();
+                assert!(smp.policy.iter().all(|(a, _)| idx.contains(a)));
+                let total: f32 = smp.policy.iter().map(|p| p.1).sum();
+                assert!((total - 1.0).abs() < 1e-3, "{total}");
+                // With uniform priors the target spreads over (nearly) every legal move.
+                assert!(smp.policy.len() * 2 > legal.len());
+                k += 1;
+            }
+            let mv = s.parse_move(m).unwrap();
+            s.play_unchecked(mv);
+        }
+        assert_eq!(k, g.samples.len());
+    }
+}

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! loss = policy_ce + value_loss_weight * value_ce   (+ L2 through the optimizer's weight decay)
-//! policy_ce = -sum_a pi(a) * log softmax(policy_logits)(a)      pi = root visit shares
+//! policy_ce = -sum_a pi(a) * log softmax_legal(policy_logits)(a)   pi = root visit shares; softmax over legal moves
 //! value_ce  = -log softmax(value_logits)(z)                      z = win / draw / loss class
 //! ```
 //!
@@ -31,6 +31,17 @@ pub fn value_class(z: f32) -> i64 {
     } else {
         1
     }
+}
+
+/// Policy logits with illegal actions set to -1e9, so the softmax (and the
+/// cross-entropy) runs over the legal moves only, as the search uses the
+/// policy (lc0 masks illegal moves in its policy loss the same way).
+/// Without the mask a small network spends its training on pushing down the
+/// thousands of illegal actions and got *worse* at ranking the legal ones
+/// (measured: cross-entropy over legal moves 4.34 -> 5.10 nats after a generation).
+/// `legal` `[B, A]` bool.
+pub fn masked_logits(policy_logits: &Tensor, legal: &Tensor) -> Tensor {
+    policy_logits.masked_fill(&legal.logical_not(), -1e9)
 }
 
 /// Computes the losses.

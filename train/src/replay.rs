@@ -83,7 +83,8 @@ impl ReplayWindow {
     }
 
     /// Fills a batch of `n` positions drawn uniformly with replacement:
-    /// `planes` `[n * C*H*W]`, `policy` `[n * A]`, `value` `[n]` (+1/0/-1).
+    /// `planes` `[n * C*H*W]`, `policy` `[n * A]`, `legal` `[n * A]` (1 = legal),
+    /// `value` `[n]` (+1/0/-1).
     /// With `mirror = Some(game)` each sample is mirrored with probability 1/2.
     pub fn fill_batch<R: Rng>(
         &self,
@@ -92,6 +93,7 @@ impl ReplayWindow {
         mirror: Option<GameKind>,
         planes: &mut Vec<f32>,
         policy: &mut Vec<f32>,
+        legal: &mut Vec<u8>,
         value: &mut Vec<f32>,
     ) {
         let [c, h, w] = self.input_shape;
@@ -99,8 +101,8 @@ impl ReplayWindow {
         let a = self.num_actions;
         planes.resize(n * ps, 0.0);
         policy.resize(n * a, 0.0);
+        legal.resize(n * a, 0);
         value.resize(n, 0.0);
-        let mut scratch = Vec::new();
         for i in 0..n {
             let (s, r) = self.index[rng.gen_range(0..self.index.len())];
             let d = &self.shards[s as usize];
@@ -109,6 +111,8 @@ impl ReplayWindow {
             planes[i * ps..(i + 1) * ps].copy_from_slice(&src_p[r * ps..(r + 1) * ps]);
             let src_pol = d.policy.as_slice().expect("standard layout");
             policy[i * a..(i + 1) * a].copy_from_slice(&src_pol[r * a..(r + 1) * a]);
+            let src_legal = d.legal.as_slice().expect("standard layout");
+            legal[i * a..(i + 1) * a].copy_from_slice(&src_legal[r * a..(r + 1) * a]);
             value[i] = d.value[r];
             if let Some(g) = mirror {
                 if rng.gen::<bool>() {
@@ -117,7 +121,7 @@ impl ReplayWindow {
                         &mut planes[i * ps..(i + 1) * ps],
                         self.input_shape,
                         &mut policy[i * a..(i + 1) * a],
-                        &mut scratch,
+                        &mut legal[i * a..(i + 1) * a],
                     );
                 }
             }

@@ -70,27 +70,26 @@ pub fn mirror_action(game: GameKind, action: usize) -> Option<usize> {
 }
 
 /// Mirrors one sample in place: planes `[C, H, W]` flipped along W, policy remapped.
-pub fn mirror_sample(
-    game: GameKind,
-    planes: &mut [f32],
-    shape: [usize; 3],
-    policy: &mut [f32],
-    scratch: &mut Vec<f32>,
-) {
+pub fn mirror_sample(game: GameKind, planes: &mut [f32], shape: [usize; 3], policy: &mut [f32], legal: &mut [u8]) {
     let [c, h, w] = shape;
     for row in planes.chunks_mut(w).take(c * h) {
         row.reverse();
     }
-    scratch.clear();
-    scratch.resize(policy.len(), 0.0);
-    for (a, &p) in policy.iter().enumerate() {
-        if p != 0.0 {
+    permute(game, policy);
+    permute(game, legal);
+}
+
+/// Moves every entry of a per-action array to its mirrored action.
+fn permute<T: Copy + Default + PartialEq>(game: GameKind, v: &mut [T]) {
+    let mut out = vec![T::default(); v.len()];
+    for (a, &x) in v.iter().enumerate() {
+        if x != T::default() {
             if let Some(m) = mirror_action(game, a) {
-                scratch[m] = p;
+                out[m] = x;
             }
         }
     }
-    policy.copy_from_slice(scratch);
+    v.copy_from_slice(&out);
 }
 
 #[cfg(test)]

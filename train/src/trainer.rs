@@ -8,7 +8,7 @@ use tch::nn::{self, OptimizerConfig};
 use tch::{Device, Kind, Tensor};
 
 use crate::config::{OptimizerKind, TrainConfig};
-use crate::loss::{losses, value_class};
+use crate::loss::{losses, masked_logits, value_class};
 use crate::replay::ReplayWindow;
 
 /// One line of `train.jsonl`.
@@ -46,6 +46,7 @@ pub struct Trainer {
     num_actions: usize,
     planes: Vec<f32>,
     policy: Vec<f32>,
+    legal: Vec<u8>,
     value: Vec<f32>,
 }
 
@@ -88,6 +89,7 @@ impl Trainer {
             num_actions: ckpt.meta.num_actions,
             planes: Vec::new(),
             policy: Vec::new(),
+            legal: Vec::new(),
             value: Vec::new(),
         })
     }
@@ -105,17 +107,22 @@ impl Trainer {
     ) -> Result<StepStats, tch::TchError> {
         let b = self.cfg.batch_size as usize;
         let mirror = self.cfg.mirror_augmentation.then_some(self.game);
-        window.fill_batch(rng, b, mirror, &mut self.planes, &mut self.policy, &mut self.value);
+        window.fill_batch(rng, b, mirror, &mut self.planes, &mut self.policy, &mut self.legal, &mut self.value);
         let [c, h, w] = self.input_shape.map(|x| x as i64);
         let x = Tensor::f_from_slice(&self.planes)?.f_view([b as i64, c, h, w])?.f_to_device(self.device)?;
         let pt = Tensor::f_from_slice(&self.policy)?
             .f_view([b as i64, self.num_actions as i64])?
             .f_to_device(self.device)?;
+        let legal = Tensor::f_from_slice(&self.legal)?
+            .f_view([b as i64, self.num_actions as i64])?
+            .f_to_device(self.device)?
+            .f_to_kind(Kind::Bool)?;
         let classes: Vec<i64> = self.value.iter().map(|&z| value_class(z)).collect();
         let vc = Tensor::f_from_slice(&classes)?.f_to_device(self.device)?;
         let z = Tensor::f_from_slice(&self.value)?.f_to_device(self.device)?;
         let out = ckpt.net.forward(&x, true);
-        let l = losses(&out.policy_logits, &out.value_logits, &pt, &vc, self.cfg.value_loss_weight);
+        let policy_logits = masked_logits(&out.policy_logits, &legal);
+        let l = losses(&policy_logits, &out.value_logits, &pt, &vc, self.cfg.value_loss_weight);
         self.opt.set_lr(lr);
         if self.cfg.grad_clip > 0.0 {
             self.opt.backward_step_clip_norm(&l.total, self.cfg.grad_clip);
@@ -124,7 +131,7 @@ impl Trainer {
         }
         let _g = tch::no_grad_guard();
         let acc =
-            out.policy_logits.argmax(-1, false).eq_tensor(&pt.argmax(-1, false)).to_kind(Kind::Float).mean(Kind::Float);
+            policy_logits.argmax(-1, false).eq_tensor(&pt.argmax(-1, false)).to_kind(Kind::Float).mean(Kind::Float);
         let probs = out.value_logits.softmax(-1, Kind::Float);
         let v = probs.select(1, 0) - probs.select(1, 2);
         let mse = (v - z).square().mean(Kind::Float);

@@ -117,6 +117,9 @@ pub struct Mcts<G: GameState> {
     noise_pending: bool,
     queue: Vec<(u32, u32)>,
     noise: Vec<f32>,
+    /// Root priors before noise was mixed in (valid while `root_noised`).
+    raw_priors: Vec<f32>,
+    root_noised: bool,
 }
 
 impl<G: GameState> Mcts<G> {
@@ -134,6 +137,8 @@ impl<G: GameState> Mcts<G> {
             noise_pending: false,
             queue: Vec::new(),
             noise: Vec::new(),
+            raw_priors: Vec::new(),
+            root_noised: false,
         };
         t.nodes.push(Node::new(Move::new(0, 0), 1.0));
         t
@@ -201,6 +206,7 @@ impl<G: GameState> Mcts<G> {
         self.root_state = root;
         self.num_pending = 0;
         self.noise_pending = false;
+        self.root_noised = false;
     }
 
     /// Starts a search for the move at the root: with `noise`, Dirichlet noise
@@ -316,9 +322,17 @@ impl<G: GameState> Mcts<G> {
         let node = &self.nodes[idx as usize];
         let first = node.first_child as usize;
         let children = &self.nodes[first..first + node.num_children as usize];
-        let parent_n: u32 = children.iter().map(|c| c.visits + c.in_flight).sum();
+        let (mut parent_n, mut visited_mass) = (0u32, 0f32);
+        for c in children {
+            let n = c.visits + c.in_flight;
+            parent_n += n;
+            if n > 0 {
+                visited_mass += c.prior;
+            }
+        }
         let parent_q = if node.visits > 0 { -node.value_sum / node.visits as f32 } else { 0.0 };
-        let fpu = parent_q - self.cfg.fpu_reduction;
+        // lc0's first-play urgency: the reduction grows with the prior mass already explored.
+        let fpu = parent_q - self.cfg.fpu_reduction * visited_mass.max(0.0).sqrt();
         let c = c_puct(parent_n as f32, self.cfg.c_puct_init, self.cfg.c_puct_base);
         let sqrt_n = (parent_n.max(1) as f32).sqrt();
         let mut best = 0usize;
@@ -365,6 +379,7 @@ impl<G: GameState> Mcts<G> {
             assert_eq!(eval.priors.len(), p.len, "priors must match the legal moves");
             let leaf = *p.path.last().expect("path holds the root");
             let first = self.nodes.len() as u32;
+            let mut proven_win = false;
             for (&mv, &prior) in p.moves.iter().zip(&eval.priors) {
                 let mut child = Node::new(mv, prior);
                 if self.cfg.terminal_children {
@@ -374,7 +389,9 @@ impl<G: GameState> Mcts<G> {
                     self.scratch.clone_from(&p.state);
                     self.scratch.play_unchecked(mv);
                     if let Some(o) = self.scratch.outcome() {
-                        child.kind = NodeKind::Terminal(o.value_for(self.scratch.side_to_move()));
+                        let v = o.value_for(self.scratch.side_to_move());
+                        child.kind = NodeKind::Terminal(v);
+                        proven_win |= v <= -1.0;
                     }
                 }
                 self.nodes.push(child);
@@ -385,7 +402,11 @@ impl<G: GameState> Mcts<G> {
                 n.num_children = p.moves.len() as u32;
                 n.kind = NodeKind::Expanded;
             }
-            let mut v = -eval.value.clamp(-1.0, 1.0);
+            // A leaf whose mover can win at once is worth +1 to that mover,
+            // whatever the network says (a one-ply MCTS-solver step), so the move
+            // that allowed it looks lost from its first visit.
+            let leaf_value = if proven_win { 1.0 } else { eval.value.clamp(-1.0, 1.0) };
+            let mut v = -leaf_value;
             for &i in p.path.iter().rev() {
                 let n = &mut self.nodes[i as usize];
                 n.in_flight -= 1;
@@ -420,9 +441,69 @@ impl<G: GameState> Mcts<G> {
             return;
         }
         let first = r.first_child as usize;
+        if !self.root_noised {
+            self.raw_priors.clear();
+            self.raw_priors.extend(self.nodes[first..first + n].iter().map(|c| c.prior));
+            self.root_noised = true;
+        }
         for (c, g) in self.nodes[first..first + n].iter_mut().zip(&self.noise) {
             c.prior = (1.0 - eps) * c.prior + eps * g / sum;
         }
+    }
+
+    /// The improved policy of Gumbel MuZero (Danihelka et al., ICLR 2022, eq. 11
+    /// with the completed Q of its appendix D and mctx's default transform):
+    ///
+    /// ```text
+    /// pi'(a) = softmax(log prior(a) + sigma(completedQ(a)))
+    /// completedQ(a) = Q(a) if visited, else the root value      (for the root mover)
+    /// completedQ is mapped from [-1, 1] to [0, 1] (a fixed map: mctx's min-max
+    /// rescaling blows up tiny differences when the values are nearly equal,
+    /// as they are for a young network)
+    /// sigma(q) = (c_visit + max_b N(b)) * c_scale * q
+    /// ```
+    ///
+    /// Priors are the network's, before root noise. Unlike visit counts, this
+    /// target improves on the prior even with a few simulations over many
+    /// legal moves. One entry per root child, in legal-move order; sums to 1.
+    /// Empty before the root is expanded.
+    pub fn improved_policy(&self, c_visit: f32, c_scale: f32) -> Vec<f32> {
+        let children = self.root_children();
+        if children.is_empty() {
+            return Vec::new();
+        }
+        let root_q = self.result().root_value;
+        let q: Vec<f32> = children
+            .iter()
+            .map(|c| match (c.q(), c.kind) {
+                (Some(q), _) => q,
+                (None, NodeKind::Terminal(v)) => -v,
+                (None, _) => root_q,
+            })
+            .collect();
+        let max_n = children.iter().map(|c| c.visits).max().unwrap_or(0) as f32;
+        let sigma = (c_visit + max_n) * c_scale;
+        let priors: &[f32] = if self.root_noised && self.raw_priors.len() == children.len() {
+            &self.raw_priors
+        } else {
+            &[]
+        };
+        let mut out: Vec<f32> = children
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let p = priors.get(i).copied().unwrap_or(c.prior).max(1e-8);
+                p.ln() + sigma * (q[i] + 1.0) / 2.0
+            })
+            .collect();
+        let m = out.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0.0;
+        for x in out.iter_mut() {
+            *x = (*x - m).exp();
+            sum += *x;
+        }
+        out.iter_mut().for_each(|x| *x /= sum);
+        out
     }
 
     /// Root statistics now.
@@ -468,6 +549,7 @@ impl<G: GameState> Mcts<G> {
         let child = self.root_children().iter().position(|c| c.mv == mv).map(|i| self.nodes[0].first_child + i as u32);
         self.root_state.play_unchecked(mv);
         self.noise_pending = false;
+        self.root_noised = false;
         let Some(child) = child else {
             self.nodes.clear();
             self.nodes.push(Node::new(Move::new(0, 0), 1.0));
