@@ -498,7 +498,11 @@ fn mcts_side<'a, G: GameState>(
         )),
         (PlayerSpec::Mcts { model: Some(p), visits }, Some(ck)) => {
             let v = visits.unwrap_or(sims);
-            Some((format!("mcts:model={},visits={v}", file(p)), SideEval::Net(NetEvaluator::new(&ck.net, device, 1024)), v))
+            Some((
+                format!("mcts:model={},visits={v}", file(p)),
+                SideEval::Net(NetEvaluator::new(&ck.net, device, 1024)),
+                v,
+            ))
         }
         (PlayerSpec::Mcts { model: None, visits }, _) => {
             let v = visits.unwrap_or(sims);

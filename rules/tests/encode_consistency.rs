@@ -24,8 +24,13 @@ fn check<G: GameState>(start: G, from_of: impl Fn(usize) -> Option<usize>, own_p
                 let a = s.action_index(m);
                 if let Some(sq) = from_of(a) {
                     let occupied = own_planes.clone().any(|p| planes[p * h * w + sq] == 1.0);
-                    assert!(occupied, "{}: move {} -> action {a} from canonical square {sq}, no own piece there\n{}",
-                        s.to_position(), s.move_to_string(m), s.board_text());
+                    assert!(
+                        occupied,
+                        "{}: move {} -> action {a} from canonical square {sq}, no own piece there\n{}",
+                        s.to_position(),
+                        s.move_to_string(m),
+                        s.board_text()
+                    );
                     checked += 1;
                 }
             }
@@ -45,9 +50,13 @@ fn jetan_actions_and_planes_agree() {
 fn martian_actions_and_planes_agree() {
     // Martian Chess pieces have no owner: the origin must hold some piece (planes 0..3)
     // and lie in the mover's zone, rows 0..4 of the canonical board.
-    check(MartianChess::new_game(&MartianRules::default()).unwrap(), |a| {
-        let from = a / 32;
-        assert!(from < 16, "origin {from} is not in the mover's (bottom) zone");
-        Some(from)
-    }, 0..3);
+    check(
+        MartianChess::new_game(&MartianRules::default()).unwrap(),
+        |a| {
+            let from = a / 32;
+            assert!(from < 16, "origin {from} is not in the mover's (bottom) zone");
+            Some(from)
+        },
+        0..3,
+    );
 }

@@ -110,7 +110,10 @@ impl SelfplayConfig {
             return Err(format!("selfplay.max_batch must be in 1..=65536, got {}", self.max_batch));
         }
         if !(self.c_visit >= 0.0 && self.c_visit.is_finite() && self.c_scale >= 0.0 && self.c_scale.is_finite()) {
-            return Err(format!("selfplay.c_visit and selfplay.c_scale must be >= 0, got {} and {}", self.c_visit, self.c_scale));
+            return Err(format!(
+                "selfplay.c_visit and selfplay.c_scale must be >= 0, got {} and {}",
+                self.c_visit, self.c_scale
+            ));
         }
         Ok(())
     }

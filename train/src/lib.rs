@@ -10,5 +10,5 @@ pub mod symmetry;
 mod trainer;
 
 pub use config::{LrSchedule, OptimizerKind, TrainConfig};
-pub use replay::{list_shards, ReplayWindow};
+pub use replay::{list_shards, Batch, ReplayWindow};
 pub use trainer::{Metrics, StepStats, Trainer};

@@ -10,6 +10,19 @@ use rand::Rng;
 
 use crate::symmetry::mirror_sample;
 
+/// A training batch in host memory, reused between steps.
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    /// `[n * C*H*W]` input planes.
+    pub planes: Vec<f32>,
+    /// `[n * A]` policy targets.
+    pub policy: Vec<f32>,
+    /// `[n * A]` legal-move mask, 1 = legal.
+    pub legal: Vec<u8>,
+    /// `[n]` value targets, +1 / 0 / -1 for the side to move.
+    pub value: Vec<f32>,
+}
+
 /// Samples held in memory for training (the replay buffer).
 pub struct ReplayWindow {
     shards: Vec<ShardData>,
@@ -82,20 +95,10 @@ impl ReplayWindow {
         self.index.is_empty()
     }
 
-    /// Fills a batch of `n` positions drawn uniformly with replacement:
-    /// `planes` `[n * C*H*W]`, `policy` `[n * A]`, `legal` `[n * A]` (1 = legal),
-    /// `value` `[n]` (+1/0/-1).
+    /// Fills `batch` with `n` positions drawn uniformly with replacement.
     /// With `mirror = Some(game)` each sample is mirrored with probability 1/2.
-    pub fn fill_batch<R: Rng>(
-        &self,
-        rng: &mut R,
-        n: usize,
-        mirror: Option<GameKind>,
-        planes: &mut Vec<f32>,
-        policy: &mut Vec<f32>,
-        legal: &mut Vec<u8>,
-        value: &mut Vec<f32>,
-    ) {
+    pub fn fill_batch<R: Rng>(&self, rng: &mut R, n: usize, mirror: Option<GameKind>, batch: &mut Batch) {
+        let Batch { planes, policy, legal, value } = batch;
         let [c, h, w] = self.input_shape;
         let ps = c * h * w;
         let a = self.num_actions;

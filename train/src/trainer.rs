@@ -9,7 +9,7 @@ use tch::{Device, Kind, Tensor};
 
 use crate::config::{OptimizerKind, TrainConfig};
 use crate::loss::{losses, masked_logits, value_class};
-use crate::replay::ReplayWindow;
+use crate::replay::{Batch, ReplayWindow};
 
 /// One line of `train.jsonl`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -44,10 +44,7 @@ pub struct Trainer {
     game: GameKind,
     input_shape: [usize; 3],
     num_actions: usize,
-    planes: Vec<f32>,
-    policy: Vec<f32>,
-    legal: Vec<u8>,
-    value: Vec<f32>,
+    batch: Batch,
 }
 
 /// Statistics of one step.
@@ -87,10 +84,7 @@ impl Trainer {
             game: ckpt.meta.game,
             input_shape: ckpt.meta.input_shape,
             num_actions: ckpt.meta.num_actions,
-            planes: Vec::new(),
-            policy: Vec::new(),
-            legal: Vec::new(),
-            value: Vec::new(),
+            batch: Batch::default(),
         })
     }
 
@@ -107,19 +101,19 @@ impl Trainer {
     ) -> Result<StepStats, tch::TchError> {
         let b = self.cfg.batch_size as usize;
         let mirror = self.cfg.mirror_augmentation.then_some(self.game);
-        window.fill_batch(rng, b, mirror, &mut self.planes, &mut self.policy, &mut self.legal, &mut self.value);
+        window.fill_batch(rng, b, mirror, &mut self.batch);
         let [c, h, w] = self.input_shape.map(|x| x as i64);
-        let x = Tensor::f_from_slice(&self.planes)?.f_view([b as i64, c, h, w])?.f_to_device(self.device)?;
-        let pt = Tensor::f_from_slice(&self.policy)?
+        let x = Tensor::f_from_slice(&self.batch.planes)?.f_view([b as i64, c, h, w])?.f_to_device(self.device)?;
+        let pt = Tensor::f_from_slice(&self.batch.policy)?
             .f_view([b as i64, self.num_actions as i64])?
             .f_to_device(self.device)?;
-        let legal = Tensor::f_from_slice(&self.legal)?
+        let legal = Tensor::f_from_slice(&self.batch.legal)?
             .f_view([b as i64, self.num_actions as i64])?
             .f_to_device(self.device)?
             .f_to_kind(Kind::Bool)?;
-        let classes: Vec<i64> = self.value.iter().map(|&z| value_class(z)).collect();
+        let classes: Vec<i64> = self.batch.value.iter().map(|&z| value_class(z)).collect();
         let vc = Tensor::f_from_slice(&classes)?.f_to_device(self.device)?;
-        let z = Tensor::f_from_slice(&self.value)?.f_to_device(self.device)?;
+        let z = Tensor::f_from_slice(&self.batch.value)?.f_to_device(self.device)?;
         let out = ckpt.net.forward(&x, true);
         let policy_logits = masked_logits(&out.policy_logits, &legal);
         let l = losses(&policy_logits, &out.value_logits, &pt, &vc, self.cfg.value_loss_weight);

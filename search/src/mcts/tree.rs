@@ -483,11 +483,8 @@ impl<G: GameState> Mcts<G> {
             .collect();
         let max_n = children.iter().map(|c| c.visits).max().unwrap_or(0) as f32;
         let sigma = (c_visit + max_n) * c_scale;
-        let priors: &[f32] = if self.root_noised && self.raw_priors.len() == children.len() {
-            &self.raw_priors
-        } else {
-            &[]
-        };
+        let priors: &[f32] =
+            if self.root_noised && self.raw_priors.len() == children.len() { &self.raw_priors } else { &[] };
         let mut out: Vec<f32> = children
             .iter()
             .enumerate()
