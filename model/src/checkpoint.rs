@@ -60,16 +60,16 @@ pub fn sidecar_path(weights: &Path) -> PathBuf {
     weights.with_extension("json")
 }
 
-fn now_s() -> u64 {
+pub(crate) fn now_s() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-fn torch(context: impl Into<String>) -> impl FnOnce(tch::TchError) -> ModelError {
+pub(crate) fn torch(context: impl Into<String>) -> impl FnOnce(tch::TchError) -> ModelError {
     let context = context.into();
     move |source| ModelError::Torch { context, source }
 }
 
-fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ModelError {
+pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ModelError {
     let context = context.into();
     move |source| ModelError::Io { context, source }
 }

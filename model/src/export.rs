@@ -18,14 +18,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use martian_rules::{jetan, martian, GameKind, GameState};
 use serde::{Deserialize, Serialize};
 use tch::nn::{self, ModuleT};
 use tch::{CModule, Device, Kind, Tensor};
 
-use crate::checkpoint::{write_atomic, Checkpoint, CheckpointMeta, CHECKPOINT_FORMAT_VERSION};
+use crate::checkpoint::{io, now_s, torch, write_atomic, Checkpoint, CheckpointMeta, CHECKPOINT_FORMAT_VERSION};
 use crate::config::ModelConfig;
 use crate::error::ModelError;
 use crate::resnet::PolicyValueNet;
@@ -283,20 +282,6 @@ pub struct ExportReport {
     pub dir: PathBuf,
     /// `(batch size, max |Rust - TorchScript|)` for each checked batch size.
     pub checks: Vec<(i64, f32)>,
-}
-
-fn now_s() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-fn torch(context: impl Into<String>) -> impl FnOnce(tch::TchError) -> ModelError {
-    let context = context.into();
-    move |source| ModelError::Torch { context, source }
-}
-
-fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ModelError {
-    let context = context.into();
-    move |source| ModelError::Io { context, source }
 }
 
 /// Game-specific parts of the description.
