@@ -187,6 +187,11 @@ impl RunConfig {
     /// The first problem found, naming the field.
     pub fn validate(&self) -> Result<()> {
         martian_model::parse_device(&self.device).map_err(|e| anyhow::anyhow!("device: {e}"))?;
+        for (name, n) in [("threads", self.threads), ("torch_threads", self.torch_threads)] {
+            if n > 1024 {
+                bail!("{name} must be in 0..=1024 (0 = all cores), got {n}");
+            }
+        }
         self.model.validate().map_err(anyhow::Error::msg)?;
         self.search.validate().map_err(anyhow::Error::msg)?;
         self.selfplay.validate().map_err(anyhow::Error::msg)?;
@@ -198,6 +203,15 @@ impl RunConfig {
         e.sprt().validate().map_err(|m| anyhow::anyhow!("evaluate.{m}"))?;
         if e.simulations == 0 {
             bail!("evaluate.simulations must be >= 1");
+        }
+        if e.pairs == 0 {
+            bail!("evaluate.pairs must be >= 1 (the promotion gate needs games)");
+        }
+        if e.opening_plies > 40 {
+            bail!("evaluate.opening_plies must be in 0..=40, got {}", e.opening_plies);
+        }
+        if self.pipeline.generations == 0 {
+            bail!("pipeline.generations must be >= 1");
         }
         if self.pipeline.games_per_generation == 0 {
             bail!("pipeline.games_per_generation must be >= 1");
@@ -262,6 +276,11 @@ mod tests {
             (format!("{base}device = \"tpu\"\n"), "tpu"),
             (format!("{base}[selfplay]\ncheap_simulations = 500\n"), "selfplay.cheap_simulations"),
             (format!("{base}[train]\nreplay_window = 10\n"), "train.replay_window"),
+            (format!("{base}threads = 100000\n"), "threads"),
+            (format!("{base}torch_threads = 5000\n"), "torch_threads"),
+            (format!("{base}[evaluate]\npairs = 0\n"), "evaluate.pairs"),
+            (format!("{base}[evaluate]\nopening_plies = 1000\n"), "evaluate.opening_plies"),
+            (format!("{base}[pipeline]\ngenerations = 0\n"), "pipeline.generations"),
         ];
         for (text, needle) in cases {
             let e = format!("{:#}", RunConfig::parse(&text).unwrap_err());

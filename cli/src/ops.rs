@@ -306,7 +306,12 @@ impl PlayerSpec {
                         }
                         "movetime" => limits.movetime = Some(std::time::Duration::from_millis(parse_num(s, &k, &v)?)),
                         "nodes" => limits.nodes = Some(parse_num(s, &k, &v)?),
-                        "tt" => tt_mib = parse_num(s, &k, &v)?,
+                        "tt" => {
+                            tt_mib = parse_num(s, &k, &v)?;
+                            if !(1..=65_536).contains(&tt_mib) {
+                                bail!("player {s:?}: tt (transposition table MiB) must be in 1..=65536");
+                            }
+                        }
                         _ => eval_options.push((k, v)),
                     }
                 }
@@ -642,6 +647,8 @@ mod player_spec_tests {
 
     #[test]
     fn parses_player_specs_and_lists() {
+        let e = PlayerSpec::parse_list("alphabeta:depth=1,tt=99999999").unwrap_err().to_string();
+        assert!(e.contains("tt"), "{e}");
         let l = PlayerSpec::parse_list(
             "alphabeta:depth=1,alphabeta:depth=2, alphabeta:movetime=50,tt=4;mcts:visits=8,random",
         )

@@ -139,7 +139,11 @@ impl RunDir {
     /// The promoted checkpoint, if any.
     pub fn best(&self) -> Option<PathBuf> {
         let name = fs::read_to_string(self.root.join("best")).ok()?;
-        let p = self.models().join(name.trim());
+        let name = name.trim();
+        if name.is_empty() || name.contains('/') || name.contains('\\') || name.starts_with('.') {
+            return None;
+        }
+        let p = self.models().join(name);
         Self::complete(&p).then_some(p)
     }
 

@@ -109,6 +109,7 @@ fn bad_input_gets_clear_errors() {
         (&["show", "--game", "martian-chess", "--moves", "q9q9"], "bad move text"),
         (&["perft", "--game", "martian-chess", "--position", "garbage", "--depth", "1"], "bad position"),
         (&["pipeline", "--config", "/nonexistent.toml", "--run-dir", "/tmp/x"], "reading config"),
+        (&["analyse", "--game", "martian-chess", "--depth", "3", "--tt-mib", "99999999"], "tt-mib"),
     ];
     for (args, needle) in cases {
         let out = mz(args);

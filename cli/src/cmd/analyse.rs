@@ -31,9 +31,9 @@ pub struct Args {
     /// Node limit.
     #[arg(long)]
     nodes: Option<u64>,
-    /// Transposition table size in MiB.
-    #[arg(long, default_value_t = 64)]
-    tt_mib: usize,
+    /// Transposition table size in MiB (1..=65536).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    tt_mib: u32,
 }
 
 /// Runs `analyse`.
@@ -72,7 +72,8 @@ fn run_game<G: AbGame>(a: &Args) -> Result<()> {
     }
     println!("{}", pos.board_text());
     println!("{} to move; score from its point of view", G::side_name(pos.side_to_move()));
-    let mut engine: AlphaBeta<G> = AlphaBeta::new(AlphaBetaConfig { tt_mib: a.tt_mib, ..AlphaBetaConfig::default() });
+    let mut engine: AlphaBeta<G> =
+        AlphaBeta::new(AlphaBetaConfig { tt_mib: a.tt_mib as usize, ..AlphaBetaConfig::default() });
     let r = engine.search_with(&pos, &limits, |it| {
         println!(
             "depth {:>2} seldepth {:>2} score {:>10} nodes {:>10} nps {:>9.0} time {:>6} ms pv {}",

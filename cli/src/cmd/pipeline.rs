@@ -87,8 +87,10 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     for g in 1..=cfg.pipeline.generations {
         if run.gate_result(g).exists() {
             // Finished earlier; make sure a promotion decided there took effect.
-            let rec: GateRecord = serde_json::from_str(&std::fs::read_to_string(run.gate_result(g))?)
-                .with_context(|| format!("reading {}", run.gate_result(g).display()))?;
+            let rec: GateRecord =
+                serde_json::from_str(&std::fs::read_to_string(run.gate_result(g))?).with_context(|| {
+                    format!("reading {} (delete it to play generation {g}'s gate again)", run.gate_result(g).display())
+                })?;
             if rec.promoted && run.best().map(|b| file_name(&b)) < Some(rec.candidate.clone()) {
                 run.set_best(&run.models().join(&rec.candidate))?;
             }
@@ -192,6 +194,7 @@ pub struct FinalEval {
 
 fn final_evaluation<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, device: tch::Device) -> Result<()> {
     if cfg.evaluate.final_pairs == 0 {
+        eprintln!("final evaluation skipped (evaluate.final_pairs = 0)");
         return Ok(());
     }
     let path = run.final_eval();

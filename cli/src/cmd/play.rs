@@ -82,14 +82,15 @@ fn run_game<G: AbGame>(a: &Args) -> Result<()> {
     let human: Side = if a.second { pos.side_to_move().opponent() } else { pos.side_to_move() };
     println!("You play {}. Enter moves as <from><to>; 'quit' to stop.", G::side_name(human));
     let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
+    // Lines as bytes, decoded leniently: invalid UTF-8 is an unparsable move, not the end of the game.
+    let mut lines = stdin.lock().split(b'\n');
     while pos.outcome().is_none() {
         println!("{}", pos.board_text());
         if pos.side_to_move() == human {
             print!("your move> ");
             std::io::stdout().flush()?;
             let Some(line) = lines.next() else { return Ok(()) };
-            let line = line?;
+            let line = String::from_utf8_lossy(&line?).into_owned();
             let t = line.trim();
             if t == "quit" {
                 return Ok(());

@@ -80,11 +80,23 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
     while remaining > 0 {
         let path: Option<PathBuf> = match a.model.as_str() {
             "uniform" => None,
-            "best" => Some(
-                run.as_ref()
-                    .and_then(|r| r.best())
-                    .context("--model best needs --run-dir with a promoted checkpoint (run `pipeline` first)")?,
-            ),
+            "best" => {
+                let r = run.as_ref().context("--model best needs --run-dir")?;
+                Some(r.best().with_context(|| {
+                    let pointer = r.root().join("best");
+                    match std::fs::read_to_string(&pointer) {
+                        Ok(name) => format!(
+                            "{} names {:?}, which is not a complete checkpoint in {}",
+                            pointer.display(),
+                            name.trim(),
+                            r.models().display()
+                        ),
+                        Err(_) => {
+                            format!("{} has no promoted checkpoint yet (run `pipeline` first)", r.root().display())
+                        }
+                    }
+                })?)
+            }
             p => Some(PathBuf::from(p)),
         };
         if let Some(p) = &path {
