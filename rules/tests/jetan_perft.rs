@@ -55,7 +55,7 @@ fn perft_pinned_and_oracle() {
 /// Depth 4 from the initial position with the oracle (slow; run with `--ignored`
 /// in release to re-derive the pinned number).
 #[test]
-#[ignore]
+#[ignore = "slow oracle perft (about 7 s in release); run with --ignored to re-derive depth 4"]
 fn perft_initial_depth4_oracle() {
     let slow = Slow::parse(martian_rules::jetan::INITIAL_POSITION);
     let g = Jetan::new_game(&JetanRules::default()).unwrap();
@@ -125,7 +125,7 @@ fn fast_generator_matches_oracle_on_random_play() {
 /// Prints fast and oracle perft for the data-file positions (to re-derive the
 /// file): `cargo test -p martian-rules --release --test jetan_perft -- --ignored --nocapture print_perft`.
 #[test]
-#[ignore]
+#[ignore = "prints perft tables for the data file; run with --ignored --nocapture"]
 fn print_perft() {
     let max: u32 = std::env::var("JETAN_PERFT_DEPTH").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
     let oracle_max: u32 = std::env::var("JETAN_ORACLE_DEPTH").ok().and_then(|s| s.parse().ok()).unwrap_or(3);

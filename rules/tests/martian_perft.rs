@@ -72,7 +72,7 @@ fn divide_matches_oracle() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "prints perft tables for the data file; run with --ignored --nocapture"]
 fn print_perft() {
     for (position, _, _) in entries() {
         let s = MartianChess::from_position(&position, &MartianRules::default()).unwrap();
