@@ -149,5 +149,9 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     if policy.iter().any(|v| !v.is_finite() || *v < 0.0) || planes.iter().any(|v| !v.is_finite()) {
         return Err(corrupt("non-finite or negative entries".into()));
     }
+    // A hand-made file may be in Fortran order; readers index rows of the standard (C) layout.
+    let planes = if planes.is_standard_layout() { planes } else { planes.as_standard_layout().into_owned() };
+    let policy = if policy.is_standard_layout() { policy } else { policy.as_standard_layout().into_owned() };
+    let legal = if legal.is_standard_layout() { legal } else { legal.as_standard_layout().into_owned() };
     Ok(ShardData { planes, policy, legal, value, game_id, ply })
 }
