@@ -8,17 +8,13 @@ use martian_rules::{GameKind, GameState, Move};
 use martian_search::alphabeta::score_text;
 use martian_search::{AbGame, AlphaBeta, AlphaBetaConfig, Limits};
 
-use crate::{with_game, GameArg};
+use crate::with_game;
 
 /// Arguments of `analyse`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which game.
-    #[arg(long, value_enum)]
-    game: GameArg,
-    /// Position string (default: the initial position).
-    #[arg(long)]
-    position: Option<String>,
+    #[command(flatten)]
+    pos: super::PositionArgs,
     /// Engine (only `alphabeta`).
     #[arg(long, default_value = "alphabeta")]
     engine: String,
@@ -41,7 +37,7 @@ pub fn run(a: Args) -> Result<()> {
     if a.engine != "alphabeta" {
         bail!("unknown engine {:?}: analyse supports only alphabeta", a.engine);
     }
-    with_game!(GameKind::from(a.game), G => run_game::<G>(&a))
+    with_game!(GameKind::from(a.pos.game), G => run_game::<G>(&a))
 }
 
 /// `m1 m2 ...` text of a line of moves from `root`.
@@ -57,7 +53,7 @@ pub fn line_text<G: GameState>(root: &G, pv: &[Move]) -> String {
 
 fn run_game<G: AbGame>(a: &Args) -> Result<()> {
     let rules = G::Rules::default();
-    let pos: G = super::position(a.position.as_deref(), &rules).context("bad --position")?;
+    let pos: G = super::position(a.pos.position.as_deref(), &rules).context("bad --position")?;
     if let Some(o) = pos.outcome() {
         println!("{}", pos.board_text());
         println!("the game is over: {} ({})", o.winner.map(G::side_name).unwrap_or("draw"), o.reason);

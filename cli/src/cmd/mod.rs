@@ -19,6 +19,17 @@ use tch::Device;
 
 use crate::config::RunConfig;
 
+/// `--game` and `--position`, shared by the commands that look at one position.
+#[derive(clap::Args)]
+pub struct PositionArgs {
+    /// Which game.
+    #[arg(long, value_enum)]
+    pub game: crate::GameArg,
+    /// Position string (default: the initial position).
+    #[arg(long)]
+    pub position: Option<String>,
+}
+
 /// Sets thread counts and picks the device; prints the start-up line.
 pub fn setup_runtime(cfg: &RunConfig) -> Result<Device> {
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);

@@ -3,17 +3,13 @@
 use anyhow::Result;
 use martian_rules::{divide, perft, GameKind, GameState};
 
-use crate::{with_game, GameArg};
+use crate::with_game;
 
 /// Arguments of `perft`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which game.
-    #[arg(long, value_enum)]
-    game: GameArg,
-    /// Position string (default: the initial position).
-    #[arg(long)]
-    position: Option<String>,
+    #[command(flatten)]
+    pos: super::PositionArgs,
     /// Depth in plies.
     #[arg(long)]
     depth: u32,
@@ -24,11 +20,11 @@ pub struct Args {
 
 /// Runs `perft`.
 pub fn run(a: Args) -> Result<()> {
-    with_game!(GameKind::from(a.game), G => run_game::<G>(&a))
+    with_game!(GameKind::from(a.pos.game), G => run_game::<G>(&a))
 }
 
 fn run_game<G: GameState>(a: &Args) -> Result<()> {
-    let pos: G = super::position(a.position.as_deref(), &G::Rules::default())?;
+    let pos: G = super::position(a.pos.position.as_deref(), &G::Rules::default())?;
     let t = std::time::Instant::now();
     let total = if a.divide {
         let d = divide(&pos, a.depth);

@@ -3,17 +3,13 @@
 use anyhow::{Context, Result};
 use martian_rules::{GameKind, GameState};
 
-use crate::{with_game, GameArg};
+use crate::with_game;
 
 /// Arguments of `show`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which game.
-    #[arg(long, value_enum)]
-    game: GameArg,
-    /// Position string (default: the initial position).
-    #[arg(long)]
-    position: Option<String>,
+    #[command(flatten)]
+    pos: super::PositionArgs,
     /// Moves to play first, `<from><to>` each.
     #[arg(long, num_args = 0..)]
     moves: Vec<String>,
@@ -21,11 +17,11 @@ pub struct Args {
 
 /// Runs `show`.
 pub fn run(a: Args) -> Result<()> {
-    with_game!(GameKind::from(a.game), G => run_game::<G>(&a))
+    with_game!(GameKind::from(a.pos.game), G => run_game::<G>(&a))
 }
 
 fn run_game<G: GameState>(a: &Args) -> Result<()> {
-    let mut pos: G = super::position(a.position.as_deref(), &G::Rules::default())?;
+    let mut pos: G = super::position(a.pos.position.as_deref(), &G::Rules::default())?;
     for (i, m) in a.moves.iter().enumerate() {
         let mv = pos.parse_move(m).with_context(|| format!("move {} ({m})", i + 1))?;
         pos.play_unchecked(mv);
