@@ -7,6 +7,7 @@ mod cmd;
 mod config;
 mod ops;
 mod rundir;
+mod spool;
 
 use std::process::ExitCode;
 

@@ -12,14 +12,15 @@ use martian_evaluate::{
 use martian_model::{Checkpoint, NetEvaluator};
 use martian_rules::GameState;
 use martian_search::{AbGame, AlphaBetaConfig, CachedEvaluator, Limits, UniformEvaluator};
-use martian_selfplay::{pack_samples, play_games, write_shard, FinishedGame, PlayParams, SelfplayStats};
-use martian_train::{Metrics, ReplayWindow, Trainer};
+use martian_selfplay::{pack_samples, play_games, FinishedGame, PlayParams, SelfplayStats};
+use martian_train::{Metrics, ReplayWindow, TrainError, Trainer};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tch::Device;
 
 use crate::config::RunConfig;
-use crate::rundir::{append_line, write_atomic, RunDir};
+use crate::rundir::{append_line, RunDir};
+use crate::spool::{self, SelfplayOut, SpooledGame};
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
 pub fn progress(len: u64, what: &str) -> ProgressBar {
@@ -33,40 +34,12 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
-/// Where self-play output goes.
-pub struct SelfplayOut<'a> {
-    /// Shard directory.
-    pub shards: &'a Path,
-    /// Game-record directory.
-    pub games: &'a Path,
-    /// File-name prefix, e.g. `gen0001-w0`.
-    pub prefix: String,
-    /// First shard sequence number.
-    pub first_seq: u32,
-}
-
-fn flush<G: GameState>(pending: &mut Vec<FinishedGame>, out: &SelfplayOut<'_>, seq: &mut u32) -> Result<()> {
-    if pending.is_empty() {
-        return Ok(());
-    }
-    let samples: Vec<(u64, &martian_selfplay::Sample)> =
-        pending.iter().flat_map(|g| g.samples.iter().map(move |s| (g.record.game_id, s))).collect();
-    let data = pack_samples(&samples, G::INPUT_SHAPE, G::NUM_ACTIONS);
-    let stem = format!("{}-{:06}", out.prefix, seq);
-    write_shard(&out.shards.join(format!("{stem}.npz")), &data)?;
-    let mut lines = String::new();
-    for g in pending.iter() {
-        lines.push_str(&serde_json::to_string(&g.record)?);
-        lines.push('\n');
-    }
-    write_atomic(&out.games.join(format!("{stem}.jsonl")), lines.as_bytes())?;
-    *seq += 1;
-    pending.clear();
-    Ok(())
-}
-
 /// Plays `games` self-play games with `model` (or the uniform evaluator when
-/// `None`) and writes a shard plus a record file every `games_per_shard` games.
+/// `None`) as the worker and generation of `out`: first repairs the output of
+/// an earlier kill ([`spool::recover`]), then plays the lowest game ids not yet
+/// done ([`SelfplayOut::next_ids`]), spools every finished game at once, and
+/// merges the spool into a shard plus a record file every `games_per_shard`
+/// games and at the end.
 ///
 /// # Errors
 /// Evaluation or I/O errors.
@@ -76,35 +49,47 @@ pub fn selfplay_games<G: GameState>(
     model: Option<(&Checkpoint, &str)>,
     device: Device,
     games: u64,
-    first_game_id: u64,
-    out: &SelfplayOut<'_>,
+    out: &SelfplayOut,
 ) -> Result<SelfplayStats> {
     let start = G::new_game(rules)?;
-    let seed = cfg.seed ^ first_game_id.wrapping_mul(0x2545_F491_4F6C_DD1D);
-    let model_name = model.map(|(_, n)| n.to_string()).unwrap_or_else(|| "uniform".into());
-    let params = PlayParams { start: &start, games, first_game_id, seed, model_name };
-    let pb = progress(games, "self-play");
+    let mut pending = spool::recover(out, G::INPUT_SHAPE, G::NUM_ACTIONS)?;
+    let mut seq = out.next_seq();
     let per_shard = cfg.selfplay.games_per_shard as usize;
-    let mut pending: Vec<FinishedGame> = Vec::new();
-    let mut seq = out.first_seq;
+    if pending.len() >= per_shard {
+        spool::merge(out, &mut pending, &mut seq)?;
+    }
+    let ids = out.next_ids(games)?;
+    let model_name = model.map(|(_, n)| n.to_string()).unwrap_or_else(|| "uniform".into());
+    let params = PlayParams { start: &start, game_ids: &ids, seed: cfg.seed, model_name };
+    let pb = progress(games, "self-play");
     let mut io_err: Option<anyhow::Error> = None;
     let mut on_game = |g: FinishedGame, st: &SelfplayStats| -> Result<(), String> {
-        pending.push(g);
+        let samples: Vec<(u64, &martian_selfplay::Sample)> = g.samples.iter().map(|s| (g.record.game_id, s)).collect();
+        let data = pack_samples(&samples, G::INPUT_SHAPE, G::NUM_ACTIONS);
+        let sg = SpooledGame { data, record: g.record };
+        let r = spool::spool_game(out, &sg).and_then(|()| {
+            pending.push(sg);
+            if pending.len() >= per_shard {
+                spool::merge(out, &mut pending, &mut seq)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            let msg = e.to_string();
+            io_err = Some(e);
+            return Err(msg);
+        }
         pb.inc(1);
         let s = st.seconds.max(1e-9);
         pb.set_message(format!("{:.2} games/s, {:.1} positions/s", st.games as f64 / s, st.moves as f64 / s));
-        if pending.len() >= per_shard {
-            if let Err(e) = flush::<G>(&mut pending, out, &mut seq) {
-                let msg = e.to_string();
-                io_err = Some(e);
-                return Err(msg);
-            }
-        }
         Ok(())
     };
     let stats = match model {
         Some((ckpt, _)) => {
-            let net = NetEvaluator::<G>::new(&ckpt.net, device, cfg.selfplay.max_batch as usize);
+            let net = match cfg.selfplay.fixed_batch {
+                0 => NetEvaluator::<G>::new(&ckpt.net, device, cfg.selfplay.max_batch as usize),
+                b => NetEvaluator::<G>::fixed(&ckpt.net, device, b as usize),
+            };
             let mut ev = CachedEvaluator::new(net, cfg.selfplay.cache_size);
             play_games(&params, &cfg.selfplay, &cfg.search, &mut ev, &mut on_game)
         }
@@ -118,17 +103,37 @@ pub fn selfplay_games<G: GameState>(
         return Err(e);
     }
     let stats = stats.map_err(|e| anyhow!("self-play: {e}"))?;
-    flush::<G>(&mut pending, out, &mut seq)?;
+    spool::merge(out, &mut pending, &mut seq)?;
     pb.finish_and_clear();
     Ok(stats)
 }
 
+/// Seed of the batch sampler at global step `step` of generation `g`: every
+/// step draws its batch from its own generator, so a resumed generation draws
+/// the batches of an uninterrupted one with no generator state to save.
+pub fn batch_seed(seed: u64, g: u32, step: u64) -> u64 {
+    let mut x = seed ^ ((g as u64) << 48) ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    // splitmix64 finaliser
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
 /// Trains generation `g` of a run: starts from generation `g - 1`'s checkpoint
-/// (or resumes `gen<g>-partial`), runs `steps_per_generation` steps on the
-/// replay window, and writes `models/gen<g>.safetensors`.
+/// (or resumes the newest complete partial checkpoint `gen<g>-partial-<step>`
+/// with its optimizer state), runs `steps_per_generation` steps on the replay
+/// window, and writes `models/gen<g>.safetensors`.
+///
+/// Resuming is exact: the optimizer state is saved with each partial
+/// checkpoint, each step's batch comes from a generator seeded by
+/// [`batch_seed`], and the replay window does not depend on file times, so a
+/// killed and resumed generation ends with the weights of an uninterrupted one
+/// (on the CPU with a fixed thread count). `train.jsonl` is cut back to the
+/// resume step first, so every step is logged once.
 ///
 /// # Errors
-/// Missing parent checkpoint, empty replay window, libtorch or I/O errors.
+/// Missing parent checkpoint, empty replay window, a NaN/infinite loss (the
+/// weights before it are kept as a partial checkpoint), libtorch or I/O errors.
 pub fn train_generation<G: GameState>(
     cfg: &RunConfig,
     rules: &G::Rules,
@@ -141,21 +146,15 @@ pub fn train_generation<G: GameState>(
         return Ok(target);
     }
     let parent_path = run.checkpoint(g - 1);
-    let partial = run.partial_checkpoint(g);
     let parent_step =
         Checkpoint::read_meta(&parent_path).with_context(|| format!("parent checkpoint of generation {g}"))?.step;
-    let (mut ckpt, resumed) = if RunDir::complete(&partial) {
-        (Checkpoint::load::<G>(&partial, rules, Some(&cfg.model), device)?, true)
-    } else {
-        (Checkpoint::load::<G>(&parent_path, rules, Some(&cfg.model), device)?, false)
-    };
-    if !resumed {
-        ckpt.meta.parent = parent_path.file_name().and_then(|n| n.to_str()).map(String::from);
-    }
     let t = &cfg.train;
     let window = ReplayWindow::load(&run.shards(), t.replay_window as usize, G::INPUT_SHAPE, G::NUM_ACTIONS);
     for s in &window.skipped {
         eprintln!("warning: skipped {s}");
+    }
+    for s in &window.warnings {
+        eprintln!("warning: {s}");
     }
     if window.len() < t.batch_size as usize {
         bail!(
@@ -164,19 +163,77 @@ pub fn train_generation<G: GameState>(
             t.batch_size
         );
     }
+    // The newest partial checkpoint whose three files are all there.
+    let mut resumed = None;
+    for (_, p) in run.partial_checkpoints(g).into_iter().rev() {
+        if RunDir::complete(&p) && RunDir::optimizer_state(&p).exists() {
+            let ck = Checkpoint::load::<G>(&p, rules, Some(&cfg.model), device)?;
+            let mut tr = Trainer::new(&ck, t, device)?;
+            match tr.load_state(&RunDir::optimizer_state(&p)) {
+                Ok(()) => {
+                    resumed = Some((ck, tr, p));
+                    break;
+                }
+                Err(e) => eprintln!("warning: not resuming from {}: {e}", p.display()),
+            }
+        }
+    }
+    let (mut ckpt, mut trainer, mut last_partial) = match resumed {
+        Some((ck, tr, p)) => {
+            eprintln!("generation {g}: resuming training at step {} from {}", ck.meta.step, p.display());
+            (ck, tr, Some(p))
+        }
+        None => {
+            let mut ck = Checkpoint::load::<G>(&parent_path, rules, Some(&cfg.model), device)?;
+            ck.meta.parent = parent_path.file_name().and_then(|n| n.to_str()).map(String::from);
+            let tr = Trainer::new(&ck, t, device)?;
+            (ck, tr, None)
+        }
+    };
+    // Partial files of other steps are leftovers of a kill.
+    for (_, p) in run.partial_checkpoints(g) {
+        if Some(&p) != last_partial.as_ref() {
+            RunDir::remove_partial(&p);
+        }
+    }
+    run.truncate_train_log(ckpt.meta.step)?;
     let steps_total = t.steps_per_generation as u64;
     let done = ckpt.meta.step.saturating_sub(parent_step);
     let total_run = steps_total * cfg.pipeline.generations.max(g) as u64;
-    let mut trainer = Trainer::new(&ckpt, t, device)?;
-    let mut rng = StdRng::seed_from_u64(cfg.seed ^ (g as u64) << 20 ^ ckpt.meta.step);
     let pb = progress(steps_total, "train");
     pb.set_position(done);
     let mut acc = [0f64; 5];
     let mut n_acc = 0u32;
     let mut t_log = std::time::Instant::now();
+    let save_partial = |ckpt: &mut Checkpoint, trainer: &Trainer, last: &mut Option<PathBuf>| -> Result<PathBuf> {
+        let p = run.partial_checkpoint(g, ckpt.meta.step);
+        // Optimizer state and weights first; the sidecar, written last, marks the partial complete.
+        trainer.save_state(&RunDir::optimizer_state(&p))?;
+        ckpt.meta.created_unix_s = now_s();
+        ckpt.save(&p)?;
+        if let Some(old) = last.replace(p.clone()) {
+            if old != p {
+                RunDir::remove_partial(&old);
+            }
+        }
+        Ok(p)
+    };
     for _ in done..steps_total {
         let lr = t.lr_at(ckpt.meta.step, total_run);
-        let st = trainer.step(&mut ckpt, &window, lr, &mut rng)?;
+        let mut rng = StdRng::seed_from_u64(batch_seed(cfg.seed, g, ckpt.meta.step));
+        let st = match trainer.step(&mut ckpt, &window, lr, &mut rng) {
+            Ok(st) => st,
+            Err(e @ TrainError::NonFiniteLoss { .. }) => {
+                pb.finish_and_clear();
+                let kept = save_partial(&mut ckpt, &trainer, &mut last_partial)?;
+                bail!(
+                    "generation {g}: {e}. Training stopped; the last good weights are in {} \
+                     (running the command again resumes from them)",
+                    kept.display()
+                );
+            }
+            Err(e) => return Err(e.into()),
+        };
         for (a, v) in
             acc.iter_mut().zip([st.policy_loss, st.value_loss, st.total_loss, st.policy_accuracy, st.value_mse])
         {
@@ -209,15 +266,15 @@ pub fn train_generation<G: GameState>(
             t_log = std::time::Instant::now();
         }
         if local % t.checkpoint_every as u64 == 0 && local < steps_total {
-            ckpt.meta.created_unix_s = now_s();
-            ckpt.save(&partial)?;
+            save_partial(&mut ckpt, &trainer, &mut last_partial)?;
         }
     }
     pb.finish_and_clear();
     ckpt.meta.created_unix_s = now_s();
     ckpt.save(&target)?;
-    let _ = std::fs::remove_file(&partial);
-    let _ = std::fs::remove_file(partial.with_extension("json"));
+    if let Some(p) = last_partial {
+        RunDir::remove_partial(&p);
+    }
     Ok(target)
 }
 

@@ -5,7 +5,9 @@
 //! R/config.toml              resolved config, written at the first start
 //! R/best                     file name of the promoted checkpoint (atomic rewrite)
 //! R/models/gen0000.safetensors + gen0000.json        checkpoints (gen 0 = untrained)
-//! R/models/gen0003-partial.safetensors               training in progress (resume point)
+//! R/models/gen0003-partial-000000450.safetensors     training in progress (resume point),
+//!                                                    + .json sidecar, + .optim (optimizer state)
+//! R/spool/gen0001-w<worker>/<game id>.npz + .json    finished games not yet in a shard
 //! R/shards/gen0001-w<worker>-000000.npz              replay shards (temp name + rename)
 //! R/games/gen0001-w<worker>-000000.jsonl             game records of that shard
 //! R/train.jsonl              training metrics, one line per log interval
@@ -116,19 +118,71 @@ impl RunDir {
         self.root.join("shards")
     }
 
-    /// `games/`.
-    pub fn games(&self) -> PathBuf {
-        self.root.join("games")
-    }
-
     /// Checkpoint of generation `g`.
     pub fn checkpoint(&self, g: u32) -> PathBuf {
         self.models().join(format!("gen{g:04}.safetensors"))
     }
 
-    /// In-progress training checkpoint of generation `g`.
-    pub fn partial_checkpoint(&self, g: u32) -> PathBuf {
-        self.models().join(format!("gen{g:04}-partial.safetensors"))
+    /// In-progress training checkpoint of generation `g` at global step `step`;
+    /// its optimizer state is [`RunDir::optimizer_state`] of the same path.
+    pub fn partial_checkpoint(&self, g: u32, step: u64) -> PathBuf {
+        self.models().join(format!("gen{g:04}-partial-{step:09}.safetensors"))
+    }
+
+    /// The optimizer state file written beside a partial checkpoint.
+    pub fn optimizer_state(partial: &Path) -> PathBuf {
+        partial.with_extension("optim")
+    }
+
+    /// Partial checkpoints of generation `g` (any state), as `(step, path)`, oldest first.
+    pub fn partial_checkpoints(&self, g: u32) -> Vec<(u64, PathBuf)> {
+        let prefix = format!("gen{g:04}-partial-");
+        let Ok(rd) = fs::read_dir(self.models()) else { return Vec::new() };
+        let mut v: Vec<(u64, PathBuf)> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let n = e.file_name().to_str()?.to_string();
+                let step = n.strip_prefix(&prefix)?.strip_suffix(".safetensors")?.parse().ok()?;
+                Some((step, e.path()))
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Removes every file of the partial checkpoint at `p` (weights, sidecar, optimizer state).
+    pub fn remove_partial(p: &Path) {
+        let _ = fs::remove_file(p.with_extension("json"));
+        let _ = fs::remove_file(Self::optimizer_state(p));
+        let _ = fs::remove_file(p);
+    }
+
+    /// Rewrites `train.jsonl` without the lines of steps after `step` (left by
+    /// a run killed after logging them but before their checkpoint), so that
+    /// every step is logged once after any resume. Lines that do not parse
+    /// are dropped too.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn truncate_train_log(&self, step: u64) -> Result<()> {
+        let path = self.train_log();
+        let Ok(text) = fs::read_to_string(&path) else { return Ok(()) };
+        let mut kept = String::new();
+        let mut dropped = 0;
+        for l in text.lines().filter(|l| !l.trim().is_empty()) {
+            let s = serde_json::from_str::<serde_json::Value>(l).ok().and_then(|v| v.get("step")?.as_u64());
+            match s {
+                Some(s) if s <= step => {
+                    kept.push_str(l);
+                    kept.push('\n');
+                }
+                _ => dropped += 1,
+            }
+        }
+        if dropped > 0 {
+            write_atomic(&path, kept.as_bytes())?;
+        }
+        Ok(())
     }
 
     /// True when the checkpoint at `p` is complete (its sidecar exists).
@@ -156,31 +210,14 @@ impl RunDir {
         write_atomic(&self.root.join("best"), name.as_bytes())
     }
 
-    /// Games recorded for generation `g` (all workers).
+    /// Games finished for generation `g` by all workers (records and spools).
     pub fn games_done(&self, g: u32) -> u64 {
-        let prefix = format!("gen{g:04}-");
-        let Ok(rd) = fs::read_dir(self.games()) else { return 0 };
-        rd.filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".jsonl")))
-            .map(|e| {
-                fs::read_to_string(e.path()).map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).unwrap_or(0)
-                    as u64
-            })
-            .sum()
+        crate::spool::games_done(&self.root, g)
     }
 
-    /// Next free shard sequence number for `(g, worker)`.
-    pub fn next_shard_seq(&self, g: u32, worker: &str) -> u32 {
-        let prefix = format!("gen{g:04}-w{worker}-");
-        let Ok(rd) = fs::read_dir(self.games()) else { return 0 };
-        rd.filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let n = e.file_name().to_str()?.to_string();
-                n.strip_prefix(&prefix)?.strip_suffix(".jsonl")?.parse::<u32>().ok()
-            })
-            .map(|s| s + 1)
-            .max()
-            .unwrap_or(0)
+    /// Self-play output of worker `worker` for generation `g`.
+    pub fn selfplay_out(&self, g: u32, worker: &str) -> crate::spool::SelfplayOut {
+        crate::spool::SelfplayOut::new(&self.root, g, worker)
     }
 
     /// `train.jsonl`.

@@ -22,6 +22,7 @@ pub struct NetEvaluator<'a, G> {
     policy: Vec<f32>,
     value: Vec<f32>,
     max_batch: usize,
+    fixed: bool,
     /// Forward passes run.
     pub batches: u64,
     /// Positions evaluated.
@@ -41,6 +42,7 @@ impl<'a, G: GameState> NetEvaluator<'a, G> {
             policy: Vec::new(),
             value: Vec::new(),
             max_batch: max_batch.max(1),
+            fixed: false,
             batches: 0,
             positions: 0,
             forward_seconds: 0.0,
@@ -48,14 +50,27 @@ impl<'a, G: GameState> NetEvaluator<'a, G> {
         }
     }
 
+    /// An evaluator whose every forward pass has exactly `batch` rows: a call
+    /// is split into chunks of `batch` positions and the last chunk is padded
+    /// with zero planes. On the CPU with a fixed thread count libtorch then
+    /// gives each position bit-identical outputs whatever the other rows hold
+    /// or where the position sits in the batch (`model/tests/batch_invariance.rs`);
+    /// with passes of varying size the outputs differ in the last bits. Self-play
+    /// uses it so that a game's moves depend only on its seed, id and network.
+    pub fn fixed(net: &'a PolicyValueNet, device: Device, batch: usize) -> Self {
+        NetEvaluator { fixed: true, ..Self::new(net, device, batch) }
+    }
+
     fn run_chunk(&mut self, positions: &[&G], moves: &[&[Move]], out: &mut [Evaluation]) -> Result<(), EvalError> {
         let [c, h, w] = G::INPUT_SHAPE;
         let plane = c * h * w;
-        let b = positions.len();
+        let n = positions.len();
+        let b = if self.fixed { self.max_batch } else { n };
         self.input.resize(b * plane, 0.0);
         for (i, p) in positions.iter().enumerate() {
             p.encode(&mut self.input[i * plane..(i + 1) * plane]);
         }
+        self.input[n * plane..].fill(0.0);
         let t0 = std::time::Instant::now();
         {
             let _guard = tch::no_grad_guard();
@@ -73,7 +88,7 @@ impl<'a, G: GameState> NetEvaluator<'a, G> {
         }
         self.forward_seconds += t0.elapsed().as_secs_f64();
         self.batches += 1;
-        self.positions += b as u64;
+        self.positions += n as u64;
         for (i, (p, ms)) in positions.iter().zip(moves).enumerate() {
             let logits = &self.policy[i * G::NUM_ACTIONS..(i + 1) * G::NUM_ACTIONS];
             let e = &mut out[i];

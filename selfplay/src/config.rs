@@ -34,6 +34,15 @@ pub struct SelfplayConfig {
     pub games_per_shard: u32,
     /// Largest network batch. Default 256.
     pub max_batch: u32,
+    /// When > 0, every self-play forward pass has exactly this many rows (the
+    /// last chunk of a batch padded with zeros), so that on the CPU a
+    /// position's network output does not depend on the other positions
+    /// evaluated with it: a game's moves then depend only on its seed, id and
+    /// network, and a run killed during self-play resumes to the games of an
+    /// uninterrupted one. 0 = passes of any size up to `max_batch` (faster on
+    /// a GPU, where results are not bit-reproducible anyway). Range
+    /// 0..=65536. Default 32.
+    pub fixed_batch: u32,
     /// Policy training target: `visits` (AlphaZero: root visit shares) or
     /// `completed_q` (Gumbel MuZero's improved policy
     /// `softmax(log prior + sigma(completed Q))`, see `Mcts::improved_policy`),
@@ -70,6 +79,7 @@ impl Default for SelfplayConfig {
             cache_size: 200_000,
             games_per_shard: 32,
             max_batch: 256,
+            fixed_batch: 32,
             policy_target: PolicyTarget::Visits,
             c_visit: 50.0,
             c_scale: 0.1,
@@ -105,6 +115,9 @@ impl SelfplayConfig {
         }
         if !(1..=100_000).contains(&self.games_per_shard) {
             return Err(format!("selfplay.games_per_shard must be in 1..=100000, got {}", self.games_per_shard));
+        }
+        if self.fixed_batch > 65_536 {
+            return Err(format!("selfplay.fixed_batch must be in 0..=65536, got {}", self.fixed_batch));
         }
         if !(1..=65_536).contains(&self.max_batch) {
             return Err(format!("selfplay.max_batch must be in 1..=65536, got {}", self.max_batch));

@@ -86,11 +86,11 @@ struct Slot<G: GameState> {
 pub struct PlayParams<'a, G: GameState> {
     /// Start position of every game.
     pub start: &'a G,
-    /// Games to play.
-    pub games: u64,
-    /// Id of the first game; later games count up.
-    pub first_game_id: u64,
-    /// Seed; game `i` uses a generator seeded from `(seed, game id)`.
+    /// Ids of the games to play, one game each. A game's moves depend only on
+    /// `(seed, game id, evaluator)`, not on the other games in flight, so a
+    /// run that replays the ids a kill lost gets the games it would have had.
+    pub game_ids: &'a [u64],
+    /// Seed; each game uses a generator seeded from `(seed, game id)`.
     pub seed: u64,
     /// Name of the model, stored in the records.
     pub model_name: String,
@@ -214,7 +214,7 @@ impl<G: GameState> Slot<G> {
     }
 }
 
-/// Plays `params.games` games of self-play with `games_in_flight` games at a
+/// Plays one game of self-play per id of `params.game_ids` with `games_in_flight` games at a
 /// time, evaluating all their leaves in shared batches, and hands each
 /// finished game to `on_game` (in finishing order).
 ///
@@ -234,16 +234,11 @@ where
 {
     let t0 = std::time::Instant::now();
     let mut stats = SelfplayStats::default();
-    let in_flight = (cfg.games_in_flight as u64).min(params.games) as usize;
-    let mut next_id = params.first_game_id;
-    let mut slots: Vec<Slot<G>> = (0..in_flight)
-        .map(|_| {
-            let s = Slot::new(params.start, mcts, next_id, params.seed);
-            next_id += 1;
-            s
-        })
-        .collect();
-    let mut started = in_flight as u64;
+    let ids = params.game_ids;
+    let in_flight = (cfg.games_in_flight as usize).min(ids.len());
+    let mut slots: Vec<Slot<G>> =
+        ids[..in_flight].iter().map(|&id| Slot::new(params.start, mcts, id, params.seed)).collect();
+    let mut started = in_flight;
     let mut evals: Vec<Evaluation> = Vec::new();
     let mut counts: Vec<usize> = vec![0; in_flight];
     loop {
@@ -256,9 +251,8 @@ where
             stats.samples += fg.samples.len() as u64;
             stats.seconds = t0.elapsed().as_secs_f64();
             on_game(fg, &stats).map_err(EvalError)?;
-            if started < params.games {
-                *s = Slot::new(params.start, mcts, next_id, params.seed);
-                next_id += 1;
+            if started < ids.len() {
+                *s = Slot::new(params.start, mcts, ids[started], params.seed);
                 started += 1;
                 s.step(cfg);
             } else {

@@ -74,6 +74,28 @@ impl ShardData {
     pub fn is_empty(&self) -> bool {
         self.value.is_empty()
     }
+
+    /// The rows of `parts`, in order, as one shard.
+    ///
+    /// # Errors
+    /// [`ShardError::Corrupt`] (path `"<concatenation>"`) when `parts` is
+    /// empty or the parts' plane or action shapes differ.
+    pub fn concat(parts: &[&ShardData]) -> Result<ShardData, ShardError> {
+        use ndarray::{concatenate, Axis};
+        let err =
+            |e: ndarray::ShapeError| ShardError::Corrupt { path: "<concatenation>".into(), message: e.to_string() };
+        if parts.is_empty() {
+            return Err(ShardError::Corrupt { path: "<concatenation>".into(), message: "no shard to join".into() });
+        }
+        Ok(ShardData {
+            planes: concatenate(Axis(0), &parts.iter().map(|p| p.planes.view()).collect::<Vec<_>>()).map_err(err)?,
+            policy: concatenate(Axis(0), &parts.iter().map(|p| p.policy.view()).collect::<Vec<_>>()).map_err(err)?,
+            legal: concatenate(Axis(0), &parts.iter().map(|p| p.legal.view()).collect::<Vec<_>>()).map_err(err)?,
+            value: concatenate(Axis(0), &parts.iter().map(|p| p.value.view()).collect::<Vec<_>>()).map_err(err)?,
+            game_id: concatenate(Axis(0), &parts.iter().map(|p| p.game_id.view()).collect::<Vec<_>>()).map_err(err)?,
+            ply: concatenate(Axis(0), &parts.iter().map(|p| p.ply.view()).collect::<Vec<_>>()).map_err(err)?,
+        })
+    }
 }
 
 /// Writes `data` to `path` atomically (temporary file + rename).
@@ -105,11 +127,13 @@ pub fn write_shard(path: &Path, data: &ShardData) -> Result<(), ShardError> {
     fs::rename(&tmp, path).map_err(io)
 }
 
-/// Reads and validates a shard for a game with `input_shape` and `num_actions`.
+/// Reads a shard for a game with `input_shape` and `num_actions` and checks
+/// its structure (arrays, version, shapes). The content of each sample is
+/// checked by [`check_samples`].
 ///
 /// # Errors
 /// [`ShardError::Corrupt`] naming what is wrong (unreadable zip, missing
-/// array, wrong version or shape, non-finite values); [`ShardError::Io`].
+/// array, wrong version or shape); [`ShardError::Io`].
 pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> Result<ShardData, ShardError> {
     let p = path.display().to_string();
     let corrupt = |message: String| ShardError::Corrupt { path: p.clone(), message };
@@ -137,21 +161,102 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     if legal.shape() != policy.shape() {
         return Err(corrupt(format!("legal shape {:?}, expected {:?}", legal.shape(), policy.shape())));
     }
-    if policy.iter().zip(legal.iter()).any(|(&p, &l)| p > 0.0 && l == 0) {
-        return Err(corrupt("policy target on an action marked illegal".into()));
-    }
     if game_id.len() != n || ply.len() != n {
         return Err(corrupt("game_id/ply length differs from value".into()));
-    }
-    if value.iter().any(|v| !(-1.0..=1.0).contains(v)) {
-        return Err(corrupt("value target outside [-1, 1]".into()));
-    }
-    if policy.iter().any(|v| !v.is_finite() || *v < 0.0) || planes.iter().any(|v| !v.is_finite()) {
-        return Err(corrupt("non-finite or negative entries".into()));
     }
     // A hand-made file may be in Fortran order; readers index rows of the standard (C) layout.
     let planes = if planes.is_standard_layout() { planes } else { planes.as_standard_layout().into_owned() };
     let policy = if policy.is_standard_layout() { policy } else { policy.as_standard_layout().into_owned() };
     let legal = if legal.is_standard_layout() { legal } else { legal.as_standard_layout().into_owned() };
     Ok(ShardData { planes, policy, legal, value, game_id, ply })
+}
+
+/// Tolerance on the sum of a policy target (it must be 1 within this).
+pub const POLICY_SUM_TOLERANCE: f32 = 1e-3;
+
+/// The result of [`check_samples`]: which rows of a shard are fit for training.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SampleCheck {
+    /// `ok[i]` is true when row `i` passed every check.
+    pub ok: Vec<bool>,
+    /// Count of rows failing each check, by a short description.
+    pub problems: std::collections::BTreeMap<&'static str, usize>,
+    /// Set when the whole shard is unfit (e.g. every row has the same planes).
+    pub shard_problem: Option<String>,
+}
+
+impl SampleCheck {
+    /// Rows that failed.
+    pub fn bad(&self) -> usize {
+        self.ok.iter().filter(|o| !**o).count()
+    }
+
+    /// One line describing the failures, e.g. `3 of 120 samples skipped (2 policy
+    /// target does not sum to 1, 1 non-finite planes)`; `None` when all passed.
+    pub fn describe(&self) -> Option<String> {
+        if let Some(p) = &self.shard_problem {
+            return Some(format!("shard skipped: {p}"));
+        }
+        let bad = self.bad();
+        (bad > 0).then(|| {
+            let list: Vec<String> = self.problems.iter().map(|(k, v)| format!("{v} {k}")).collect();
+            format!("{bad} of {} samples skipped ({})", self.ok.len(), list.join(", "))
+        })
+    }
+}
+
+/// Checks the content of every sample of a shard, so that training never
+/// sees a target it cannot learn from:
+///
+/// * planes: finite, and not one constant value (a real position has pieces);
+/// * policy: finite, non-negative, zero on actions not marked legal, summing
+///   to 1 within [`POLICY_SUM_TOLERANCE`]; at least one legal action;
+/// * value: finite and in `[-1, 1]`;
+/// * the shard: with two or more rows, not every row with identical planes
+///   (an encoder that wrote one position everywhere).
+pub fn check_samples(d: &ShardData) -> SampleCheck {
+    let n = d.len();
+    let mut c = SampleCheck { ok: vec![true; n], ..Default::default() };
+    fn fail(c: &mut SampleCheck, i: usize, what: &'static str) {
+        if c.ok[i] {
+            c.ok[i] = false;
+            *c.problems.entry(what).or_insert(0) += 1;
+        }
+    }
+    let mut all_same = n >= 2;
+    let first = d.planes.index_axis(ndarray::Axis(0), 0.min(n.saturating_sub(1)));
+    for i in 0..n {
+        let planes = d.planes.index_axis(ndarray::Axis(0), i);
+        if planes.iter().any(|v| !v.is_finite()) {
+            fail(&mut c, i, "non-finite planes");
+        } else if let Some(&v0) = planes.iter().next() {
+            if planes.iter().all(|&v| v == v0) {
+                fail(&mut c, i, "constant planes");
+            }
+        }
+        if all_same && i > 0 && planes != first {
+            all_same = false;
+        }
+        let pol = d.policy.index_axis(ndarray::Axis(0), i);
+        let legal = d.legal.index_axis(ndarray::Axis(0), i);
+        if pol.iter().any(|v| !v.is_finite() || *v < 0.0) {
+            fail(&mut c, i, "non-finite or negative policy target");
+        } else if pol.iter().zip(legal.iter()).any(|(&p, &l)| p > 0.0 && l == 0) {
+            fail(&mut c, i, "policy target on an illegal action");
+        } else if (pol.sum() - 1.0).abs() > POLICY_SUM_TOLERANCE {
+            fail(&mut c, i, "policy target does not sum to 1");
+        }
+        if !legal.iter().any(|&l| l != 0) {
+            fail(&mut c, i, "no legal action");
+        }
+        let v = d.value[i];
+        if !(v.is_finite() && (-1.0..=1.0).contains(&v)) {
+            fail(&mut c, i, "value target not finite or outside [-1, 1]");
+        }
+    }
+    if all_same {
+        c.shard_problem = Some(format!("all {n} samples have identical input planes"));
+        c.ok.iter_mut().for_each(|o| *o = false);
+    }
+    c
 }

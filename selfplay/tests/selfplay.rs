@@ -21,7 +21,8 @@ fn quick_cfg() -> SelfplayConfig {
 }
 
 fn play<G: GameState>(start: &G, games: u64, seed: u64) -> Vec<FinishedGame> {
-    let params = PlayParams { start, games, first_game_id: 100, seed, model_name: "uniform".into() };
+    let ids: Vec<u64> = (100..100 + games).collect();
+    let params = PlayParams { start, game_ids: &ids, seed, model_name: "uniform".into() };
     let mut out = Vec::new();
     let mcts = MctsConfig { leaves_per_batch: 2, ..Default::default() };
     let stats = play_games(&params, &quick_cfg(), &mcts, &mut UniformEvaluator, |g, _| {
@@ -116,7 +117,7 @@ fn shards_round_trip_bit_exactly_and_corruption_is_reported() {
 fn completed_q_targets_are_distributions_over_legal_moves() {
     let start = Jetan::new_game(&JetanRules { max_plies: 40, ..Default::default() }).unwrap();
     let cfg = SelfplayConfig { policy_target: martian_selfplay::PolicyTarget::CompletedQ, ..quick_cfg() };
-    let params = PlayParams { start: &start, games: 2, first_game_id: 0, seed: 5, model_name: "uniform".into() };
+    let params = PlayParams { start: &start, game_ids: &[0, 1], seed: 5, model_name: "uniform".into() };
     let mut games = Vec::new();
     play_games(&params, &cfg, &MctsConfig::default(), &mut UniformEvaluator, |g, _| {
         games.push(g);

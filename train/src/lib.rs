@@ -5,10 +5,11 @@
 
 mod config;
 pub mod loss;
+pub mod optim;
 mod replay;
 pub mod symmetry;
 mod trainer;
 
 pub use config::{LrSchedule, OptimizerKind, TrainConfig};
-pub use replay::{list_shards, Batch, ReplayWindow};
-pub use trainer::{Metrics, StepStats, Trainer};
+pub use replay::{list_shards, shard_generation, Batch, ReplayWindow};
+pub use trainer::{Metrics, StepStats, TrainError, Trainer};

@@ -2,10 +2,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use martian_rules::GameKind;
-use martian_selfplay::{read_shard, ShardData};
+use martian_selfplay::{check_samples, read_shard, ShardData};
 use rand::Rng;
 
 use crate::symmetry::mirror_sample;
@@ -32,30 +31,51 @@ pub struct ReplayWindow {
     num_actions: usize,
     /// Shard files read.
     pub files: Vec<PathBuf>,
-    /// Files skipped as corrupt or unreadable, with the reason.
+    /// Files skipped as corrupt, unreadable or unfit, with the reason.
     pub skipped: Vec<String>,
+    /// Files from which some samples were left out, naming the file and why.
+    pub warnings: Vec<String>,
 }
 
-/// Shard files (`*.npz`, not temporaries) under `dir`, newest first
-/// (modification time, then name).
+/// Shard files (`*.npz`, not temporaries) under `dir`, newest first: by the
+/// generation in the name (`genNNNN-...`; files without one count as
+/// generation 0), then by name, so that the order does not depend on when a
+/// file was written (a resumed run writes its shards at other times).
 pub fn list_shards(dir: &Path) -> Vec<PathBuf> {
     let Ok(rd) = fs::read_dir(dir) else { return Vec::new() };
-    let mut v: Vec<(SystemTime, PathBuf)> = rd
+    let mut v: Vec<(u32, PathBuf)> = rd
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| {
             p.extension().and_then(|e| e.to_str()) == Some("npz")
                 && !p.file_name().and_then(|n| n.to_str()).unwrap_or(".").starts_with('.')
         })
-        .map(|p| (fs::metadata(&p).and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH), p))
+        .map(|p| (shard_generation(&p), p))
         .collect();
     v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
     v.into_iter().map(|(_, p)| p).collect()
 }
 
+/// The generation `N` of a shard named `genNNNN-...`, else 0.
+pub fn shard_generation(p: &Path) -> u32 {
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.strip_prefix("gen").and_then(|r| r.split(['-', '.']).next()).and_then(|d| d.parse().ok()).unwrap_or(0)
+}
+
 impl ReplayWindow {
     /// Reads the newest shards under `dir` until `window` positions are held.
-    /// Corrupt or incompatible shards are skipped and listed in `skipped`.
+    ///
+    /// Which positions: whole generations are read newest first (see
+    /// [`list_shards`]); the rows are then ordered by (generation, game id,
+    /// ply), newest first, duplicates of a (game id, ply) pair are dropped,
+    /// and the first `window` rows form the window. The window is therefore a
+    /// function of the set of samples, not of how games were grouped into
+    /// files or when they were written, so a run resumed after a kill trains
+    /// on exactly the window of an uninterrupted one.
+    ///
+    /// Corrupt or incompatible shards are skipped and listed in `skipped`;
+    /// samples that fail [`check_samples`] are left out and reported in
+    /// `warnings` (one line per file, naming it).
     pub fn load(dir: &Path, window: usize, input_shape: [usize; 3], num_actions: usize) -> ReplayWindow {
         let mut w = ReplayWindow {
             shards: Vec::new(),
@@ -64,24 +84,55 @@ impl ReplayWindow {
             num_actions,
             files: Vec::new(),
             skipped: Vec::new(),
+            warnings: Vec::new(),
         };
-        for path in list_shards(dir) {
-            if w.index.len() >= window {
+        // (generation, game id, ply, shard, row) of every usable row.
+        let mut rows: Vec<(u32, i64, i32, u32, u32)> = Vec::new();
+        let files = list_shards(dir);
+        let mut i = 0;
+        while i < files.len() {
+            let gen = shard_generation(&files[i]);
+            if rows.len() >= window {
                 break;
             }
-            match read_shard(&path, input_shape, num_actions) {
-                Ok(data) => {
-                    let s = w.shards.len() as u32;
-                    let take = data.len().min(window - w.index.len());
-                    // Newest rows of the shard are the last ones.
-                    let start = data.len() - take;
-                    w.index.extend((start..data.len()).map(|r| (s, r as u32)));
-                    w.shards.push(data);
-                    w.files.push(path);
+            while i < files.len() && shard_generation(&files[i]) == gen {
+                let path = &files[i];
+                i += 1;
+                match read_shard(path, input_shape, num_actions) {
+                    Ok(data) => {
+                        let check = check_samples(&data);
+                        if let Some(msg) = check.describe() {
+                            if check.shard_problem.is_some() || check.bad() == data.len() {
+                                w.skipped.push(format!("{}: {msg}", path.display()));
+                                continue;
+                            }
+                            w.warnings.push(format!("{}: {msg}", path.display()));
+                        }
+                        let s = w.shards.len() as u32;
+                        rows.extend(
+                            (0..data.len())
+                                .filter(|&r| check.ok[r])
+                                .map(|r| (gen, data.game_id[r], data.ply[r], s, r as u32)),
+                        );
+                        w.shards.push(data);
+                        w.files.push(path.clone());
+                    }
+                    Err(e) => w.skipped.push(e.to_string()),
                 }
-                Err(e) => w.skipped.push(e.to_string()),
             }
         }
+        rows.sort_unstable_by(|a, b| (b.0, b.1, b.2).cmp(&(a.0, a.1, a.2)).then((a.3, a.4).cmp(&(b.3, b.4))));
+        let before = rows.len();
+        rows.dedup_by(|a, b| (a.1, a.2) == (b.1, b.2));
+        if rows.len() < before {
+            w.warnings.push(format!(
+                "{}: {} duplicate (game id, ply) samples left out",
+                dir.display(),
+                before - rows.len()
+            ));
+        }
+        rows.truncate(window);
+        w.index = rows.into_iter().map(|r| (r.3, r.4)).collect();
         w
     }
 

@@ -4,11 +4,13 @@ use martian_model::Checkpoint;
 use martian_rules::GameKind;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use tch::nn::{self, OptimizerConfig};
+use std::path::Path;
+
 use tch::{Device, Kind, Tensor};
 
-use crate::config::{OptimizerKind, TrainConfig};
+use crate::config::TrainConfig;
 use crate::loss::{losses, masked_logits, value_class};
+use crate::optim::{OptimError, Optimizer};
 use crate::replay::{Batch, ReplayWindow};
 
 /// One line of `train.jsonl`.
@@ -36,9 +38,38 @@ pub struct Metrics {
     pub window: usize,
 }
 
+/// Errors of a training step.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    /// A libtorch error.
+    #[error("libtorch: {0}")]
+    Torch(#[from] tch::TchError),
+    /// An optimizer error (including a bad state file).
+    #[error(transparent)]
+    Optim(#[from] OptimError),
+    /// The loss of a batch is NaN or infinite; the weights were not updated.
+    #[error(
+        "the training loss became {loss} at step {step} (policy {policy}, value {value}); \
+         the weights of this step were not applied (lower train.learning_rate or check the shards)"
+    )]
+    NonFiniteLoss {
+        /// Global step that would have been taken.
+        step: u64,
+        /// Total loss.
+        loss: f64,
+        /// Policy loss.
+        policy: f64,
+        /// Value loss.
+        value: f64,
+    },
+}
+
 /// Optimizer state bound to a checkpoint's variables.
 pub struct Trainer {
-    opt: nn::Optimizer,
+    opt: Optimizer,
+    /// Variables that are not trained by gradients (batch-norm running
+    /// statistics), restored when a step's loss is not finite.
+    buffers: Vec<Tensor>,
     cfg: TrainConfig,
     device: Device,
     game: GameKind,
@@ -63,22 +94,19 @@ pub struct StepStats {
 }
 
 impl Trainer {
-    /// An optimizer over `ckpt`'s variables.
+    /// An optimizer with zero state over `ckpt`'s trainable variables.
     ///
     /// # Errors
     /// A libtorch error building the optimizer.
-    pub fn new(ckpt: &Checkpoint, cfg: &TrainConfig, device: Device) -> Result<Trainer, tch::TchError> {
-        let opt = match cfg.optimizer {
-            OptimizerKind::Sgd => {
-                nn::Sgd { momentum: cfg.momentum, dampening: 0.0, wd: cfg.weight_decay, nesterov: true }
-                    .build(&ckpt.vs, cfg.learning_rate)?
-            }
-            OptimizerKind::Adamw => {
-                nn::AdamW { wd: cfg.weight_decay, ..Default::default() }.build(&ckpt.vs, cfg.learning_rate)?
-            }
-        };
+    pub fn new(ckpt: &Checkpoint, cfg: &TrainConfig, device: Device) -> Result<Trainer, TrainError> {
+        let opt = Optimizer::new(&ckpt.vs, cfg)?;
+        let mut named: Vec<(String, Tensor)> =
+            ckpt.vs.variables().into_iter().filter(|(_, t)| !t.requires_grad()).collect();
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        let buffers = named.into_iter().map(|(_, t)| t).collect();
         Ok(Trainer {
             opt,
+            buffers,
             cfg: cfg.clone(),
             device,
             game: ckpt.meta.game,
@@ -88,17 +116,35 @@ impl Trainer {
         })
     }
 
-    /// One optimizer step at learning rate `lr` on a batch drawn from `window`.
+    /// Writes the optimizer state (momentum or Adam moments, update count).
     ///
     /// # Errors
-    /// A libtorch error (e.g. out of memory on the device).
+    /// I/O or libtorch errors.
+    pub fn save_state(&self, path: &Path) -> Result<(), TrainError> {
+        Ok(self.opt.save(path)?)
+    }
+
+    /// Restores the optimizer state written by [`Trainer::save_state`].
+    ///
+    /// # Errors
+    /// A state file that does not fit this network and optimizer.
+    pub fn load_state(&mut self, path: &Path) -> Result<(), TrainError> {
+        Ok(self.opt.load(path)?)
+    }
+
+    /// One optimizer step at learning rate `lr` on a batch drawn from `window`.
+    /// A NaN or infinite loss leaves the weights untouched and returns
+    /// [`TrainError::NonFiniteLoss`].
+    ///
+    /// # Errors
+    /// A libtorch error (e.g. out of memory on the device), or a non-finite loss.
     pub fn step<R: Rng>(
         &mut self,
         ckpt: &mut Checkpoint,
         window: &ReplayWindow,
         lr: f64,
         rng: &mut R,
-    ) -> Result<StepStats, tch::TchError> {
+    ) -> Result<StepStats, TrainError> {
         let b = self.cfg.batch_size as usize;
         let mirror = self.cfg.mirror_augmentation.then_some(self.game);
         window.fill_batch(rng, b, mirror, &mut self.batch);
@@ -114,15 +160,22 @@ impl Trainer {
         let classes: Vec<i64> = self.batch.value.iter().map(|&z| value_class(z)).collect();
         let vc = Tensor::f_from_slice(&classes)?.f_to_device(self.device)?;
         let z = Tensor::f_from_slice(&self.batch.value)?.f_to_device(self.device)?;
+        let saved: Vec<Tensor> = self.buffers.iter().map(|t| t.copy()).collect();
         let out = ckpt.net.forward(&x, true);
         let policy_logits = masked_logits(&out.policy_logits, &legal);
         let l = losses(&policy_logits, &out.value_logits, &pt, &vc, self.cfg.value_loss_weight);
-        self.opt.set_lr(lr);
-        if self.cfg.grad_clip > 0.0 {
-            self.opt.backward_step_clip_norm(&l.total, self.cfg.grad_clip);
-        } else {
-            self.opt.backward_step(&l.total);
+        let (total, policy, value) =
+            (l.total.f_double_value(&[])?, l.policy.f_double_value(&[])?, l.value.f_double_value(&[])?);
+        if !total.is_finite() {
+            let _g = tch::no_grad_guard();
+            for (b, s) in self.buffers.iter_mut().zip(&saved) {
+                b.f_copy_(s)?;
+            }
+            return Err(TrainError::NonFiniteLoss { step: ckpt.meta.step + 1, loss: total, policy, value });
         }
+        self.opt.zero_grad();
+        l.total.f_backward()?;
+        self.opt.step(lr, self.cfg.grad_clip)?;
         let _g = tch::no_grad_guard();
         let acc =
             policy_logits.argmax(-1, false).eq_tensor(&pt.argmax(-1, false)).to_kind(Kind::Float).mean(Kind::Float);
@@ -131,9 +184,9 @@ impl Trainer {
         let mse = (v - z).square().mean(Kind::Float);
         ckpt.meta.step += 1;
         Ok(StepStats {
-            policy_loss: l.policy.f_double_value(&[])?,
-            value_loss: l.value.f_double_value(&[])?,
-            total_loss: l.total.f_double_value(&[])?,
+            policy_loss: policy,
+            value_loss: value,
+            total_loss: total,
             policy_accuracy: acc.f_double_value(&[])?,
             value_mse: mse.f_double_value(&[])?,
         })

@@ -13,8 +13,9 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use crate::config::RunConfig;
-use crate::ops::{selfplay_games, train_generation, SelfplayOut};
+use crate::ops::{selfplay_games, train_generation};
 use crate::rundir::RunDir;
+use crate::spool::SelfplayOut;
 use crate::{with_game, GameArg};
 
 /// Arguments of `bench`.
@@ -194,8 +195,8 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, games: u64) -> Result<()> {
     let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, 1)?;
     let dir = std::env::temp_dir().join(format!("mz-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let out = SelfplayOut { shards: &dir, games: &dir, prefix: "bench".into(), first_seq: 0 };
-    let st = selfplay_games::<G>(cfg, &rules, Some((&ck, "random-init")), device, games, 0, &out)?;
+    let out = SelfplayOut::new(&dir, 1, "bench");
+    let st = selfplay_games::<G>(cfg, &rules, Some((&ck, "random-init")), device, games, &out)?;
     let _ = std::fs::remove_dir_all(&dir);
     println!(
         "{} self-play ({} blocks x {} channels, {} games in flight, {}/{} simulations): {:.1} positions/s, {:.0} NN evaluations/s (mean batch {:.1}), network {:.0}% of wall time",
@@ -227,11 +228,11 @@ fn bench_train<G: GameState>(cfg: &RunConfig, steps: u32) -> Result<()> {
     sp.selfplay.simulations = 2;
     sp.selfplay.cheap_simulations = 1;
     sp.selfplay.full_search_prob = 1.0;
-    let out = SelfplayOut { shards: &run.shards(), games: &run.games(), prefix: "bench".into(), first_seq: 0 };
+    let out = run.selfplay_out(1, "bench");
     while martian_train::ReplayWindow::load(&run.shards(), usize::MAX, G::INPUT_SHAPE, G::NUM_ACTIONS).len()
         < c.train.batch_size as usize
     {
-        selfplay_games::<G>(&sp, &rules, None, device, 8, 0, &out)?;
+        selfplay_games::<G>(&sp, &rules, None, device, 8, &out)?;
     }
     let t = Instant::now();
     train_generation::<G>(&c, &rules, &run, 1, device)?;

@@ -22,8 +22,8 @@ use martian_search::AbGame;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{GateKind, RunConfig};
-use crate::ops::{describe_match, run_match_with, selfplay_games, train_generation, PlayerSpec, SelfplayOut};
-use crate::rundir::{append_line, write_atomic, RunDir};
+use crate::ops::{describe_match, run_match_with, selfplay_games, train_generation, PlayerSpec};
+use crate::rundir::{write_atomic, RunDir};
 use crate::with_game;
 
 /// Arguments of `pipeline`.
@@ -94,6 +94,9 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             if rec.promoted && run.best().map(|b| file_name(&b)) < Some(rec.candidate.clone()) {
                 run.set_best(&run.models().join(&rec.candidate))?;
             }
+            if g == cfg.pipeline.generations || !run.gate_result(g + 1).exists() {
+                rebuild_eval_log(&run)?;
+            }
             continue;
         }
         if a.stop_after.is_some_and(|n| ran >= n) || out_of_time() {
@@ -107,23 +110,9 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         if have < want {
             eprintln!("generation {g}: self-play {} games with {}", want - have, file_name(&best));
             let ck = Checkpoint::load::<G>(&best, &rules, Some(&cfg.model), device)?;
-            let seq = run.next_shard_seq(g, "0");
-            let out = SelfplayOut {
-                shards: &run.shards(),
-                games: &run.games(),
-                prefix: format!("gen{g:04}-w0"),
-                first_seq: seq,
-            };
+            let out = run.selfplay_out(g, "0");
             let name = file_name(&best);
-            let st = selfplay_games::<G>(
-                cfg,
-                &rules,
-                Some((&ck, &name)),
-                device,
-                want - have,
-                ((g as u64) << 40) + have,
-                &out,
-            )?;
+            let st = selfplay_games::<G>(cfg, &rules, Some((&ck, &name)), device, want - have, &out)?;
             eprintln!(
                 "generation {g}: {} games, {} positions, {:.1} positions/s, network {:.0}% of the time",
                 st.games,
@@ -168,8 +157,8 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             result: m,
             sprt: sprt_state,
         };
-        append_line(&run.eval_log(), &serde_json::to_string(&rec)?)?;
         write_atomic(&run.gate_result(g), serde_json::to_string_pretty(&rec)?.as_bytes())?;
+        rebuild_eval_log(&run)?;
         if promoted {
             run.set_best(&cand)?;
         }
@@ -177,6 +166,27 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         ran += 1;
     }
     final_evaluation::<G>(cfg, &rules, &run, device)
+}
+
+/// Rewrites `evals.jsonl` from the gate records `eval/gen*.json`, one line
+/// each in generation order. The log is derived from the records, so a kill
+/// between writing a record and the log can neither drop nor repeat a line.
+///
+/// # Errors
+/// An unreadable gate record (named) or an I/O error.
+fn rebuild_eval_log(run: &RunDir) -> Result<()> {
+    let mut lines = String::new();
+    for g in 1.. {
+        let p = run.gate_result(g);
+        if !p.exists() {
+            break;
+        }
+        let rec: GateRecord = serde_json::from_str(&std::fs::read_to_string(&p)?)
+            .with_context(|| format!("reading {} (delete it to play generation {g}'s gate again)", p.display()))?;
+        lines.push_str(&serde_json::to_string(&rec)?);
+        lines.push('\n');
+    }
+    write_atomic(&run.eval_log(), lines.as_bytes())
 }
 
 /// `final-eval.json`: the newest generation against the untrained network and random.

@@ -12,8 +12,9 @@ use martian_model::Checkpoint;
 use martian_rules::GameState;
 
 use crate::config::RunConfig;
-use crate::ops::{selfplay_games, SelfplayOut};
+use crate::ops::selfplay_games;
 use crate::rundir::RunDir;
+use crate::spool::SelfplayOut;
 use crate::with_game;
 
 /// Arguments of `selfplay`.
@@ -58,20 +59,21 @@ fn latest_generation(run: &RunDir) -> u32 {
 fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
-    let (shards, games_dir, run) = match (&a.run_dir, &a.out) {
+    let (out_root, run) = match (&a.run_dir, &a.out) {
         (Some(r), _) => {
             let run = RunDir::open(r, cfg)?;
-            (run.shards(), run.games(), Some(run))
+            (r.clone(), Some(run))
         }
         (None, Some(o)) => {
             std::fs::create_dir_all(o.join("shards"))?;
             std::fs::create_dir_all(o.join("games"))?;
-            (o.join("shards"), o.join("games"), None)
+            (o.clone(), None)
         }
         (None, None) => bail!("give --run-dir or --out"),
     };
+    let out_root = out_root.as_path();
+    let shards = out_root.join("shards");
     let gen = a.generation.unwrap_or_else(|| run.as_ref().map(|r| latest_generation(r) + 1).unwrap_or(1));
-    let prefix = format!("gen{gen:04}-w{}", a.worker);
     let mut remaining = a.games;
     let mut loaded: Option<(PathBuf, Checkpoint)> = None;
     let chunk = if run.is_some() { cfg.selfplay.games_per_shard as u64 } else { a.games };
@@ -108,12 +110,10 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
             }
         }
         let n = remaining.min(chunk);
-        let seq = run.as_ref().map(|r| r.next_shard_seq(gen, &a.worker)).unwrap_or(0);
-        let out = SelfplayOut { shards: &shards, games: &games_dir, prefix: prefix.clone(), first_seq: seq };
-        let first_id = ((gen as u64) << 40) ^ (hash_str(&a.worker) << 24) ^ (seq as u64 * 100_000);
+        let out = SelfplayOut::new(out_root, gen, &a.worker);
         let name = path.as_ref().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or("uniform").to_string();
         let model = loaded.as_ref().filter(|_| path.is_some()).map(|(_, c)| (c, name.as_str()));
-        let st = selfplay_games::<G>(cfg, &rules, model, device, n, first_id, &out)?;
+        let st = selfplay_games::<G>(cfg, &rules, model, device, n, &out)?;
         games += st.games;
         moves += st.moves;
         remaining -= n;
@@ -126,8 +126,4 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
         shards.display()
     );
     Ok(())
-}
-
-fn hash_str(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)) & 0xFFFF
 }

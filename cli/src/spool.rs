@@ -1,0 +1,321 @@
+//! Self-play output that survives a kill at any moment: game ids, the spool
+//! of finished games, and their merge into shards and record files.
+//!
+//! ```text
+//! finished game  -> spool/<prefix>/<id>.npz, then spool/<prefix>/<id>.json   (each atomic)
+//! every games_per_shard games (and at the end):
+//!                -> shards/<prefix>-<seq>.npz, then games/<prefix>-<seq>.jsonl (each atomic)
+//!                -> delete those games' spool files
+//! ```
+//!
+//! A game is *done* once its spool record (`<id>.json`) or its line in a
+//! record file exists; a kill can only lose games still being played.
+//! [`recover`] runs before a worker plays: it deletes a shard without its
+//! record file (killed between the two writes; its games are still in the
+//! spool), spool files of games already in a record file (killed before the
+//! spool was cleared), and spool samples without a record; the remaining
+//! spool games are merged into the next shard.
+//!
+//! Game ids: `generation << 40 | worker_tag << 24 | k` with `k` counting the
+//! worker's games of the generation from 0 ([`game_id`]). A worker plays the
+//! lowest `k` not yet done, so a resumed run replays exactly the ids a kill
+//! lost, and ids never repeat within a run.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use martian_selfplay::{read_shard, write_shard, GameRecord, ShardData};
+
+use crate::rundir::write_atomic;
+
+/// Largest number of games per worker and generation (`k < 2^24`).
+pub const MAX_GAMES_PER_WORKER: u64 = 1 << 24;
+
+/// The 16-bit tag of a worker name inside game ids: 0 for the pipeline's
+/// worker `"0"`, else an FNV-1a hash of the name (never 0).
+pub fn worker_tag(worker: &str) -> u64 {
+    if worker == "0" {
+        return 0;
+    }
+    let h = worker.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    match h & 0xFFFF {
+        0 => 1,
+        t => t,
+    }
+}
+
+/// Id of game `k` of `worker_tag` in generation `generation`.
+pub fn game_id(generation: u32, worker_tag: u64, k: u64) -> u64 {
+    ((generation as u64) << 40) | (worker_tag << 24) | k
+}
+
+/// Where one worker's self-play output of one generation goes.
+#[derive(Clone, Debug)]
+pub struct SelfplayOut {
+    /// Shard directory.
+    pub shards: PathBuf,
+    /// Game-record directory.
+    pub games: PathBuf,
+    /// Spool directory of this worker and generation.
+    pub spool: PathBuf,
+    /// File-name prefix, `gen<NNNN>-w<worker>`.
+    pub prefix: String,
+    /// Generation.
+    pub generation: u32,
+    /// The worker's tag in game ids ([`worker_tag`]).
+    pub tag: u64,
+}
+
+impl SelfplayOut {
+    /// Output of worker `worker` for generation `generation` under a run
+    /// directory (or an `--out` directory) with `shards/`, `games/`, `spool/`.
+    pub fn new(root: &Path, generation: u32, worker: &str) -> SelfplayOut {
+        let prefix = format!("gen{generation:04}-w{worker}");
+        SelfplayOut {
+            shards: root.join("shards"),
+            games: root.join("games"),
+            spool: root.join("spool").join(&prefix),
+            prefix,
+            generation,
+            tag: worker_tag(worker),
+        }
+    }
+
+    /// Record files (`games/<prefix>-NNNNNN.jsonl`) of this worker, by sequence number.
+    fn record_files(&self) -> Vec<(u32, PathBuf)> {
+        let want = format!("{}-", self.prefix);
+        let Ok(rd) = fs::read_dir(&self.games) else { return Vec::new() };
+        let mut v: Vec<(u32, PathBuf)> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let n = e.file_name().to_str()?.to_string();
+                let seq = n.strip_prefix(&want)?.strip_suffix(".jsonl")?.parse::<u32>().ok()?;
+                Some((seq, e.path()))
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Next free shard sequence number.
+    pub fn next_seq(&self) -> u32 {
+        self.record_files().last().map(|(s, _)| s + 1).unwrap_or(0)
+    }
+
+    /// Ids of the games this worker finished in this generation (record
+    /// files and spool).
+    ///
+    /// # Errors
+    /// An unreadable or corrupt record file (named).
+    pub fn done_ids(&self) -> Result<BTreeSet<u64>> {
+        let mut ids = BTreeSet::new();
+        for (_, p) in self.record_files() {
+            for r in read_records(&p)? {
+                ids.insert(r.game_id);
+            }
+        }
+        for (id, _) in spool_entries(&self.spool) {
+            ids.insert(id);
+        }
+        Ok(ids)
+    }
+
+    /// The `n` lowest game ids of this worker not yet done.
+    ///
+    /// # Errors
+    /// More than [`MAX_GAMES_PER_WORKER`] games, or unreadable records.
+    pub fn next_ids(&self, n: u64) -> Result<Vec<u64>> {
+        let done = self.done_ids()?;
+        let mut out = Vec::with_capacity(n as usize);
+        let mut k = 0u64;
+        while (out.len() as u64) < n {
+            if k >= MAX_GAMES_PER_WORKER {
+                bail!(
+                    "worker {} would exceed {MAX_GAMES_PER_WORKER} games in generation {}",
+                    self.prefix,
+                    self.generation
+                );
+            }
+            let id = game_id(self.generation, self.tag, k);
+            if !done.contains(&id) {
+                out.push(id);
+            }
+            k += 1;
+        }
+        Ok(out)
+    }
+}
+
+/// Reads the records of a `.jsonl` file.
+///
+/// # Errors
+/// I/O errors or a line that is not a game record, naming the file and line.
+pub fn read_records(path: &Path) -> Result<Vec<GameRecord>> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).with_context(|| format!("{} line {}: not a game record", path.display(), i + 1))
+        })
+        .collect()
+}
+
+/// `(game id, record path)` of the complete spool entries (`<id>.json`).
+fn spool_entries(spool: &Path) -> Vec<(u64, PathBuf)> {
+    let Ok(rd) = fs::read_dir(spool) else { return Vec::new() };
+    let mut v: Vec<(u64, PathBuf)> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let n = e.file_name().to_str()?.to_string();
+            Some((n.strip_suffix(".json")?.parse::<u64>().ok()?, e.path()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A finished game on its way to a shard: its packed samples and record.
+pub struct SpooledGame {
+    /// The game's samples.
+    pub data: ShardData,
+    /// The game's record.
+    pub record: GameRecord,
+}
+
+/// Writes one finished game to the spool (samples, then the record that
+/// marks it done).
+///
+/// # Errors
+/// I/O errors, with the path.
+pub fn spool_game(out: &SelfplayOut, g: &SpooledGame) -> Result<()> {
+    fs::create_dir_all(&out.spool).with_context(|| format!("creating {}", out.spool.display()))?;
+    let id = g.record.game_id;
+    write_shard(&out.spool.join(format!("{id}.npz")), &g.data)?;
+    write_atomic(&out.spool.join(format!("{id}.json")), serde_json::to_string(&g.record)?.as_bytes())
+}
+
+/// Merges `pending` into shard `<prefix>-<seq>` and its record file, then
+/// removes their spool files and clears `pending`. Nothing happens when
+/// `pending` is empty.
+///
+/// # Errors
+/// I/O errors.
+pub fn merge(out: &SelfplayOut, pending: &mut Vec<SpooledGame>, seq: &mut u32) -> Result<()> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let parts: Vec<&ShardData> = pending.iter().map(|g| &g.data).filter(|d| !d.is_empty()).collect();
+    let stem = format!("{}-{:06}", out.prefix, seq);
+    if !parts.is_empty() {
+        let data = ShardData::concat(&parts)?;
+        write_shard(&out.shards.join(format!("{stem}.npz")), &data)?;
+    }
+    let mut lines = String::new();
+    for g in pending.iter() {
+        lines.push_str(&serde_json::to_string(&g.record)?);
+        lines.push('\n');
+    }
+    write_atomic(&out.games.join(format!("{stem}.jsonl")), lines.as_bytes())?;
+    for g in pending.iter() {
+        let id = g.record.game_id;
+        let _ = fs::remove_file(out.spool.join(format!("{id}.json")));
+        let _ = fs::remove_file(out.spool.join(format!("{id}.npz")));
+    }
+    *seq += 1;
+    pending.clear();
+    Ok(())
+}
+
+/// Repairs this worker's output after a kill (see the module documentation)
+/// and returns the spooled games that still need a shard.
+///
+/// # Errors
+/// I/O errors or corrupt record files.
+pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -> Result<Vec<SpooledGame>> {
+    // Shards without a record file.
+    let want = format!("{}-", out.prefix);
+    if let Ok(rd) = fs::read_dir(&out.shards) {
+        for e in rd.filter_map(|e| e.ok()) {
+            let n = e.file_name().to_string_lossy().to_string();
+            if let Some(stem) = n.strip_prefix(&want).and_then(|r| r.strip_suffix(".npz")).map(|_| &n[..n.len() - 4]) {
+                if !out.games.join(format!("{stem}.jsonl")).exists() {
+                    eprintln!("recovery: removing {} (its record file was never written)", e.path().display());
+                    fs::remove_file(e.path()).with_context(|| format!("removing {}", e.path().display()))?;
+                }
+            }
+        }
+    }
+    let mut recorded = BTreeSet::new();
+    for (_, p) in out.record_files() {
+        for r in read_records(&p)? {
+            recorded.insert(r.game_id);
+        }
+    }
+    let mut pending = Vec::new();
+    let entries = spool_entries(&out.spool);
+    let listed: BTreeSet<u64> = entries.iter().map(|e| e.0).collect();
+    for (id, json) in entries {
+        let npz = out.spool.join(format!("{id}.npz"));
+        if recorded.contains(&id) {
+            let _ = fs::remove_file(&json);
+            let _ = fs::remove_file(&npz);
+            continue;
+        }
+        let record: Option<GameRecord> = fs::read_to_string(&json)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .filter(|r: &GameRecord| r.game_id == id);
+        let data = read_shard(&npz, input_shape, num_actions).ok();
+        match (record, data) {
+            (Some(record), Some(data)) => pending.push(SpooledGame { data, record }),
+            _ => {
+                eprintln!(
+                    "recovery: spooled game {id} in {} is unreadable; it will be played again",
+                    out.spool.display()
+                );
+                let _ = fs::remove_file(&json);
+                let _ = fs::remove_file(&npz);
+            }
+        }
+    }
+    // Samples whose record was never written, and temporaries.
+    if let Ok(rd) = fs::read_dir(&out.spool) {
+        for e in rd.filter_map(|e| e.ok()) {
+            let n = e.file_name().to_string_lossy().to_string();
+            let orphan =
+                n.strip_suffix(".npz").and_then(|s| s.parse::<u64>().ok()).is_some_and(|id| !listed.contains(&id));
+            if orphan || n.starts_with(".tmp-") {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(pending)
+}
+
+/// Games finished in generation `generation` by all workers (record files
+/// and spools under `root`), each id counted once.
+pub fn games_done(root: &Path, generation: u32) -> u64 {
+    let prefix = format!("gen{generation:04}-");
+    let mut ids = BTreeSet::new();
+    if let Ok(rd) = fs::read_dir(root.join("games")) {
+        for e in rd.filter_map(|e| e.ok()) {
+            let n = e.file_name().to_string_lossy().to_string();
+            if n.starts_with(&prefix) && n.ends_with(".jsonl") {
+                if let Ok(recs) = read_records(&e.path()) {
+                    ids.extend(recs.into_iter().map(|r| r.game_id));
+                }
+            }
+        }
+    }
+    if let Ok(rd) = fs::read_dir(root.join("spool")) {
+        for e in rd.filter_map(|e| e.ok()) {
+            if e.file_name().to_string_lossy().starts_with(&prefix) {
+                ids.extend(spool_entries(&e.path()).into_iter().map(|(id, _)| id));
+            }
+        }
+    }
+    ids.len() as u64
+}
