@@ -235,6 +235,10 @@ pub fn merge(out: &SelfplayOut, pending: &mut Vec<SpooledGame>, seq: &mut u32) -
 /// # Errors
 /// I/O errors or corrupt record files.
 pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -> Result<Vec<SpooledGame>> {
+    // Temporaries of this worker's shard and record writes (`.tmp-<pid>-<prefix>-...`).
+    for dir in [&out.shards, &out.games] {
+        remove_temporaries(dir, Some(&out.prefix));
+    }
     // Shards without a record file.
     let want = format!("{}-", out.prefix);
     if let Ok(rd) = fs::read_dir(&out.shards) {
@@ -318,4 +322,18 @@ pub fn games_done(root: &Path, generation: u32) -> u64 {
         }
     }
     ids.len() as u64
+}
+
+/// Removes the temporaries (`.tmp-<pid>-<name>`) that a killed write left in
+/// `dir`; with `prefix`, only those whose `<name>` starts with it.
+pub fn remove_temporaries(dir: &Path, prefix: Option<&str>) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.filter_map(|e| e.ok()) {
+        let n = e.file_name().to_string_lossy().to_string();
+        let Some(rest) = n.strip_prefix(".tmp-") else { continue };
+        let name = rest.split_once('-').map(|(_, name)| name).unwrap_or("");
+        if prefix.map_or(true, |p| name.starts_with(p)) && e.path().is_file() {
+            let _ = fs::remove_file(e.path());
+        }
+    }
 }

@@ -73,6 +73,10 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let run = RunDir::open(&a.run_dir, cfg)?;
+    // Temporaries of writes a kill interrupted (the pipeline owns these directories).
+    for d in [run.root().to_path_buf(), run.models(), run.root().join("eval"), run.root().join("report")] {
+        crate::spool::remove_temporaries(&d, None);
+    }
     let t0 = std::time::Instant::now();
     let out_of_time = || cfg.pipeline.max_minutes > 0.0 && t0.elapsed().as_secs_f64() > cfg.pipeline.max_minutes * 60.0;
     if !RunDir::complete(&run.checkpoint(0)) {
