@@ -337,3 +337,92 @@ pub fn remove_temporaries(dir: &Path, prefix: Option<&str>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use martian_rules::{EndReason, GameKind};
+    use martian_selfplay::record::RECORD_FORMAT_VERSION;
+
+    fn game(id: u64, rows: usize) -> SpooledGame {
+        let data = ShardData {
+            planes: ndarray::Array4::from_elem((rows, 1, 2, 2), 0.5),
+            policy: ndarray::Array2::from_elem((rows, 3), 1.0 / 3.0),
+            legal: ndarray::Array2::from_elem((rows, 3), 1),
+            value: ndarray::Array1::zeros(rows),
+            game_id: ndarray::Array1::from_elem(rows, id as i64),
+            ply: ndarray::Array1::from_iter(0..rows as i32),
+        };
+        let record = GameRecord {
+            format_version: RECORD_FORMAT_VERSION,
+            game: GameKind::MartianChess,
+            game_id: id,
+            start: String::new(),
+            moves: Vec::new(),
+            winner: None,
+            reason: EndReason::Repetition,
+            plies: rows as u32,
+            samples: rows as u32,
+            model: "test".into(),
+        };
+        SpooledGame { data, record }
+    }
+
+    #[test]
+    fn ids_are_unique_per_generation_and_worker_and_skip_finished_games() {
+        assert_eq!(game_id(3, worker_tag("0"), 5), (3 << 40) | 5);
+        assert_ne!(worker_tag("1"), worker_tag("0"));
+        assert_ne!(worker_tag("a"), worker_tag("b"));
+        let dir = tempfile::tempdir().unwrap();
+        let out = SelfplayOut::new(dir.path(), 2, "0");
+        // Games finish out of order; a kill leaves 0, 1, 2 and 5 done (5 only in the spool).
+        let mut pending: Vec<SpooledGame> = [0, 2, 1].iter().map(|&k| game(game_id(2, 0, k), 2)).collect();
+        for g in &pending {
+            spool_game(&out, g).unwrap();
+        }
+        let mut seq = 0;
+        merge(&out, &mut pending, &mut seq).unwrap();
+        spool_game(&out, &game(game_id(2, 0, 5), 2)).unwrap();
+        let next = out.next_ids(3).unwrap();
+        assert_eq!(next, vec![game_id(2, 0, 3), game_id(2, 0, 4), game_id(2, 0, 6)]);
+        assert_eq!(games_done(dir.path(), 2), 4);
+        // Another worker's ids never meet worker 0's.
+        let other = SelfplayOut::new(dir.path(), 2, "7");
+        assert!(other.next_ids(3).unwrap().iter().all(|id| !next.contains(id) && id >> 40 == 2));
+    }
+
+    #[test]
+    fn recovery_repairs_every_kill_point_of_a_merge() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = SelfplayOut::new(dir.path(), 1, "0");
+        let (a, b, c) = (game_id(1, 0, 0), game_id(1, 0, 1), game_id(1, 0, 2));
+        for id in [a, b, c] {
+            spool_game(&out, &game(id, 3)).unwrap();
+        }
+        // Killed after writing shard 0 but before its record file: the shard goes, the spool stays.
+        let data = ShardData::concat(&[&game(a, 3).data, &game(b, 3).data]).unwrap();
+        write_shard(&out.shards.join("gen0001-w0-000000.npz"), &data).unwrap();
+        // A sample file whose record was never written, and a temporary.
+        write_shard(&out.spool.join("999.npz"), &game(999, 1).data).unwrap();
+        fs::write(out.shards.join(format!(".tmp-1-{}-000001.npz", out.prefix)), b"partial").unwrap();
+        let pending = recover(&out, [1, 2, 2], 3).unwrap();
+        assert!(!out.shards.join("gen0001-w0-000000.npz").exists(), "orphan shard removed");
+        assert!(!out.spool.join("999.npz").exists(), "sample file without record removed");
+        assert_eq!(fs::read_dir(&out.shards).unwrap().count(), 0, "temporary removed");
+        let ids: Vec<u64> = pending.iter().map(|g| g.record.game_id).collect();
+        assert_eq!(ids, vec![a, b, c]);
+        // Killed after the record file but before the spool was cleared: spool entries go.
+        let mut first: Vec<SpooledGame> = pending.into_iter().take(2).collect();
+        let mut seq = 0;
+        let keep = (out.spool.join(format!("{a}.json")), out.spool.join(format!("{a}.npz")));
+        let saved = (fs::read(&keep.0).unwrap(), fs::read(&keep.1).unwrap());
+        merge(&out, &mut first, &mut seq).unwrap();
+        fs::write(&keep.0, saved.0).unwrap();
+        fs::write(&keep.1, saved.1).unwrap();
+        let pending = recover(&out, [1, 2, 2], 3).unwrap();
+        assert_eq!(pending.iter().map(|g| g.record.game_id).collect::<Vec<_>>(), vec![c]);
+        assert!(!keep.0.exists() && !keep.1.exists());
+        assert_eq!(out.done_ids().unwrap().into_iter().collect::<Vec<_>>(), vec![a, b, c]);
+        assert_eq!(out.next_seq(), 1);
+    }
+}
