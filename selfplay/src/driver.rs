@@ -64,6 +64,9 @@ pub struct SelfplayStats {
     pub batches: u64,
     /// Wall-clock seconds spent in the evaluator.
     pub eval_seconds: f64,
+    /// Wall-clock seconds spent in the `on_game` callback (writing the
+    /// finished games out).
+    pub output_seconds: f64,
     /// Wall-clock seconds in total.
     pub seconds: f64,
 }
@@ -250,7 +253,9 @@ where
             stats.moves += fg.record.plies as u64;
             stats.samples += fg.samples.len() as u64;
             stats.seconds = t0.elapsed().as_secs_f64();
+            let to = std::time::Instant::now();
             on_game(fg, &stats).map_err(EvalError)?;
+            stats.output_seconds += to.elapsed().as_secs_f64();
             if started < ids.len() {
                 *s = Slot::new(params.start, mcts, ids[started], params.seed);
                 started += 1;

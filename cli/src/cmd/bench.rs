@@ -199,7 +199,7 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, games: u64) -> Result<()> {
     let st = selfplay_games::<G>(cfg, &rules, Some((&ck, "random-init")), device, games, &out)?;
     let _ = std::fs::remove_dir_all(&dir);
     println!(
-        "{} self-play ({} blocks x {} channels, {} games in flight, {}/{} simulations): {:.1} positions/s, {:.0} NN evaluations/s (mean batch {:.1}), network {:.0}% of wall time",
+        "{} self-play ({} blocks x {} channels, {} games in flight, {}/{} simulations): {:.1} positions/s, {:.0} NN evaluations/s (mean batch {:.1}, fixed_batch {}), network {:.0}% of wall time, writing games {:.1}%",
         G::KIND,
         cfg.model.blocks,
         cfg.model.channels,
@@ -209,7 +209,9 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, games: u64) -> Result<()> {
         st.moves as f64 / st.seconds,
         st.evaluations as f64 / st.seconds,
         st.evaluations as f64 / st.batches.max(1) as f64,
-        100.0 * st.eval_seconds / st.seconds
+        cfg.selfplay.fixed_batch,
+        100.0 * st.eval_seconds / st.seconds,
+        100.0 * st.output_seconds / st.seconds
     );
     Ok(())
 }
