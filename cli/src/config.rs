@@ -237,6 +237,19 @@ impl RunConfig {
         Ok(rules)
     }
 
+    /// The resolved rules of the config's game as JSON (every switch, defaults
+    /// filled in), for comparisons that name the differing switches.
+    ///
+    /// # Errors
+    /// As [`RunConfig::rules`].
+    pub fn rules_json(&self) -> Result<serde_json::Value> {
+        let v = match self.game {
+            GameKind::Jetan => serde_json::to_value(self.rules::<martian_rules::jetan::Jetan>()?),
+            GameKind::MartianChess => serde_json::to_value(self.rules::<martian_rules::martian::MartianChess>()?),
+        };
+        Ok(v?)
+    }
+
     /// The config as TOML text (for the run directory's copy).
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).unwrap_or_default()

@@ -3,6 +3,7 @@
 //! One binary with subcommands, as KataGo and lc0 ship: `perft`, `show`,
 //! `selfplay`, `train`, `evaluate`, `pipeline`, `play`, `bench`.
 
+mod checkpoints;
 mod cmd;
 mod config;
 mod ops;

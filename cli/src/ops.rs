@@ -9,7 +9,7 @@ use martian_evaluate::{
     play_match_book, AlphaBetaPlayer, GreedyPlayer, MatchResult, MctsPlayer, OpeningBook, Player, RandomPlayer,
     SprtDecision, SprtParams, SprtState,
 };
-use martian_model::{Checkpoint, NetEvaluator};
+use martian_model::{Checkpoint, ConfigModel, NetEvaluator};
 use martian_rules::GameState;
 use martian_search::{AbGame, AlphaBetaConfig, CachedEvaluator, Limits, UniformEvaluator};
 use martian_selfplay::{pack_samples, play_games, FinishedGame, PlayParams, SelfplayStats};
@@ -18,6 +18,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tch::Device;
 
+use crate::checkpoints::load_checkpoint;
 use crate::config::RunConfig;
 use crate::rundir::{append_line, RunDir};
 use crate::spool::{self, SelfplayOut, SpooledGame};
@@ -167,7 +168,7 @@ pub fn train_generation<G: GameState>(
     let mut resumed = None;
     for (_, p) in run.partial_checkpoints(g).into_iter().rev() {
         if RunDir::complete(&p) && RunDir::optimizer_state(&p).exists() {
-            let ck = Checkpoint::load::<G>(&p, rules, Some(&cfg.model), device)?;
+            let ck = load_checkpoint::<G>(&p, rules, ConfigModel::Fixed(&cfg.model), device)?;
             let mut tr = Trainer::new(&ck, t, device)?;
             match tr.load_state(&RunDir::optimizer_state(&p)) {
                 Ok(()) => {
@@ -184,7 +185,7 @@ pub fn train_generation<G: GameState>(
             (ck, tr, Some(p))
         }
         None => {
-            let mut ck = Checkpoint::load::<G>(&parent_path, rules, Some(&cfg.model), device)?;
+            let mut ck = load_checkpoint::<G>(&parent_path, rules, ConfigModel::Fixed(&cfg.model), device)?;
             ck.meta.parent = parent_path.file_name().and_then(|n| n.to_str()).map(String::from);
             let tr = Trainer::new(&ck, t, device)?;
             (ck, tr, None)
@@ -449,18 +450,20 @@ impl PlayerSpec {
     }
 }
 
-/// Loads the checkpoint of a player spec, if it has one.
+/// Loads the checkpoint of a player spec, if it has one, under the
+/// architecture rule `model` (see [`load_checkpoint`]).
 ///
 /// # Errors
 /// Unloadable checkpoint.
 pub fn load_player_checkpoint<G: GameState>(
     s: &PlayerSpec,
     rules: &G::Rules,
+    model: ConfigModel<'_>,
     device: Device,
 ) -> Result<Option<Checkpoint>> {
     match s.checkpoint() {
         Some(p) => Ok(Some(
-            Checkpoint::load::<G>(p, rules, None, device).with_context(|| format!("loading player {}", p.display()))?,
+            load_checkpoint::<G>(p, rules, model, device).with_context(|| format!("loading player {}", p.display()))?,
         )),
         None => Ok(None),
     }
@@ -506,7 +509,9 @@ pub fn run_match_with<G: AbGame>(
     book: Option<&Path>,
     sprt: Option<SprtParams>,
 ) -> Result<(MatchResult, Option<SprtState>)> {
-    let (ca, cb) = (load_player_checkpoint::<G>(a, rules, device)?, load_player_checkpoint::<G>(b, rules, device)?);
+    let arch = ConfigModel::Default(&cfg.model);
+    let (ca, cb) =
+        (load_player_checkpoint::<G>(a, rules, arch, device)?, load_player_checkpoint::<G>(b, rules, arch, device)?);
     if let (Some(sa), Some(sb)) = (mcts_side(cfg, a, &ca, device), mcts_side(cfg, b, &cb, device)) {
         return run_match_batched::<G>(cfg, rules, sa, sb, pairs, book, sprt);
     }

@@ -25,6 +25,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use martian_rules::{describe_differences, field_differences, value_differences};
 
 use crate::config::RunConfig;
 
@@ -61,11 +62,15 @@ pub fn append_line(path: &Path, line: &str) -> Result<()> {
 
 impl RunDir {
     /// Opens `root`, creating it (and writing `config.toml`) on first use. An
-    /// existing run must have been made with the same config, except for the
-    /// `[pipeline]` table (so a run can be extended).
+    /// existing run must have been made with the same game, rules and
+    /// architecture; the other tables may change (so a run can be extended or
+    /// tuned). Rules are compared resolved (a switch left at its default equals
+    /// the default written out).
     ///
     /// # Errors
-    /// I/O errors, or a config that differs from the run's (naming the tables).
+    /// I/O errors, or a config that differs from the run's, naming each
+    /// differing rules switch and `[model]` field
+    /// (`[rules] switches differ (run directory vs config): max_plies 500 vs 300`).
     pub fn open(root: &Path, cfg: &RunConfig) -> Result<RunDir> {
         for sub in ["models", "shards", "games", "eval"] {
             fs::create_dir_all(root.join(sub)).with_context(|| format!("creating {}", root.join(sub).display()))?;
@@ -73,21 +78,25 @@ impl RunDir {
         let path = root.join("config.toml");
         if path.exists() {
             let old = RunConfig::load(&path).with_context(|| "the run directory's config.toml is unreadable")?;
+            let labels = ("run directory", "config");
             let mut diffs = Vec::new();
             if old.game != cfg.game {
-                diffs.push("game");
+                diffs.push(format!("game differs (run directory vs config): {} vs {}", old.game, cfg.game));
+            } else {
+                let d = value_differences(&old.rules_json()?, &cfg.rules_json()?);
+                if !d.is_empty() {
+                    diffs.push(describe_differences("[rules] switches", labels, &d));
+                }
             }
-            if old.rules != cfg.rules {
-                diffs.push("[rules]");
-            }
-            if old.model != cfg.model {
-                diffs.push("[model]");
+            let d = field_differences(&old.model, &cfg.model);
+            if !d.is_empty() {
+                diffs.push(describe_differences("[model] fields", labels, &d));
             }
             if !diffs.is_empty() {
                 bail!(
-                    "run directory {} was created with a different config ({} differ); use a new --run-dir",
+                    "run directory {} was created with a different config: {}; use a new --run-dir",
                     root.display(),
-                    diffs.join(", ")
+                    diffs.join("; ")
                 );
             }
         }

@@ -4,13 +4,25 @@
 //! Both files are written atomically (temporary file in the same directory,
 //! then rename); the sidecar is written last, so a checkpoint whose `.json`
 //! exists is complete. Loading compares the sidecar with the expected game,
-//! rules and architecture and refuses a mismatch, naming every difference.
+//! rules and architecture and refuses a mismatch, naming every difference
+//! (each differing rules switch and architecture field). It also checks the
+//! weights file against the network that the declared architecture builds,
+//! both ways: every missing tensor, every unexpected tensor and every shape
+//! mismatch is named (format version 2 sidecars also list the tensors, which
+//! are checked the same way).
+//!
+//! Which architecture a command uses is decided in one place, [`ConfigModel`]:
+//! the checkpoint's own architecture, with a notice naming the fields in which
+//! a config's `[model]` table differs, except where the config fixes the
+//! architecture (a run directory being trained), where a difference is an error.
 
+use std::collections::BTreeMap;
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use martian_rules::{GameKind, GameState};
+use martian_rules::{describe_differences, field_differences, GameKind, GameState};
 use serde::{Deserialize, Serialize};
 use tch::{nn, Device};
 
@@ -18,14 +30,24 @@ use crate::config::ModelConfig;
 use crate::error::ModelError;
 use crate::resnet::PolicyValueNet;
 
-/// Version of the checkpoint sidecar layout.
-pub const CHECKPOINT_FORMAT_VERSION: u32 = 1;
+/// Version of the checkpoint sidecar layout written by this program.
+///
+/// * 1: game, rules, architecture, shapes, step, time, parent.
+/// * 2: adds `tensors`, the name and shape of every tensor in the weights file.
+pub const CHECKPOINT_FORMAT_VERSION: u32 = 2;
+
+/// The oldest sidecar layout that still loads (version 1, without `tensors`:
+/// the tensor list is then computed from the declared architecture).
+pub const OLDEST_CHECKPOINT_FORMAT_VERSION: u32 = 1;
+
+/// Tensor name -> shape, e.g. `"stem.conv.weight": [64, 24, 3, 3]`, in name order.
+pub type TensorShapes = BTreeMap<String, Vec<i64>>;
 
 /// The JSON sidecar of a checkpoint.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CheckpointMeta {
-    /// Layout version ([`CHECKPOINT_FORMAT_VERSION`]).
+    /// Layout version ([`CHECKPOINT_FORMAT_VERSION`]; version 1 still loads).
     pub format_version: u32,
     /// Which game the network plays.
     pub game: GameKind,
@@ -43,6 +65,162 @@ pub struct CheckpointMeta {
     pub created_unix_s: u64,
     /// File name of the checkpoint this one was trained from, if any.
     pub parent: Option<String>,
+    /// Name and shape of every tensor in the weights file (format version 2;
+    /// absent in version 1 sidecars). Written from the network on save.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensors: Option<TensorShapes>,
+}
+
+/// What a command's configuration says about the network architecture when it
+/// loads a checkpoint. One rule for every command: the checkpoint's
+/// architecture is used, except where the config fixes it.
+#[derive(Copy, Clone, Debug)]
+pub enum ConfigModel<'a> {
+    /// No configured architecture (`play`, `export`, `engine`): the checkpoint's is used.
+    Absent,
+    /// A config whose `[model]` table only shapes new networks (`evaluate`,
+    /// `selfplay --out`): the checkpoint's architecture is used, and a notice
+    /// names the fields in which the table differs.
+    Default(&'a ModelConfig),
+    /// The config of a run directory that the command writes into (`pipeline`,
+    /// `train`, `selfplay --run-dir`): the architecture must be this one; a
+    /// difference is an error naming the fields.
+    Fixed(&'a ModelConfig),
+}
+
+/// The fields in which two architectures differ, `field checkpoint vs config`
+/// (e.g. `blocks 1 vs 2`); empty when equal.
+pub fn model_differences(checkpoint: &ModelConfig, config: &ModelConfig) -> Vec<String> {
+    field_differences(checkpoint, config)
+}
+
+/// The notice printed when a config's `[model]` differs from the architecture
+/// of the checkpoint at `weights` that is used instead; `None` when they agree.
+pub fn architecture_notice(weights: &Path, checkpoint: &ModelConfig, config: &ModelConfig) -> Option<String> {
+    let d = model_differences(checkpoint, config);
+    (!d.is_empty()).then(|| {
+        format!(
+            "{}: the checkpoint's architecture is used; {}",
+            weights.display(),
+            describe_differences("the config's [model] fields", ("checkpoint", "config"), &d)
+        )
+    })
+}
+
+/// Name and shape of every variable of `vs` (the tensors `vs.save` writes).
+pub fn tensor_shapes(vs: &nn::VarStore) -> TensorShapes {
+    vs.variables().into_iter().map(|(name, t)| (name, t.size())).collect()
+}
+
+/// Compares the tensors `found` (in a file, or listed in a sidecar) with the
+/// tensors `expected` by the network of the declared architecture, both ways.
+/// Returns one entry for the missing tensors, one for the unexpected ones (each
+/// naming all of them) and one per shape mismatch; empty when they agree.
+pub fn tensor_differences(expected: &TensorShapes, found: &TensorShapes) -> Vec<String> {
+    let missing: Vec<&str> = expected.keys().filter(|k| !found.contains_key(*k)).map(String::as_str).collect();
+    let unexpected: Vec<&str> = found.keys().filter(|k| !expected.contains_key(*k)).map(String::as_str).collect();
+    let mut out = Vec::new();
+    if !missing.is_empty() {
+        out.push(format!("missing tensors ({}): {}", missing.len(), missing.join(", ")));
+    }
+    if !unexpected.is_empty() {
+        out.push(format!("unexpected tensors ({}): {}", unexpected.len(), unexpected.join(", ")));
+    }
+    for (name, want) in expected {
+        if let Some(got) = found.get(name).filter(|got| *got != want) {
+            out.push(format!("tensor {name} has shape {got:?}, the architecture needs {want:?}"));
+        }
+    }
+    out
+}
+
+/// Largest safetensors header accepted (bytes); real headers of these networks are a few KiB.
+const MAX_SAFETENSORS_HEADER: u64 = 64 << 20;
+
+/// Reads the tensor names and shapes from the header of the safetensors file
+/// at `path` (8-byte little-endian header length, then a JSON object
+/// `name -> {dtype, shape, data_offsets}`), without reading the data.
+///
+/// # Errors
+/// [`ModelError::Io`] if unreadable; [`ModelError::BadMetadata`] naming the
+/// file if the header is malformed or a tensor's data runs past the end of
+/// the file (a truncated file).
+pub fn read_safetensors_shapes(path: &Path) -> Result<TensorShapes, ModelError> {
+    let bad = |message: String| ModelError::BadMetadata { path: path.display().to_string(), message };
+    let mut f = fs::File::open(path).map_err(io(format!("opening weights {}", path.display())))?;
+    let len = f.metadata().map_err(io(format!("reading {}", path.display())))?.len();
+    let mut n = [0u8; 8];
+    f.read_exact(&mut n).map_err(|_| bad("not a safetensors file: shorter than its 8-byte header length".into()))?;
+    let n = u64::from_le_bytes(n);
+    if n > MAX_SAFETENSORS_HEADER || n > len.saturating_sub(8) {
+        return Err(bad(format!("not a safetensors file: header length {n} does not fit in the file ({len} bytes)")));
+    }
+    let mut header = vec![0u8; n as usize];
+    f.read_exact(&mut header).map_err(io(format!("reading {}", path.display())))?;
+    let header: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&header).map_err(|e| bad(format!("safetensors header is not a JSON object: {e}")))?;
+    let data_len = len - 8 - n;
+    let mut out = TensorShapes::new();
+    for (name, v) in header {
+        if name == "__metadata__" {
+            continue;
+        }
+        let shape = v
+            .get("shape")
+            .and_then(|s| s.as_array())
+            .and_then(|a| a.iter().map(|d| d.as_i64().filter(|&d| d >= 0)).collect::<Option<Vec<i64>>>())
+            .ok_or_else(|| bad(format!("tensor {name}: missing or bad \"shape\" in the safetensors header")))?;
+        let end = v.get("data_offsets").and_then(|o| o.get(1)).and_then(|e| e.as_u64());
+        match end {
+            Some(end) if end <= data_len => {}
+            Some(end) => {
+                return Err(bad(format!(
+                    "tensor {name}: data ends at byte {end} of {data_len} (the file is truncated)"
+                )))
+            }
+            None => return Err(bad(format!("tensor {name}: missing \"data_offsets\" in the safetensors header"))),
+        }
+        out.insert(name, shape);
+    }
+    Ok(out)
+}
+
+/// Checks the tensor list of a sidecar or description (`listed`, if any) and
+/// the weights file at `weights` against the network `vs` built from the
+/// declared architecture `model`.
+///
+/// # Errors
+/// [`ModelError::Mismatch`] naming every missing, unexpected and mis-shaped
+/// tensor; header errors of [`read_safetensors_shapes`].
+pub(crate) fn check_tensors(
+    weights: &Path,
+    listed: Option<&TensorShapes>,
+    vs: &nn::VarStore,
+    model: &ModelConfig,
+) -> Result<TensorShapes, ModelError> {
+    let expected = tensor_shapes(vs);
+    let arch = || format!("{model:?}").replace("ModelConfig ", "");
+    let mut diffs = Vec::new();
+    if let Some(listed) = listed {
+        let d = tensor_differences(&expected, listed);
+        if !d.is_empty() {
+            diffs.push(format!(
+                "the tensor list of the metadata does not fit its architecture {}: {}",
+                arch(),
+                d.join("; ")
+            ));
+        }
+    }
+    let found = read_safetensors_shapes(weights)?;
+    let d = tensor_differences(&expected, &found);
+    if !d.is_empty() {
+        diffs.push(format!("the weights file does not fit the declared architecture {}: {}", arch(), d.join("; ")));
+    }
+    if diffs.is_empty() {
+        Ok(expected)
+    } else {
+        Err(ModelError::Mismatch { path: weights.display().to_string(), differences: diffs.join("; ") })
+    }
 }
 
 /// A network with its variables and metadata.
@@ -100,6 +278,7 @@ impl Checkpoint {
             step: 0,
             created_unix_s: now_s(),
             parent: None,
+            tensors: Some(tensor_shapes(&vs)),
         };
         Ok(Checkpoint { vs, net, meta })
     }
@@ -113,11 +292,12 @@ impl Checkpoint {
         let text = fs::read_to_string(&side).map_err(io(format!("reading checkpoint metadata {}", side.display())))?;
         let meta: CheckpointMeta = serde_json::from_str(&text)
             .map_err(|e| ModelError::BadMetadata { path: side.display().to_string(), message: e.to_string() })?;
-        if meta.format_version != CHECKPOINT_FORMAT_VERSION {
+        if !(OLDEST_CHECKPOINT_FORMAT_VERSION..=CHECKPOINT_FORMAT_VERSION).contains(&meta.format_version) {
             return Err(ModelError::BadMetadata {
                 path: side.display().to_string(),
                 message: format!(
-                    "format_version {} is not supported (expected {CHECKPOINT_FORMAT_VERSION})",
+                    "format_version {} is not supported (expected {OLDEST_CHECKPOINT_FORMAT_VERSION} to \
+                     {CHECKPOINT_FORMAT_VERSION})",
                     meta.format_version
                 ),
             });
@@ -125,12 +305,42 @@ impl Checkpoint {
         Ok(meta)
     }
 
-    /// Loads the checkpoint at `weights` for game `G`, checking that its game
-    /// and rules equal `rules` and, when given, its architecture equals `model`.
+    /// Loads the checkpoint at `weights` for game `G` under the architecture
+    /// rule `model` ([`ConfigModel`]); returns it with the notice to print
+    /// when a [`ConfigModel::Default`] config differs from the checkpoint's
+    /// architecture (see [`architecture_notice`]).
     ///
     /// # Errors
-    /// [`ModelError::Mismatch`] naming every differing field; I/O, metadata or
-    /// libtorch errors (e.g. a truncated weights file) with the path.
+    /// As [`Checkpoint::load`]; with [`ConfigModel::Fixed`], a different
+    /// architecture is a [`ModelError::Mismatch`] naming the fields.
+    pub fn load_with<G: GameState>(
+        weights: &Path,
+        rules: &G::Rules,
+        model: ConfigModel<'_>,
+        device: Device,
+    ) -> Result<(Checkpoint, Option<String>), ModelError> {
+        match model {
+            ConfigModel::Absent => Ok((Self::load::<G>(weights, rules, None, device)?, None)),
+            ConfigModel::Fixed(m) => Ok((Self::load::<G>(weights, rules, Some(m), device)?, None)),
+            ConfigModel::Default(m) => {
+                let ck = Self::load::<G>(weights, rules, None, device)?;
+                let notice = architecture_notice(weights, &ck.meta.model, m);
+                Ok((ck, notice))
+            }
+        }
+    }
+
+    /// Loads the checkpoint at `weights` for game `G`, checking that its game
+    /// and rules equal `rules` and, when given, its architecture equals `model`,
+    /// and that the weights file holds exactly the tensors (names and shapes)
+    /// of the declared architecture. Commands go through
+    /// [`Checkpoint::load_with`] (one architecture rule for all).
+    ///
+    /// # Errors
+    /// [`ModelError::Mismatch`] naming every differing rules switch and
+    /// architecture field (`rules differ (checkpoint vs config): max_plies 500
+    /// vs 100`) and every missing, unexpected or mis-shaped tensor; I/O,
+    /// metadata or libtorch errors (e.g. a truncated weights file) with the path.
     pub fn load<G: GameState>(
         weights: &Path,
         rules: &G::Rules,
@@ -143,13 +353,15 @@ impl Checkpoint {
             diffs.push(format!("game: checkpoint {}, config {}", meta.game, G::KIND));
         } else {
             let want = serde_json::to_value(rules).map_err(|e| ModelError::Config(e.to_string()))?;
-            if meta.rules != want {
-                diffs.push(format!("rules: checkpoint {}, config {}", meta.rules, want));
+            let d = martian_rules::value_differences(&meta.rules, &want);
+            if !d.is_empty() {
+                diffs.push(describe_differences("rules", ("checkpoint", "config"), &d));
             }
         }
         if let Some(m) = model {
-            if &meta.model != m {
-                diffs.push(format!("model: checkpoint {:?}, config {:?}", meta.model, m));
+            let d = model_differences(&meta.model, m);
+            if !d.is_empty() {
+                diffs.push(describe_differences("[model] fields", ("checkpoint", "config"), &d));
             }
         }
         if meta.input_shape != G::INPUT_SHAPE {
@@ -164,11 +376,15 @@ impl Checkpoint {
         meta.model.validate().map_err(ModelError::Config)?;
         let mut vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), &meta.model, G::INPUT_SHAPE, G::NUM_ACTIONS);
+        let mut meta = meta;
+        meta.tensors = Some(check_tensors(weights, meta.tensors.as_ref(), &vs, &meta.model)?);
         vs.load(weights).map_err(torch(format!("loading checkpoint weights {}", weights.display())))?;
         Ok(Checkpoint { vs, net, meta })
     }
 
-    /// Writes `weights` (must end in `.safetensors`) and its sidecar atomically.
+    /// Writes `weights` (must end in `.safetensors`) and its sidecar atomically;
+    /// the sidecar is written in the current layout ([`CHECKPOINT_FORMAT_VERSION`])
+    /// with the tensor list of the variables saved.
     ///
     /// # Errors
     /// I/O or libtorch errors with the path.
@@ -182,7 +398,11 @@ impl Checkpoint {
         let tmp = dir.join(format!(".tmp-{}-{name}", std::process::id()));
         self.vs.save(&tmp).map_err(torch(format!("writing {}", tmp.display())))?;
         fs::rename(&tmp, weights).map_err(io(format!("renaming {} to {}", tmp.display(), weights.display())))?;
-        let json = serde_json::to_string_pretty(&self.meta).map_err(|e| ModelError::Config(e.to_string()))?;
+        // The sidecar always describes the weights just written, in the current layout.
+        let mut meta = self.meta.clone();
+        meta.format_version = CHECKPOINT_FORMAT_VERSION;
+        meta.tensors = Some(tensor_shapes(&self.vs));
+        let json = serde_json::to_string_pretty(&meta).map_err(|e| ModelError::Config(e.to_string()))?;
         write_atomic(&sidecar_path(weights), json.as_bytes())
     }
 }

@@ -24,7 +24,10 @@ use serde::{Deserialize, Serialize};
 use tch::nn::{self, ModuleT};
 use tch::{CModule, Device, Kind, Tensor};
 
-use crate::checkpoint::{io, now_s, torch, write_atomic, Checkpoint, CheckpointMeta, CHECKPOINT_FORMAT_VERSION};
+use crate::checkpoint::{
+    check_tensors, io, now_s, tensor_shapes, torch, write_atomic, Checkpoint, CheckpointMeta, TensorShapes,
+    CHECKPOINT_FORMAT_VERSION,
+};
 use crate::config::ModelConfig;
 use crate::error::ModelError;
 use crate::resnet::PolicyValueNet;
@@ -66,6 +69,12 @@ pub struct ModelDescription {
     pub rules_spec: RulesSpec,
     /// Network architecture.
     pub architecture: Architecture,
+    /// Name and shape of every tensor in `model.safetensors` (e.g.
+    /// `"stem.conv.weight": [64, 24, 3, 3]`), written from the exported
+    /// network. Absent in bundles written before it was added; loading checks
+    /// the weights against the architecture either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensors: Option<TensorShapes>,
     /// Input tensor layout.
     pub input: InputSpec,
     /// Policy head: action encoding.
@@ -367,6 +376,7 @@ pub fn describe<G: GameState>(
         rules: meta.rules.clone(),
         rules_spec,
         architecture: Architecture::from_config(&meta.model),
+        tensors: meta.tensors.clone(),
         input,
         policy,
         value: ValueSpec {
@@ -408,8 +418,9 @@ fn max_abs_diff(a: &Tensor, b: &Tensor) -> Result<f32, ModelError> {
 
 /// Writes the bundle of `ck` (on the CPU) for game `G` into `dir`: weights,
 /// the traced TorchScript module (checked against the Rust network at batch
-/// sizes [`CHECK_BATCH_SIZES`]) and, last, `model.json`. `ck`'s variables are
-/// frozen (they stop requiring gradients) for tracing.
+/// sizes [`CHECK_BATCH_SIZES`]) and, last, `model.json` (`description`, with
+/// its `tensors` set from the weights written). `ck`'s variables are frozen
+/// (they stop requiring gradients) for tracing.
 ///
 /// # Errors
 /// I/O or libtorch errors with the path; [`ModelError::Config`] if the checkpoint
@@ -469,7 +480,9 @@ pub fn export_bundle<G: GameState>(
         checks.push((b, d));
     }
 
-    let json = serde_json::to_string_pretty(description).map_err(|e| ModelError::Config(e.to_string()))?;
+    let mut description = description.clone();
+    description.tensors = Some(tensor_shapes(&ck.vs));
+    let json = serde_json::to_string_pretty(&description).map_err(|e| ModelError::Config(e.to_string()))?;
     write_atomic(&dir.join(DESCRIPTION_FILE), json.as_bytes())?;
     Ok(ExportReport { dir: dir.to_path_buf(), checks })
 }
@@ -496,10 +509,14 @@ pub fn read_description(dir: &Path) -> Result<ModelDescription, ModelError> {
     Ok(d)
 }
 
-/// Loads the network of the bundle in `dir` for game `G` on `device`.
+/// Loads the network of the bundle in `dir` for game `G` on `device`, after
+/// checking `model.safetensors` (and the `tensors` list of `model.json`, when
+/// present) against the network that the described architecture builds.
 ///
 /// # Errors
-/// [`ModelError::Mismatch`] if the bundle is for another game or shape; I/O,
+/// [`ModelError::Mismatch`] if the bundle is for another game or shape, or
+/// naming every missing, unexpected and mis-shaped tensor;
+/// [`ModelError::BadMetadata`] if its rules are not valid rules of `G`; I/O,
 /// metadata or libtorch errors with the path.
 pub fn load_bundle<G: GameState>(dir: &Path, device: Device) -> Result<(Checkpoint, ModelDescription), ModelError> {
     let d = read_description(dir)?;
@@ -516,11 +533,18 @@ pub fn load_bundle<G: GameState>(dir: &Path, device: Device) -> Result<(Checkpoi
     if !diffs.is_empty() {
         return Err(ModelError::Mismatch { path: dir.display().to_string(), differences: diffs.join("; ") });
     }
+    if let Err(e) = serde_json::from_value::<G::Rules>(d.rules.clone()) {
+        return Err(ModelError::BadMetadata {
+            path: dir.join(DESCRIPTION_FILE).display().to_string(),
+            message: format!("\"rules\" are not valid {} rules: {e}", G::KIND),
+        });
+    }
     let cfg = d.architecture.model_config();
     cfg.validate().map_err(ModelError::Config)?;
     let mut vs = nn::VarStore::new(device);
     let net = PolicyValueNet::new(&vs.root(), &cfg, G::INPUT_SHAPE, G::NUM_ACTIONS);
     let weights = dir.join(WEIGHTS_FILE);
+    let tensors = check_tensors(&weights, d.tensors.as_ref(), &vs, &cfg)?;
     vs.load(&weights).map_err(torch(format!("loading {}", weights.display())))?;
     let meta = CheckpointMeta {
         format_version: CHECKPOINT_FORMAT_VERSION,
@@ -532,6 +556,7 @@ pub fn load_bundle<G: GameState>(dir: &Path, device: Device) -> Result<(Checkpoi
         step: d.training.step,
         created_unix_s: d.training.created_unix_s,
         parent: d.training.parent.clone(),
+        tensors: Some(tensors),
     };
     Ok((Checkpoint { vs, net, meta }, d))
 }

@@ -17,7 +17,7 @@ mod evaluator;
 pub mod export;
 mod resnet;
 
-pub use checkpoint::{Checkpoint, CheckpointMeta};
+pub use checkpoint::{Checkpoint, CheckpointMeta, ConfigModel};
 pub use config::ModelConfig;
 pub use device::{describe_device, parse_device};
 pub use error::ModelError;

@@ -114,3 +114,178 @@ fn net_evaluator_gives_priors_over_legal_moves() {
     }
     let _ = Kind::Float;
 }
+
+/// Rewrites the sidecar of `path` with `edit` applied to its JSON.
+fn edit_sidecar(path: &std::path::Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let side = path.with_extension("json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&side).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&side, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+/// Issue 8 item 11: a sidecar that declares 1 block over weights with 2 blocks
+/// used to load (the second block's tensors were ignored). Both directions,
+/// with and without the sidecar's tensor list, and a shape mismatch, are errors
+/// naming every tensor concerned.
+#[test]
+fn weights_are_checked_against_the_declared_architecture() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = JetanRules::default();
+    let two = dir.path().join("two.safetensors");
+    Checkpoint::new_random::<Jetan>(&rules, &tiny(), Device::Cpu, 5).unwrap().save(&two).unwrap();
+    let meta = Checkpoint::read_meta(&two).unwrap();
+    assert_eq!(meta.format_version, 2);
+    let listed = meta.tensors.clone().expect("a version 2 sidecar lists the tensors");
+    assert_eq!(listed["stem.conv.weight"], vec![16, 24, 3, 3]);
+    assert!(listed.contains_key("blocks.1.a.conv.weight"));
+    let second_block: Vec<&String> = listed.keys().filter(|k| k.starts_with("blocks.1.")).collect();
+    assert!(second_block.len() > 4);
+
+    // Sidecar says 1 block, file has 2: every blocks.1.* tensor is unexpected.
+    // Once without the tensor list (an old sidecar), once with it.
+    let original = std::fs::read_to_string(two.with_extension("json")).unwrap();
+    for keep_list in [false, true] {
+        std::fs::write(two.with_extension("json"), &original).unwrap();
+        edit_sidecar(&two, |v| {
+            v["model"]["blocks"] = 1.into();
+            if !keep_list {
+                v["format_version"] = 1.into();
+                v.as_object_mut().unwrap().remove("tensors");
+            }
+        });
+        let e = Checkpoint::load::<Jetan>(&two, &rules, None, Device::Cpu).err().expect("must not load").to_string();
+        assert!(e.contains("unexpected tensors"), "{e}");
+        for name in &second_block {
+            assert!(e.contains(name.as_str()), "{name} not named: {e}");
+        }
+        if keep_list {
+            assert!(e.contains("tensor list of the metadata"), "{e}");
+        }
+    }
+
+    // Sidecar says 2 blocks, file has 1: every blocks.1.* tensor is missing.
+    let one = dir.path().join("one.safetensors");
+    let cfg1 = ModelConfig { blocks: 1, ..tiny() };
+    Checkpoint::new_random::<Jetan>(&rules, &cfg1, Device::Cpu, 5).unwrap().save(&one).unwrap();
+    edit_sidecar(&one, |v| {
+        v["model"]["blocks"] = 2.into();
+        v.as_object_mut().unwrap().remove("tensors");
+    });
+    let e = Checkpoint::load::<Jetan>(&one, &rules, None, Device::Cpu).err().unwrap().to_string();
+    assert!(e.contains("missing tensors"), "{e}");
+    for name in &second_block {
+        assert!(e.contains(name.as_str()), "{name} not named: {e}");
+    }
+
+    // Other channel count: shape mismatches, named with both shapes.
+    edit_sidecar(&one, |v| {
+        v["model"]["blocks"] = 1.into();
+        v["model"]["channels"] = 8.into();
+    });
+    let e = Checkpoint::load::<Jetan>(&one, &rules, None, Device::Cpu).err().unwrap().to_string();
+    assert!(
+        e.contains("tensor stem.conv.weight has shape [16, 24, 3, 3], the architecture needs [8, 24, 3, 3]"),
+        "{e}"
+    );
+
+    // An old (version 1) sidecar without the list still loads when it fits,
+    // and saving it again writes version 2 with the list.
+    edit_sidecar(&one, |v| {
+        v["model"]["channels"] = 16.into();
+        v["format_version"] = 1.into();
+    });
+    let ck = Checkpoint::load::<Jetan>(&one, &rules, None, Device::Cpu).unwrap();
+    assert_eq!(ck.meta.format_version, 1);
+    let again = dir.path().join("again.safetensors");
+    ck.save(&again).unwrap();
+    let m = Checkpoint::read_meta(&again).unwrap();
+    assert_eq!((m.format_version, m.tensors.is_some()), (2, true));
+    // A version this program does not know is refused by name.
+    edit_sidecar(&again, |v| v["format_version"] = 3.into());
+    let e = Checkpoint::load::<Jetan>(&again, &rules, None, Device::Cpu).err().unwrap().to_string();
+    assert!(e.contains("format_version 3"), "{e}");
+    // Not a safetensors file at all.
+    std::fs::write(&one, b"\xff\xff\xff\xff\xff\xff\xff\xffjunk").unwrap();
+    let e = Checkpoint::load::<Jetan>(&one, &rules, None, Device::Cpu).err().unwrap().to_string();
+    assert!(e.contains("one.safetensors") && e.contains("header length"), "{e}");
+}
+
+/// One architecture rule: with a config that only shapes new networks the
+/// checkpoint's architecture wins and a notice names the differing fields;
+/// with a config that fixes it the same difference is an error.
+#[test]
+fn architecture_rule_notice_or_error_names_the_fields() {
+    use martian_model::ConfigModel;
+    let dir = tempfile::tempdir().unwrap();
+    let rules = JetanRules::default();
+    let path = dir.path().join("c.safetensors");
+    Checkpoint::new_random::<Jetan>(&rules, &tiny(), Device::Cpu, 5).unwrap().save(&path).unwrap();
+    let config = ModelConfig { blocks: 3, value_hidden: 32, ..tiny() };
+    let (ck, notice) =
+        Checkpoint::load_with::<Jetan>(&path, &rules, ConfigModel::Default(&config), Device::Cpu).unwrap();
+    assert_eq!(ck.meta.model, tiny());
+    let notice = notice.expect("a notice");
+    assert!(notice.contains("blocks 2 vs 3") && notice.contains("value_hidden 8 vs 32"), "{notice}");
+    assert!(!notice.contains("channels"), "only differing fields: {notice}");
+    let (_, none) = Checkpoint::load_with::<Jetan>(&path, &rules, ConfigModel::Default(&tiny()), Device::Cpu).unwrap();
+    assert_eq!(none, None);
+    let (_, none) = Checkpoint::load_with::<Jetan>(&path, &rules, ConfigModel::Absent, Device::Cpu).unwrap();
+    assert_eq!(none, None);
+    let e = Checkpoint::load_with::<Jetan>(&path, &rules, ConfigModel::Fixed(&config), Device::Cpu).err().unwrap();
+    let e = e.to_string();
+    assert!(e.contains("blocks 2 vs 3") && e.contains("value_hidden 8 vs 32"), "{e}");
+}
+
+/// Rules mismatches name each differing switch, not two whole rule sets.
+#[test]
+fn rules_mismatch_names_the_switches() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.safetensors");
+    Checkpoint::new_random::<Jetan>(&JetanRules::default(), &tiny(), Device::Cpu, 5).unwrap().save(&path).unwrap();
+    let other = JetanRules { max_plies: 100, no_capture_limit: Some(50), ..Default::default() };
+    let e = Checkpoint::load::<Jetan>(&path, &other, None, Device::Cpu).err().unwrap().to_string();
+    assert!(
+        e.contains("rules differ (checkpoint vs config): max_plies 500 vs 100; no_capture_limit none vs 50"),
+        "{e}"
+    );
+    assert!(!e.contains("thoat"), "equal switches are not printed: {e}");
+}
+
+/// The bundle's `model.json` lists the tensors, and `load_bundle` checks the
+/// weights against the described architecture both ways (old descriptions
+/// without the list included).
+#[test]
+fn bundle_lists_and_checks_its_tensors() {
+    use martian_model::export::{describe, export_bundle, load_bundle, read_description};
+    let dir = tempfile::tempdir().unwrap();
+    let rules = MartianRules::default();
+    let mut ck = Checkpoint::new_random::<MartianChess>(&rules, &tiny(), Device::Cpu, 2).unwrap();
+    let desc = describe::<MartianChess>(&ck.meta, "c.safetensors", Vec::new()).unwrap();
+    let bundle = dir.path().join("bundle");
+    export_bundle::<MartianChess>(&mut ck, &desc, &bundle).unwrap();
+    let d = read_description(&bundle).unwrap();
+    let tensors = d.tensors.clone().expect("model.json lists the tensors");
+    assert_eq!(tensors["policy.fc.weight"], vec![1024, 2 * 32]);
+    assert_eq!(Some(&tensors), ck.meta.tensors.as_ref());
+    let (loaded, _) = load_bundle::<MartianChess>(&bundle, Device::Cpu).unwrap();
+    assert_eq!(loaded.meta.tensors, Some(tensors));
+
+    let json = bundle.join("model.json");
+    let original = std::fs::read_to_string(&json).unwrap();
+    for drop_list in [false, true] {
+        let mut v: serde_json::Value = serde_json::from_str(&original).unwrap();
+        v["architecture"]["blocks"] = 1.into();
+        if drop_list {
+            v.as_object_mut().unwrap().remove("tensors");
+        }
+        std::fs::write(&json, serde_json::to_string(&v).unwrap()).unwrap();
+        let e = load_bundle::<MartianChess>(&bundle, Device::Cpu).err().expect("must not load").to_string();
+        assert!(e.contains("unexpected tensors") && e.contains("blocks.1.b.conv.weight"), "{e}");
+    }
+    // Rules that are not rules of the game are named.
+    let mut v: serde_json::Value = serde_json::from_str(&original).unwrap();
+    v["rules"]["no_such_switch"] = true.into();
+    std::fs::write(&json, serde_json::to_string(&v).unwrap()).unwrap();
+    let e = load_bundle::<MartianChess>(&bundle, Device::Cpu).err().unwrap().to_string();
+    assert!(e.contains("no_such_switch"), "{e}");
+}

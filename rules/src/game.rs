@@ -190,7 +190,15 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// [`RulesError::Position`] naming the problem and the offending text.
     fn from_position(text: &str, rules: &Self::Rules) -> Result<Self, RulesError>;
 
-    /// The position string; `from_position(to_position())` gives the same position.
+    /// The position string; `from_position(to_position())` gives the same
+    /// position, hash, legal moves and outcome (winner and reason).
+    ///
+    /// Finished games round-trip too: the Jetan countdown field `0` and the
+    /// Martian Chess clock field `0` mark the countdown endings, and the
+    /// others follow from the board and counters. The exceptions are Jetan
+    /// games that end by taking a Princess or a Chief (the board lacks it, so
+    /// the string is rejected) and the repetition draw (it needs the game's
+    /// history; the string loads with its other state).
     fn to_position(&self) -> String;
 
     /// The rules this state is played under.

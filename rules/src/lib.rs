@@ -10,12 +10,14 @@
 //!
 #![warn(missing_docs)]
 
+mod diff;
 mod error;
 mod game;
 pub mod jetan;
 pub mod martian;
 mod perft;
 
+pub use diff::{describe_differences, field_differences, value_differences};
 pub use error::{PositionErrorKind, RulesError};
 pub use game::{EndReason, GameKind, GameState, Move, Outcome, Side};
 pub use perft::{divide, perft};

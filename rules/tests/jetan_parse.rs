@@ -52,7 +52,10 @@ fn bad_position_strings() {
         ),
         (format!("{init} x OB - 0 0"), K::BadSide("x".into())),
         (format!("{init} o BO - 0 0"), K::BadField { field: "escapes", text: "BO".into() }),
-        (format!("{init} o OB 0 0 0"), K::BadField { field: "countdown", text: "0".into() }),
+        (
+            format!("{init} o OB 0 0 0"),
+            K::Invalid("countdown 0 is allowed only when both sides have three pieces or fewer".into()),
+        ),
         (format!("{init} o OB 11 0 0"), K::BadField { field: "countdown", text: "11".into() }),
         (format!("{init} o OB x 0 0"), K::BadNumber { field: "countdown", text: "x".into() }),
         (format!("{init} o OB - -1 0"), K::BadNumber { field: "quiet", text: "-1".into() }),

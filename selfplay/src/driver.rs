@@ -204,6 +204,7 @@ impl<G: GameState> Slot<G> {
         let record = GameRecord {
             format_version: RECORD_FORMAT_VERSION,
             game: G::KIND,
+            rules: serde_json::to_value(state.rules()).ok(),
             game_id: self.game_id,
             start: std::mem::take(&mut self.start),
             moves: std::mem::take(&mut self.moves),

@@ -1,19 +1,34 @@
 //! Game records: one JSON line per finished game (`games/*.jsonl`).
+//!
+//! Layout versions:
+//!
+//! * 1: game, id, start position, moves, result, plies, samples, model.
+//! * 2: adds `rules`, the game's rules switches (the game's `Rules` struct as
+//!   JSON, every switch written out), so a record replays under the rules it
+//!   was played with. Version 1 records still read; they carry no rules.
 
-use martian_rules::{EndReason, GameKind};
+use martian_rules::{describe_differences, value_differences, EndReason, GameKind, GameState};
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
-/// Version of the game-record layout.
-pub const RECORD_FORMAT_VERSION: u32 = 1;
+/// Version of the game-record layout written by this program.
+pub const RECORD_FORMAT_VERSION: u32 = 2;
+
+/// The oldest record layout that still reads (version 1, without `rules`).
+pub const OLDEST_RECORD_FORMAT_VERSION: u32 = 1;
 
 /// One self-play game: enough to replay it and regenerate its training data.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GameRecord {
-    /// Layout version ([`RECORD_FORMAT_VERSION`]).
+    /// Layout version ([`RECORD_FORMAT_VERSION`]; version 1 still reads).
     pub format_version: u32,
     /// Which game.
     pub game: GameKind,
+    /// The rules switches the game was played under (the game's `Rules` as
+    /// JSON); absent in version 1 records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<serde_json::Value>,
     /// Id of the game, unique within a run (worker-qualified by the file name).
     pub game_id: u64,
     /// The start position string.
@@ -30,4 +45,143 @@ pub struct GameRecord {
     pub samples: u32,
     /// The model that played (checkpoint file name, or "uniform").
     pub model: String,
+}
+
+/// What is wrong with a game record. Every message names the record's game id
+/// (or the line) and the problem.
+#[derive(Debug, Error, PartialEq)]
+pub enum RecordError {
+    /// The line is not a record of a layout this program reads.
+    #[error("game record: {0}")]
+    Parse(String),
+    /// The record is for another game.
+    #[error("game record {game_id}: it is a {found} game, expected {expected}")]
+    Game {
+        /// The record's id.
+        game_id: u64,
+        /// Its game.
+        found: GameKind,
+        /// The game asked for.
+        expected: GameKind,
+    },
+    /// The record's rules differ from the rules asked for.
+    #[error("game record {game_id}: {differences}")]
+    Rules {
+        /// The record's id.
+        game_id: u64,
+        /// `rules differ (record vs expected): max_plies 300 vs 500; ...`.
+        differences: String,
+    },
+    /// The record does not replay: bad start, illegal move, or another result.
+    #[error("game record {game_id}: {message}")]
+    Replay {
+        /// The record's id.
+        game_id: u64,
+        /// What failed.
+        message: String,
+    },
+}
+
+impl GameRecord {
+    /// Parses one line of a `games/*.jsonl` file (layout version 1 or 2).
+    ///
+    /// # Errors
+    /// [`RecordError::Parse`] naming the JSON problem or an unknown version.
+    pub fn from_json_line(line: &str) -> Result<GameRecord, RecordError> {
+        let r: GameRecord = serde_json::from_str(line).map_err(|e| RecordError::Parse(e.to_string()))?;
+        if !(OLDEST_RECORD_FORMAT_VERSION..=RECORD_FORMAT_VERSION).contains(&r.format_version) {
+            return Err(RecordError::Parse(format!(
+                "format_version {} is not supported (expected {OLDEST_RECORD_FORMAT_VERSION} to {RECORD_FORMAT_VERSION})",
+                r.format_version
+            )));
+        }
+        Ok(r)
+    }
+
+    /// Checks that the record is a game of `G` played under `rules`. A
+    /// version 1 record carries no rules; only its game is checked.
+    ///
+    /// # Errors
+    /// [`RecordError::Game`], or [`RecordError::Rules`] naming each differing
+    /// switch (`rules differ (record vs expected): max_plies 300 vs 500`).
+    pub fn check<G: GameState>(&self, rules: &G::Rules) -> Result<(), RecordError> {
+        if self.game != G::KIND {
+            return Err(RecordError::Game { game_id: self.game_id, found: self.game, expected: G::KIND });
+        }
+        let Some(recorded) = &self.rules else { return Ok(()) };
+        let expected =
+            serde_json::to_value(rules).map_err(|e| RecordError::Parse(format!("rules not serializable: {e}")))?;
+        let d = value_differences(recorded, &expected);
+        if d.is_empty() {
+            Ok(())
+        } else {
+            Err(RecordError::Rules {
+                game_id: self.game_id,
+                differences: describe_differences("rules", ("record", "expected"), &d),
+            })
+        }
+    }
+
+    /// The rules recorded with the game, as `G`'s rules (`None` for a version
+    /// 1 record).
+    ///
+    /// # Errors
+    /// [`RecordError::Game`] for another game; [`RecordError::Parse`] if the
+    /// recorded rules are not valid rules of `G`.
+    pub fn recorded_rules<G: GameState>(&self) -> Result<Option<G::Rules>, RecordError> {
+        if self.game != G::KIND {
+            return Err(RecordError::Game { game_id: self.game_id, found: self.game, expected: G::KIND });
+        }
+        self.rules
+            .as_ref()
+            .map(|v| {
+                serde_json::from_value(v.clone()).map_err(|e| {
+                    RecordError::Parse(format!("record {}: rules are not valid {} rules: {e}", self.game_id, G::KIND))
+                })
+            })
+            .transpose()
+    }
+
+    /// Replays the record under `rules` (checked first with
+    /// [`GameRecord::check`]) and returns the final state, after checking
+    /// that it is finished with the recorded winner and reason.
+    ///
+    /// # Errors
+    /// As [`GameRecord::check`], or [`RecordError::Replay`] for a bad start
+    /// position, an illegal move, or a different result.
+    pub fn replay<G: GameState>(&self, rules: &G::Rules) -> Result<G, RecordError> {
+        self.check::<G>(rules)?;
+        let fail = |message: String| RecordError::Replay { game_id: self.game_id, message };
+        let mut g = G::from_position(&self.start, rules).map_err(|e| fail(format!("start position: {e}")))?;
+        for (i, m) in self.moves.iter().enumerate() {
+            let mv = g.parse_move(m).map_err(|e| fail(format!("move {} ({m}): {e}", i + 1)))?;
+            g.play_unchecked(mv);
+        }
+        let got = g.outcome().map(|o| (o.winner.map(|w| G::side_name(w).to_string()), o.reason));
+        if got != Some((self.winner.clone(), self.reason)) {
+            return Err(fail(format!(
+                "replayed result {got:?} differs from the recorded ({:?}, {:?})",
+                self.winner, self.reason
+            )));
+        }
+        Ok(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use martian_rules::martian::{MartianChess, MartianRules};
+
+    #[test]
+    fn version_1_records_still_read() {
+        let line = r#"{"format_version":1,"game":"martian-chess","game_id":7,"start":"QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0","moves":[],"winner":null,"reason":"MoveCap","plies":0,"samples":0,"model":"uniform"}"#;
+        let r = GameRecord::from_json_line(line).unwrap();
+        assert_eq!((r.format_version, r.rules.clone()), (1, None));
+        assert_eq!(r.recorded_rules::<MartianChess>().unwrap(), None);
+        r.check::<MartianChess>(&MartianRules::default()).unwrap();
+        let bad = line.replace("\"format_version\":1", "\"format_version\":9");
+        let e = GameRecord::from_json_line(&bad).unwrap_err().to_string();
+        assert!(e.contains("format_version 9"), "{e}");
+    }
 }

@@ -146,3 +146,30 @@ fn completed_q_targets_are_distributions_over_legal_moves() {
         assert_eq!(k, g.samples.len());
     }
 }
+
+/// Issue 8 item 12: records carry the rules they were played under, replay
+/// under them, and a rules mismatch names each differing switch.
+#[test]
+fn records_carry_their_rules_and_name_differing_switches() {
+    use martian_selfplay::record::{GameRecord, RecordError, RECORD_FORMAT_VERSION};
+    let rules = JetanRules { max_plies: 40, no_capture_limit: Some(30), ..JetanRules::default() };
+    let start = Jetan::new_game(&rules).unwrap();
+    let games = play(&start, 2, 4);
+    for g in &games {
+        let line = serde_json::to_string(&g.record).unwrap();
+        assert!(line.contains("\"max_plies\":40"), "{line}");
+        let r = GameRecord::from_json_line(&line).unwrap();
+        assert_eq!(r.format_version, RECORD_FORMAT_VERSION);
+        assert_eq!(r.recorded_rules::<Jetan>().unwrap(), Some(rules));
+        let end: Jetan = r.replay(&rules).unwrap();
+        assert!(end.outcome().is_some());
+        let e = r.replay::<Jetan>(&JetanRules::default()).unwrap_err();
+        assert!(matches!(e, RecordError::Rules { .. }));
+        let e = e.to_string();
+        assert!(
+            e.contains("rules differ (record vs expected): max_plies 40 vs 500; no_capture_limit 30 vs none"),
+            "{e}"
+        );
+        assert!(r.replay::<MartianChess>(&MartianRules::default()).unwrap_err().to_string().contains("jetan game"));
+    }
+}

@@ -203,7 +203,7 @@ fn load_net(path: &Path, device: Device) -> Result<(Net, serde_json::Value)> {
         let ck = with_game!(meta.game, G => {
             let rules: <G as GameState>::Rules = serde_json::from_value(meta.rules.clone())
                 .with_context(|| format!("the rules in {}'s sidecar are not valid", path.display()))?;
-            Checkpoint::load::<G>(path, &rules, None, device)?
+            crate::checkpoints::load_checkpoint::<G>(path, &rules, martian_model::ConfigModel::Absent, device)?
         });
         Ok((Net { game: meta.game, ck, source }, meta.rules))
     }

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use martian_evaluate::MatchResult;
 use martian_model::export::{describe, export_bundle, EvalInfo};
-use martian_model::Checkpoint;
+use martian_model::{Checkpoint, ConfigModel};
 use martian_rules::GameState;
 
+use crate::checkpoints::load_checkpoint;
 use crate::cmd::pipeline::{FinalEval, GateRecord};
 use crate::rundir::RunDir;
 use crate::with_game;
@@ -42,7 +43,7 @@ pub fn run(a: Args) -> Result<()> {
 fn export_game<G: GameState>(weights: &Path, rules: &serde_json::Value, out: &Path) -> Result<()> {
     let rules: G::Rules = serde_json::from_value(rules.clone())
         .with_context(|| format!("the rules in {}'s sidecar are not valid {} rules", weights.display(), G::KIND))?;
-    let mut ck = Checkpoint::load::<G>(weights, &rules, None, tch::Device::Cpu)?;
+    let mut ck = load_checkpoint::<G>(weights, &rules, ConfigModel::Absent, tch::Device::Cpu)?;
     let name = file_name(weights);
     let evaluations = evaluations_of(weights);
     let desc = describe::<G>(&ck.meta, &name, evaluations)?;

@@ -17,10 +17,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use martian_model::Checkpoint;
+use martian_model::{Checkpoint, ConfigModel};
 use martian_search::AbGame;
 use serde::{Deserialize, Serialize};
 
+use crate::checkpoints::load_checkpoint;
 use crate::config::{GateKind, RunConfig};
 use crate::ops::{describe_match, run_match_with, selfplay_games, train_generation, PlayerSpec};
 use crate::rundir::{write_atomic, RunDir};
@@ -113,7 +114,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         let have = run.games_done(g);
         if have < want {
             eprintln!("generation {g}: self-play {} games with {}", want - have, file_name(&best));
-            let ck = Checkpoint::load::<G>(&best, &rules, Some(&cfg.model), device)?;
+            let ck = load_checkpoint::<G>(&best, &rules, ConfigModel::Fixed(&cfg.model), device)?;
             let out = run.selfplay_out(g, "0");
             let name = file_name(&best);
             let st = selfplay_games::<G>(cfg, &rules, Some((&ck, &name)), device, want - have, &out)?;

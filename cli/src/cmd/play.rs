@@ -5,10 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use martian_evaluate::{AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Player, RandomPlayer};
-use martian_model::{Checkpoint, NetEvaluator};
+use martian_model::{ConfigModel, NetEvaluator};
 use martian_rules::{GameKind, Side};
 use martian_search::{AbGame, AlphaBetaConfig, Limits, MctsConfig, UniformEvaluator};
 
+use crate::checkpoints::load_checkpoint;
 use crate::{with_game, GameArg};
 
 /// Arguments of `play`.
@@ -50,7 +51,7 @@ fn run_game<G: AbGame>(a: &Args) -> Result<()> {
     let rules = G::Rules::default();
     let mut pos: G = super::position(a.position.as_deref(), &rules)?;
     let ck = match &a.model {
-        Some(p) => Some(Checkpoint::load::<G>(p, &rules, None, tch::Device::cuda_if_available())?),
+        Some(p) => Some(load_checkpoint::<G>(p, &rules, ConfigModel::Absent, tch::Device::cuda_if_available())?),
         None => None,
     };
     let mut engine: Box<dyn Player<G>> = match (a.engine.as_str(), &ck) {

@@ -8,9 +8,10 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use martian_model::Checkpoint;
+use martian_model::{Checkpoint, ConfigModel};
 use martian_rules::GameState;
 
+use crate::checkpoints::load_checkpoint;
 use crate::config::RunConfig;
 use crate::ops::selfplay_games;
 use crate::rundir::RunDir;
@@ -103,7 +104,10 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
         };
         if let Some(p) = &path {
             if loaded.as_ref().map(|(lp, _)| lp != p).unwrap_or(true) {
-                let ck = Checkpoint::load::<G>(p, &rules, None, device)
+                // Writing into a run directory: its config fixes the architecture.
+                let arch =
+                    if run.is_some() { ConfigModel::Fixed(&cfg.model) } else { ConfigModel::Default(&cfg.model) };
+                let ck = load_checkpoint::<G>(p, &rules, arch, device)
                     .with_context(|| format!("loading model {}", p.display()))?;
                 eprintln!("self-play model: {}", p.display());
                 loaded = Some((p.clone(), ck));

@@ -49,8 +49,9 @@ struct Pos {
     stm: Side,
     /// Escape rights per side (§6).
     escape: [bool; 2],
-    /// Small-material countdown: plies left, 0 = inactive (§8.4).
-    countdown: u8,
+    /// Small-material countdown (§8.4): `None` while inactive, else the plies
+    /// left; `Some(0)` once it ran out (a finished game, §10.3 field 4).
+    countdown: Option<u8>,
     /// Plies since the last capture (§8.5).
     quiet: u32,
     /// Plies since the start (§8.5).
@@ -116,7 +117,7 @@ impl Jetan {
                 board: [0; 100],
                 stm,
                 escape: [true; 2],
-                countdown: 0,
+                countdown: None,
                 quiet: 0,
                 ply: 0,
                 hash: 0,
@@ -162,9 +163,12 @@ impl Jetan {
         self.pos.escape[side.index()]
     }
 
-    /// Plies left on the small-material countdown, `None` if inactive (§8.4).
+    /// Plies left on the small-material countdown (§8.4): `None` if inactive,
+    /// `Some(1..=10)` while it runs, `Some(0)` once it ran out (the game is then
+    /// over by [`EndReason::SmallMaterial`]; the position string carries it as
+    /// countdown `0`, §10.3).
     pub fn countdown(&self) -> Option<u8> {
-        (self.pos.countdown > 0).then_some(self.pos.countdown)
+        self.pos.countdown
     }
 
     /// Consecutive plies without a capture (§10.3 field 5).
@@ -278,14 +282,19 @@ impl Jetan {
 
     /// Finishes a freshly built position: hash, history, countdown start and the
     /// end checks that apply to a loaded position (§8.4, §8.5, §8.6, §10.3).
+    ///
+    /// A countdown of 0 is a game that the countdown ended: its result is the
+    /// §8.4 result, checked before §8.5/§8.6 as after a ply, so a finished game
+    /// loads back with the result it had when it was written.
     fn finish_setup(&mut self) {
         self.pos.hash = self.compute_hash();
         self.history.clear();
         self.history.push(self.pos.hash);
-        if self.pos.countdown == 0 && self.small_material_condition() {
-            self.pos.countdown = COUNTDOWN_PLIES;
+        if self.pos.countdown.is_none() && self.small_material_condition() {
+            self.pos.countdown = Some(COUNTDOWN_PLIES);
         }
-        self.pos.outcome = self.late_checks();
+        self.pos.outcome =
+            if self.pos.countdown == Some(0) { Some(self.countdown_outcome()) } else { self.late_checks() };
     }
 
     /// Plays `mv` (legal) and applies the end checks of §8 in order.
@@ -337,11 +346,18 @@ impl Jetan {
 
         // Countdown bookkeeping (§8.4): decrement first, then start.
         let mut countdown_expired = false;
-        if self.pos.countdown > 0 {
-            self.pos.countdown -= 1;
-            countdown_expired = self.pos.countdown == 0;
-        } else if self.small_material_condition() {
-            self.pos.countdown = COUNTDOWN_PLIES;
+        match self.pos.countdown {
+            Some(c) if c > 0 => {
+                self.pos.countdown = Some(c - 1);
+                countdown_expired = c == 1;
+            }
+            // Ran out: the game is over and no ply is played.
+            Some(_) => {}
+            None => {
+                if self.small_material_condition() {
+                    self.pos.countdown = Some(COUNTDOWN_PLIES);
+                }
+            }
         }
 
         // §8.1, §8.2.

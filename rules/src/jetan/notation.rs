@@ -217,15 +217,16 @@ pub fn parse_position(text: &str, rules: &JetanRules) -> Result<Jetan, RulesErro
         other => return Err(err(PositionErrorKind::BadField { field: "escapes", text: other.to_string() })),
     };
     g.pos.escape = [esc_b, esc_o];
+    // `-` inactive, 1-10 running, 0 ran out (a finished game, §8.4).
     let countdown = match fields[3] {
-        "-" => 0u8,
+        "-" => None,
         t => match t.parse::<u32>() {
-            Ok(n) if (1..=u32::from(COUNTDOWN_PLIES)).contains(&n) && t.bytes().all(|b| b.is_ascii_digit()) => n as u8,
+            Ok(n) if n <= u32::from(COUNTDOWN_PLIES) && t.bytes().all(|b| b.is_ascii_digit()) => Some(n as u8),
             Ok(_) => return Err(err(PositionErrorKind::BadField { field: "countdown", text: t.to_string() })),
             Err(_) => return Err(err(PositionErrorKind::BadNumber { field: "countdown", text: t.to_string() })),
         },
     };
-    if countdown > 0 && (g.pos.occ[0].count_ones() > 3 || g.pos.occ[1].count_ones() > 3) {
+    if let Some(countdown) = countdown.filter(|_| g.pos.occ[0].count_ones() > 3 || g.pos.occ[1].count_ones() > 3) {
         return Err(err(PositionErrorKind::Invalid(format!(
             "countdown {countdown} is allowed only when both sides have three pieces or fewer"
         ))));

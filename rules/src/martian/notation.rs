@@ -1,7 +1,7 @@
 //! Text formats of spec §10: square and move text, the 8-field state string and
 //! the text board.
 
-use super::rules::MartianRules;
+use super::rules::{ClockMode, MartianRules};
 use super::tables::{file_of, rank_of, square};
 use super::{MartianChess, Piece, MAX_SCORE};
 use crate::error::{PositionErrorKind, RulesError};
@@ -148,6 +148,17 @@ pub(crate) fn parse_position(text: &str, rules: &MartianRules) -> Result<Martian
         s if s.len() == 1 && matches!(s.as_bytes()[0], b'0'..=b'7') => s.as_bytes()[0] - b'0' + 1,
         s => return Err(perr(PositionErrorKind::BadField { field: "clock", text: s.to_string() }, text)),
     };
+    if clock != 0 && rules.clock == ClockMode::Off {
+        // Under `clock = Off` the clock is never called: a countdown (and above
+        // all a `0`, a game the clock ended) cannot be carried by this state.
+        return Err(perr(
+            PositionErrorKind::Invalid(format!(
+                "clock field {:?}: the rules have clock = Off, so the clock field must be \"-\"",
+                fields[5]
+            )),
+            text,
+        ));
+    }
     let quiet = parse_number("quiet", fields[6], u32::MAX, text)?;
     let ply = parse_number("ply", fields[7], u32::MAX, text)?;
     Ok(MartianChess::from_parts(bb, side, [score_s, score_n], last, clock, quiet, ply, *rules))

@@ -1,0 +1,163 @@
+//! Issue 8 items 11 and 12 end to end: one architecture rule for every command
+//! that loads a checkpoint, weights checked against the declared architecture,
+//! and rules / architecture mismatches that name each differing field.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BASE: &str = r#"
+game = "martian-chess"
+seed = 5
+threads = 1
+[model]
+blocks = 2
+channels = 8
+policy_channels = 2
+value_hidden = 8
+[search]
+leaves_per_batch = 2
+[selfplay]
+games_in_flight = 2
+simulations = 4
+cheap_simulations = 2
+games_per_shard = 1
+[train]
+batch_size = 16
+[evaluate]
+pairs = 1
+simulations = 2
+final_pairs = 1
+"#;
+
+fn mz(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn write(path: &Path, text: &str) -> String {
+    std::fs::write(path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// The lines of `err` that carry the architecture notice.
+fn notices(err: &str) -> Vec<String> {
+    err.lines().filter(|l| l.starts_with("notice:")).map(String::from).collect()
+}
+
+#[test]
+fn one_architecture_rule_for_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |p: &str| dir.path().join(p);
+    let base = write(&d("base.toml"), BASE);
+    let run = d("run");
+    let r = run.to_str().unwrap();
+    // `train` on a fresh run directory writes the untrained gen 0, then stops:
+    // no self-play data yet.
+    let o = mz(&["train", "--config", &base, "--run-dir", r]);
+    assert!(!o.status.success() && stderr(&o).contains("replay window"), "{}", stderr(&o));
+    let ck = run.join("models/gen0000.safetensors");
+    assert!(ck.exists());
+    let ck = ck.to_str().unwrap();
+
+    // A config whose [model] differs in two fields.
+    let other = write(
+        &d("other.toml"),
+        &BASE.replace("blocks = 2", "blocks = 3").replace("value_hidden = 8", "value_hidden = 16"),
+    );
+    let fields = ["blocks 2 vs 3", "value_hidden 8 vs 16"];
+
+    // selfplay --out and evaluate: the checkpoint's architecture, with the same notice.
+    let out = d("out");
+    let o = mz(&["selfplay", "--config", &other, "--model", ck, "--games", "1", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sp = notices(&stderr(&o));
+    assert_eq!(sp.len(), 1, "{}", stderr(&o));
+    for f in fields {
+        assert!(sp[0].contains(f), "{}", sp[0]);
+    }
+    assert!(!sp[0].contains("channels"), "only the differing fields: {}", sp[0]);
+    let o = mz(&["evaluate", "--config", &other, "--a", ck, "--b", "random", "--games", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(notices(&stderr(&o)), sp, "the same notice everywhere");
+    // With the matching config there is no notice.
+    let o = mz(&["evaluate", "--config", &base, "--a", ck, "--b", "random", "--games", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(notices(&stderr(&o)).is_empty(), "{}", stderr(&o));
+
+    // Writing into a run directory whose config fixes the architecture: an error naming the fields.
+    let run2 = d("run2");
+    let o = mz(&["selfplay", "--config", &other, "--run-dir", run2.to_str().unwrap(), "--model", ck, "--games", "1"]);
+    assert!(!o.status.success());
+    for f in fields {
+        assert!(stderr(&o).contains(f), "{}", stderr(&o));
+    }
+    for cmd in ["train", "pipeline"] {
+        let o = mz(&[cmd, "--config", &other, "--run-dir", r]);
+        assert!(!o.status.success(), "{cmd}");
+        let e = stderr(&o);
+        assert!(e.contains("[model] fields differ (run directory vs config)"), "{cmd}: {e}");
+        for f in fields {
+            assert!(e.contains(f), "{cmd}: {e}");
+        }
+    }
+    // Rules: each differing switch is named, and a switch written out at its
+    // default value is no difference.
+    let rules = write(&d("rules.toml"), &BASE.replace("[model]", "[rules]\nmax_plies = 120\nno_undo = false\n[model]"));
+    let o = mz(&["train", "--config", &rules, "--run-dir", r]);
+    let e = stderr(&o);
+    assert!(
+        e.contains("[rules] switches differ (run directory vs config): max_plies 300 vs 120; no_undo true vs false"),
+        "{e}"
+    );
+    let same = write(&d("same.toml"), &BASE.replace("[model]", "[rules]\nmax_plies = 300\n[model]"));
+    let o = mz(&["train", "--config", &same, "--run-dir", r]);
+    assert!(stderr(&o).contains("replay window"), "{}", stderr(&o));
+    // A checkpoint under other rules names the switch.
+    let o = mz(&["evaluate", "--config", &rules, "--a", ck, "--b", "random", "--games", "2"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("rules differ (checkpoint vs config): max_plies 300 vs 120; no_undo true vs false"),
+        "{}",
+        stderr(&o)
+    );
+
+    // The records that selfplay wrote carry the rules.
+    let games = std::fs::read_dir(out.join("games")).unwrap().next().unwrap().unwrap().path();
+    let line = std::fs::read_to_string(games).unwrap();
+    assert!(line.contains("\"format_version\":2") && line.contains("\"rules\":{"), "{line}");
+}
+
+#[test]
+fn weights_that_do_not_fit_the_sidecar_are_refused_by_every_loader() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |p: &str| dir.path().join(p);
+    let base = write(&d("base.toml"), BASE);
+    let run = d("run");
+    let o = mz(&["train", "--config", &base, "--run-dir", run.to_str().unwrap()]);
+    assert!(stderr(&o).contains("replay window"), "{}", stderr(&o));
+    let ck = run.join("models/gen0000.safetensors");
+    // The sidecar claims 1 block over 2-block weights (an old sidecar: no tensor list).
+    let side = ck.with_extension("json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&side).unwrap()).unwrap();
+    v["model"]["blocks"] = 1.into();
+    v["format_version"] = 1.into();
+    v.as_object_mut().unwrap().remove("tensors");
+    std::fs::write(&side, v.to_string()).unwrap();
+    let ck = ck.to_str().unwrap();
+    let one = write(&d("one.toml"), &BASE.replace("blocks = 2", "blocks = 1"));
+    let out = d("bundle");
+    for args in [
+        vec!["evaluate", "--config", &one, "--a", ck, "--b", "random", "--games", "2"],
+        vec!["selfplay", "--config", &one, "--model", ck, "--games", "1", "--out", d("sp").to_str().unwrap()],
+        vec!["export", "--checkpoint", ck, "--out", out.to_str().unwrap()],
+    ] {
+        let o = mz(&args);
+        assert!(!o.status.success(), "{args:?} must fail");
+        let e = stderr(&o);
+        assert!(e.contains("unexpected tensors") && e.contains("blocks.1.a.conv.weight"), "{args:?}: {e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}
