@@ -158,7 +158,8 @@ pub fn read_records(path: &Path) -> Result<Vec<GameRecord>> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).with_context(|| format!("{} line {}: not a game record", path.display(), i + 1))
+            GameRecord::from_json_line(l)
+                .with_context(|| format!("{} line {}: not a game record", path.display(), i + 1))
         })
         .collect()
 }
@@ -332,7 +333,11 @@ pub fn remove_temporaries(dir: &Path, prefix: Option<&str>) {
         let n = e.file_name().to_string_lossy().to_string();
         let Some(rest) = n.strip_prefix(".tmp-") else { continue };
         let name = rest.split_once('-').map(|(_, name)| name).unwrap_or("");
-        if prefix.map_or(true, |p| name.starts_with(p)) && e.path().is_file() {
+        let mine = match prefix {
+            None => true,
+            Some(p) => name.starts_with(p),
+        };
+        if mine && e.path().is_file() {
             let _ = fs::remove_file(e.path());
         }
     }
@@ -364,6 +369,7 @@ mod tests {
             plies: rows as u32,
             samples: rows as u32,
             model: "test".into(),
+            rules: None,
         };
         SpooledGame { data, record }
     }

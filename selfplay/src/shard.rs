@@ -223,8 +223,11 @@ pub fn check_samples(d: &ShardData) -> SampleCheck {
             *c.problems.entry(what).or_insert(0) += 1;
         }
     }
+    if n == 0 {
+        return c;
+    }
     let mut all_same = n >= 2;
-    let first = d.planes.index_axis(ndarray::Axis(0), 0.min(n.saturating_sub(1)));
+    let first = d.planes.index_axis(ndarray::Axis(0), 0);
     for i in 0..n {
         let planes = d.planes.index_axis(ndarray::Axis(0), i);
         if planes.iter().any(|v| !v.is_finite()) {
