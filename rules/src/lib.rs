@@ -17,5 +17,5 @@ pub mod martian;
 mod perft;
 
 pub use error::{PositionErrorKind, RulesError};
-pub use game::{EndReason, GameKind, GameState, Move, Outcome, Side};
+pub use game::{mix64, EndReason, GameKind, GameState, Move, Outcome, Side};
 pub use perft::{divide, perft};
