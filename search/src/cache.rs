@@ -12,8 +12,9 @@
 //! Positions with the same key within one batch are evaluated once.
 //!
 //! Storage: the priors of all entries live in one flat buffer and the map holds
-//! fixed-size entries (offset, length, value), so once the cache has filled up
-//! once, inserting allocates nothing (clearing keeps both allocations).
+//! fixed-size entries (offset, length, value). Once the cache has been full
+//! once, inserting allocates nothing: clearing keeps both allocations, and the
+//! cache is also cleared when the prior buffer would otherwise have to grow.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -72,6 +73,9 @@ pub struct CachedEvaluator<E> {
     /// Key -> index into `miss_idx`, for this call.
     batch_keys: KeyMap<usize>,
     miss_out: Vec<Evaluation>,
+    /// Set when the cache was first cleared for being full; from then on the
+    /// prior buffer does not grow.
+    filled_once: bool,
     hits: u64,
     lookups: u64,
 }
@@ -90,6 +94,7 @@ impl<E> CachedEvaluator<E> {
             dup: Vec::new(),
             batch_keys: KeyMap::default(),
             miss_out: Vec::new(),
+            filled_once: false,
             hits: 0,
             lookups: 0,
         }
@@ -120,6 +125,17 @@ impl<E> CachedEvaluator<E> {
     pub fn clear(&mut self) {
         self.map.clear();
         self.priors.clear();
+    }
+
+    /// Clears the cache when it is full; from then on also when the prior
+    /// buffer has no room for `priors` more values.
+    fn make_room(&mut self, entries: usize, priors: usize) {
+        if self.map.len() + entries > self.capacity {
+            self.clear();
+            self.filled_once = true;
+        } else if self.filled_once && self.priors.len() + priors > self.priors.capacity() {
+            self.clear();
+        }
     }
 }
 
@@ -178,17 +194,15 @@ impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
                 self.miss_idx.len()
             )));
         }
-        if self.map.len() + self.miss_idx.len() > self.capacity {
-            self.clear();
-        }
-        for (k, &i) in self.miss_idx.iter().enumerate() {
+        for k in 0..self.miss_idx.len() {
+            let i = self.miss_idx[k];
+            let n = self.miss_out[k].priors.len();
+            copy_into(&mut out[i], &self.miss_out[k].priors, self.miss_out[k].value);
+            self.make_room(1, n);
             let e = &self.miss_out[k];
-            copy_into(&mut out[i], &e.priors, e.value);
-            if self.map.len() < self.capacity {
-                let start = self.priors.len();
-                self.priors.extend_from_slice(&e.priors);
-                self.map.insert(self.keys[i], Entry { start, len: e.priors.len() as u32, value: e.value });
-            }
+            let start = self.priors.len();
+            self.priors.extend_from_slice(&e.priors);
+            self.map.insert(self.keys[i], Entry { start, len: n as u32, value: e.value });
         }
         for &(i, k) in &self.dup {
             let e = &self.miss_out[k];
