@@ -68,7 +68,8 @@ fn check<G: GameState>(start: G, n: u64) {
         off.iter().zip(&on).filter(|(a, b)| a.record != b.record).map(|(a, _)| a.record.game_id).collect();
     assert!(differ.is_empty(), "games {differ:?} of {} differ with the cache on", off.len());
     for (a, b) in off.iter().zip(&on) {
-        assert_eq!(a.samples, b.samples, "samples of game {} differ", a.record.game_id);
+        // Compared whole, reported briefly (a sample holds thousands of planes).
+        assert!(a.samples == b.samples, "samples of game {} differ with the cache on", a.record.game_id);
     }
     // Every lookup is either a hit or one evaluation of the wrapped evaluator.
     assert_eq!(cached.inner_mut().positions + hits, plain.positions);

@@ -178,6 +178,7 @@ pub struct Mcts<G: GameState> {
     /// Root priors before noise was mixed in (valid while `root_noised`).
     raw_priors: Vec<f32>,
     root_noised: bool,
+    /// The seed set with [`Mcts::set_tie_seed`] (0 by default).
     tie_seed: u64,
 }
 
@@ -200,7 +201,6 @@ impl<G: GameState> Mcts<G> {
             root_noised: false,
             tie_seed: 0,
         };
-        t.tie_seed = mix64(t.root_state.hash());
         t.nodes.push(Node::new(Move::new(0, 0), 1.0));
         t
     }
@@ -236,7 +236,7 @@ impl<G: GameState> Mcts<G> {
     /// most `max_len` moves. Its first move is [`Mcts::best_move`] when that
     /// move has visits.
     pub fn principal_variation(&self, max_len: usize) -> Vec<Move> {
-        let seed = self.tie_seed;
+        let seed = self.tie_seed();
         let mut pv = Vec::new();
         let mut idx = 0usize;
         while pv.len() < max_len {
@@ -272,15 +272,22 @@ impl<G: GameState> Mcts<G> {
         pv
     }
 
-    /// The seed of this search's tie-breaks ([`tie_rank`]): between children
-    /// with equal PUCT scores in selection, and between root moves tied on
-    /// visits, prior and Q for the move to play. [`Mcts::begin_search`] sets it
-    /// to a number drawn from its generator mixed with the root position's
-    /// Zobrist hash (so a generator seeded the same way for every search, as
-    /// in the engine, still gives each position its own order); before any
-    /// search it is derived from the root's hash alone.
+    /// Sets the seed of the tree's tie-breaks (0 until set; kept by
+    /// [`Mcts::reset`] and [`Mcts::advance`]). Self-play gives each game its
+    /// own seed from the game's generator; evaluation and the engine keep 0.
+    pub fn set_tie_seed(&mut self, seed: u64) {
+        self.tie_seed = seed;
+    }
+
+    /// The seed of the tie-breaks of a search from the current root
+    /// ([`tie_rank`]): between children with exactly equal PUCT scores in
+    /// selection, and between root moves tied on visits, prior and Q for the
+    /// move to play. It mixes the seed of [`Mcts::set_tie_seed`] with the root
+    /// position's Zobrist hash, so that with one fixed seed (evaluation, the
+    /// engine) each position still gets its own order, and the same position
+    /// always gets the same answer.
     pub fn tie_seed(&self) -> u64 {
-        self.tie_seed
+        mix64(self.tie_seed) ^ self.root_state.hash()
     }
 
     /// The move to play without sampling, [`SearchResult::best_move`]: most
@@ -299,18 +306,15 @@ impl<G: GameState> Mcts<G> {
     pub fn reset(&mut self, root: G) {
         self.nodes.clear();
         self.nodes.push(Node::new(Move::new(0, 0), 1.0));
-        self.tie_seed = mix64(root.hash());
         self.root_state = root;
         self.num_pending = 0;
         self.noise_pending = false;
         self.root_noised = false;
     }
 
-    /// Starts a search for the move at the root: draws the tie-break seed
-    /// ([`Mcts::tie_seed`]) from `rng` and, with `noise`, mixes Dirichlet noise
-    /// into the root priors (now, or when the root gets expanded).
+    /// Starts a search for the move at the root: with `noise`, Dirichlet noise
+    /// is mixed into the root priors (now, or when the root gets expanded).
     pub fn begin_search<R: Rng>(&mut self, noise: bool, rng: &mut R) {
-        self.tie_seed = rng.gen::<u64>() ^ self.root_state.hash();
         self.noise_pending = false;
         if noise {
             if self.nodes[0].kind == NodeKind::Expanded {
@@ -438,6 +442,7 @@ impl<G: GameState> Mcts<G> {
         let mut best_score = f32::NEG_INFINITY;
         // Rank of `best` under the tie seed, computed on the first exact tie.
         let mut best_rank: Option<u64> = None;
+        let seed = self.tie_seed();
         for (i, ch) in children.iter().enumerate() {
             let n = ch.visits + ch.in_flight;
             // Virtual loss: each in-flight visit counts as a loss for the chooser.
@@ -455,8 +460,8 @@ impl<G: GameState> Mcts<G> {
             } else if s == best_score {
                 // Equal scores (e.g. unvisited children with equal priors): the
                 // search's seeded order decides, not legal-move order.
-                let r = tie_rank(self.tie_seed, ch.mv);
-                let br = *best_rank.get_or_insert_with(|| tie_rank(self.tie_seed, children[best].mv));
+                let r = tie_rank(seed, ch.mv);
+                let br = *best_rank.get_or_insert_with(|| tie_rank(seed, children[best].mv));
                 if r < br {
                     best = i;
                     best_rank = Some(r);
@@ -622,14 +627,14 @@ impl<G: GameState> Mcts<G> {
         let q = children.iter().map(Node::q).collect();
         let r = &self.nodes[0];
         let root_value = if r.visits > 0 { -r.value_sum / r.visits as f32 } else { 0.0 };
-        SearchResult { visits, priors, q, root_value, tie_seed: self.tie_seed }
+        SearchResult { visits, priors, q, root_value, tie_seed: self.tie_seed() }
     }
 
     /// Picks the move to play: with `temperature <= 0.001` [`Mcts::best_move`]
-    /// (most visits, then prior, then Q, then the search's seeded tie-break,
-    /// drawn from the generator given to [`Mcts::begin_search`]; `rng` is not
-    /// used), else a move sampled with probability proportional to
-    /// `visits^(1/temperature)`. `None` when the root has no visited children.
+    /// (most visits, then prior, then Q, then [`tie_rank`] under
+    /// [`Mcts::tie_seed`]; `rng` is not used), else a move sampled with
+    /// probability proportional to `visits^(1/temperature)`. `None` when the
+    /// root has no visited children.
     pub fn choose_move<R: Rng>(&self, temperature: f32, rng: &mut R) -> Option<Move> {
         let children = self.root_children();
         if children.iter().all(|c| c.visits == 0) {
