@@ -101,7 +101,8 @@ pub struct SearchResult {
 /// seed and never on the order in which the move generator lists them.
 #[inline]
 pub fn tie_rank(seed: u64, mv: Move) -> u64 {
-    mix64(seed ^ mix64(u64::from(mv.from) << 8 | u64::from(mv.to)))
+    // `mix64` is a bijection, so distinct moves get distinct ranks under one seed.
+    mix64(seed ^ (u64::from(mv.from) << 8 | u64::from(mv.to)).wrapping_mul(0xD6E8_FEB8_6659_FD93))
 }
 
 /// Orders candidate moves for "best": more visits, then a higher prior, then
