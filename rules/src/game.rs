@@ -131,6 +131,26 @@ impl Outcome {
     }
 }
 
+/// The SplitMix64 output function (Steele, Lea and Flood, "Fast splittable
+/// pseudorandom number generators", OOPSLA 2014): a bijection on `u64` whose
+/// outputs for nearby inputs look independent. Used to mix counters into keys
+/// ([`GameState::input_key`]) and for seeded tie-breaks in search.
+#[inline]
+pub const fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `hash` mixed with two words of extra state: equal results for distinct
+/// `(hash, a, b)` only by a 64-bit collision. Each word must encode its
+/// fields injectively (the caller packs them).
+#[inline]
+pub(crate) fn mix_key(hash: u64, a: u64, b: u64) -> u64 {
+    hash ^ mix64(mix64(a) ^ b.rotate_left(17) ^ 0x5EED_4B45_5953_0001)
+}
+
 /// Which game. Used at the CLI edge to pick the generic code path.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -255,6 +275,22 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
 
     /// The same hash recomputed from scratch (for tests).
     fn recompute_hash(&self) -> u64;
+
+    /// A key for everything [`GameState::encode`] reads: two states with equal
+    /// keys have identical input planes (up to a 64-bit hash collision, about
+    /// 2^-64 per pair of distinct inputs).
+    ///
+    /// [`GameState::hash`] decides legal moves only; the planes also show
+    /// counters and history (ply, quiet plies, countdowns, how often the
+    /// position occurred before) and depend on rules fields (`max_plies`, the
+    /// orientation). This key mixes the hash with all of them, so an evaluation
+    /// cache keyed by it (`martian_search::CachedEvaluator`) returns exactly what
+    /// the network would compute. Equal input planes may still get different
+    /// keys (the key may be finer than the planes, never coarser).
+    ///
+    /// Computed on demand (not incrementally); Jetan's repetition count makes
+    /// it linear in the repetition history since the last irreversible ply.
+    fn input_key(&self) -> u64;
 
     /// `<from><to>` text of a move, e.g. `e9e8` (Jetan) or `d3d5` (Martian Chess).
     fn move_to_string(&self, mv: Move) -> String;

@@ -1,25 +1,81 @@
-//! An evaluation cache keyed by the Zobrist hash (lc0's NN cache, KataGo's NN
-//! cache): wraps any [`Evaluator`].
+//! An evaluation cache (lc0's NN cache, KataGo's NN cache): wraps any
+//! [`Evaluator`].
 //!
-//! The key is [`GameState::hash`], which covers everything that decides the
-//! legal moves; counters that only feed the network's scalar planes (ply,
-//! quiet plies, countdown) are not part of it, so a hit may return the
-//! evaluation of the same position reached with other counters, as lc0's cache
-//! does. An entry is only used when its prior count matches the legal moves.
+//! The key is [`GameState::input_key`], which covers every input of the
+//! network (placement and rights as in the Zobrist hash, and also the
+//! counters and the repetition count that the input planes show), so a hit
+//! returns exactly what the wrapped evaluator computed for the same input:
+//! self-play with and without the cache plays the same games (for an
+//! evaluator whose output for a position does not depend on the rest of its
+//! batch). An entry is only used when its prior count matches the legal moves.
+//!
+//! Positions with the same key within one batch are evaluated once.
+//!
+//! Storage: the priors of all entries live in one flat buffer and the map holds
+//! fixed-size entries (offset, length, value). Once the cache has been full
+//! once, inserting allocates nothing: clearing keeps both allocations, and the
+//! cache is also cleared when the prior buffer would otherwise have to grow.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use martian_rules::{GameState, Move};
 
 use crate::evaluator::{EvalError, Evaluation, Evaluator};
 
-/// Cache of evaluations by position hash, in front of an evaluator.
+/// A hasher that passes a `u64` key through: input keys are already uniformly
+/// mixed, so hashing them again would only cost time.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used by `u64` keys; a plain FNV-1a fold keeps it correct anyway.
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
+}
+
+type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+
+/// One cached evaluation: its priors are `priors[start..start + len]` of the
+/// cache's flat buffer.
+#[derive(Copy, Clone, Debug)]
+struct Entry {
+    start: usize,
+    len: u32,
+    value: f32,
+}
+
+/// Cache of evaluations by [`GameState::input_key`], in front of an evaluator.
 pub struct CachedEvaluator<E> {
     inner: E,
     capacity: usize,
-    map: HashMap<u64, Evaluation>,
+    map: KeyMap<Entry>,
+    /// Priors of every entry, back to back.
+    priors: Vec<f32>,
+    /// Keys of this call's positions.
+    keys: Vec<u64>,
+    /// Positions of this call sent to the inner evaluator.
     miss_idx: Vec<usize>,
+    /// `(position, index into miss_idx)` for positions whose key an earlier
+    /// miss of the same call has.
+    dup: Vec<(usize, usize)>,
+    /// Key -> index into `miss_idx`, for this call.
+    batch_keys: KeyMap<usize>,
     miss_out: Vec<Evaluation>,
+    /// Set when the cache was first cleared for being full; from then on the
+    /// prior buffer does not grow.
+    filled_once: bool,
     hits: u64,
     lookups: u64,
 }
@@ -31,17 +87,33 @@ impl<E> CachedEvaluator<E> {
         CachedEvaluator {
             inner,
             capacity,
-            map: HashMap::with_capacity(capacity.min(1 << 20)),
+            map: KeyMap::with_capacity_and_hasher(capacity.min(1 << 20), Default::default()),
+            priors: Vec::new(),
+            keys: Vec::new(),
             miss_idx: Vec::new(),
+            dup: Vec::new(),
+            batch_keys: KeyMap::default(),
             miss_out: Vec::new(),
+            filled_once: false,
             hits: 0,
             lookups: 0,
         }
     }
 
-    /// `(hits, lookups)` since creation.
+    /// `(hits, lookups)` since creation. A position whose key an earlier
+    /// position of the same batch has counts as a hit.
     pub fn stats(&self) -> (u64, u64) {
         (self.hits, self.lookups)
+    }
+
+    /// Number of entries now.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when the cache holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
     }
 
     /// The wrapped evaluator.
@@ -52,7 +124,26 @@ impl<E> CachedEvaluator<E> {
     /// Drops every entry (e.g. after the network changed).
     pub fn clear(&mut self) {
         self.map.clear();
+        self.priors.clear();
     }
+
+    /// Clears the cache when it is full; from then on also when the prior
+    /// buffer has no room for `priors` more values.
+    fn make_room(&mut self, entries: usize, priors: usize) {
+        if self.map.len() + entries > self.capacity {
+            self.clear();
+            self.filled_once = true;
+        } else if self.filled_once && self.priors.len() + priors > self.priors.capacity() {
+            self.clear();
+        }
+    }
+}
+
+/// Copies an evaluation into `out`, reusing its allocation.
+fn copy_into(out: &mut Evaluation, priors: &[f32], value: f32) {
+    out.priors.clear();
+    out.priors.extend_from_slice(priors);
+    out.value = value;
 }
 
 impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
@@ -61,34 +152,61 @@ impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
             return self.inner.evaluate(positions, moves, out);
         }
         out.resize_with(positions.len(), Evaluation::default);
+        self.keys.clear();
         self.miss_idx.clear();
+        self.dup.clear();
+        self.batch_keys.clear();
         for (i, (p, m)) in positions.iter().zip(moves).enumerate() {
             self.lookups += 1;
-            match self.map.get(&p.hash()) {
-                Some(e) if e.priors.len() == m.len() => {
+            let key = p.input_key();
+            self.keys.push(key);
+            match self.map.get(&key) {
+                Some(e) if e.len as usize == m.len() => {
                     self.hits += 1;
-                    out[i].priors.clear();
-                    out[i].priors.extend_from_slice(&e.priors);
-                    out[i].value = e.value;
+                    copy_into(&mut out[i], &self.priors[e.start..e.start + e.len as usize], e.value);
                 }
-                _ => self.miss_idx.push(i),
+                _ => match self.batch_keys.get(&key) {
+                    Some(&k) if moves[self.miss_idx[k]].len() == m.len() => {
+                        self.hits += 1;
+                        self.dup.push((i, k));
+                    }
+                    _ => {
+                        self.batch_keys.insert(key, self.miss_idx.len());
+                        self.miss_idx.push(i);
+                    }
+                },
             }
         }
         if self.miss_idx.is_empty() {
             return Ok(());
         }
-        let miss_pos: Vec<&G> = self.miss_idx.iter().map(|&i| positions[i]).collect();
-        let miss_moves: Vec<&[Move]> = self.miss_idx.iter().map(|&i| moves[i]).collect();
-        self.inner.evaluate(&miss_pos, &miss_moves, &mut self.miss_out)?;
-        if self.map.len() + self.miss_idx.len() > self.capacity {
-            self.map.clear();
+        if self.miss_idx.len() == positions.len() {
+            self.inner.evaluate(positions, moves, &mut self.miss_out)?;
+        } else {
+            let miss_pos: Vec<&G> = self.miss_idx.iter().map(|&i| positions[i]).collect();
+            let miss_moves: Vec<&[Move]> = self.miss_idx.iter().map(|&i| moves[i]).collect();
+            self.inner.evaluate(&miss_pos, &miss_moves, &mut self.miss_out)?;
         }
-        for (k, &i) in self.miss_idx.iter().enumerate() {
+        if self.miss_out.len() != self.miss_idx.len() {
+            return Err(EvalError(format!(
+                "the cached evaluator got {} evaluations for {} positions",
+                self.miss_out.len(),
+                self.miss_idx.len()
+            )));
+        }
+        for k in 0..self.miss_idx.len() {
+            let i = self.miss_idx[k];
+            let n = self.miss_out[k].priors.len();
+            copy_into(&mut out[i], &self.miss_out[k].priors, self.miss_out[k].value);
+            self.make_room(1, n);
             let e = &self.miss_out[k];
-            out[i].priors.clear();
-            out[i].priors.extend_from_slice(&e.priors);
-            out[i].value = e.value;
-            self.map.insert(positions[i].hash(), e.clone());
+            let start = self.priors.len();
+            self.priors.extend_from_slice(&e.priors);
+            self.map.insert(self.keys[i], Entry { start, len: n as u32, value: e.value });
+        }
+        for &(i, k) in &self.dup {
+            let e = &self.miss_out[k];
+            copy_into(&mut out[i], &e.priors, e.value);
         }
         Ok(())
     }

@@ -101,7 +101,7 @@ pub struct PlayParams<'a, G: GameState> {
 
 impl<G: GameState> Slot<G> {
     fn new(start: &G, cfg: &MctsConfig, game_id: u64, seed: u64) -> Self {
-        Slot {
+        let mut slot = Slot {
             tree: Mcts::new(cfg.clone(), start.clone()),
             rng: StdRng::seed_from_u64(seed ^ game_id.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             game_id,
@@ -113,7 +113,11 @@ impl<G: GameState> Slot<G> {
             target: 0,
             finished: None,
             active: true,
-        }
+        };
+        // Ties between equally good moves follow a seeded order per game
+        // (`Mcts::tie_seed`), not the move generator's order.
+        slot.tree.set_tie_seed(slot.rng.gen());
+        slot
     }
 
     /// CPU phase: play finished searches, then queue leaves. Returns when the

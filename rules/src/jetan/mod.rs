@@ -29,7 +29,7 @@ pub use rules::{
 pub use tables::for_each_path;
 
 use crate::error::RulesError;
-use crate::game::{EndReason, GameKind, GameState, Move, Outcome, Side};
+use crate::game::{mix_key, EndReason, GameKind, GameState, Move, Outcome, Side};
 
 use tables::{tables, K_THOAT_EITHER, K_THOAT_JUMPING, K_THOAT_KNIGHT, K_THOAT_ORTH_FIRST};
 
@@ -466,6 +466,20 @@ impl GameState for Jetan {
 
     fn recompute_hash(&self) -> u64 {
         self.compute_hash()
+    }
+
+    /// The Zobrist hash (placement, side to move, Escape rights) mixed with what
+    /// else the planes of the `encode` module show: the countdown (planes
+    /// 18-19), quiet plies capped at 100 (plane 20), the ply and `max_plies`
+    /// (plane 21), the repetition count capped at 2 (planes 22-23), and
+    /// `rules.setup`, which decides the orientation when Orange is to move.
+    fn input_key(&self) -> u64 {
+        let counters = u64::from(self.pos.ply)
+            | u64::from(self.pos.quiet.min(100)) << 32
+            | u64::from(self.pos.countdown) << 40
+            | (self.repetitions().min(2) as u64) << 48
+            | u64::from(self.rules.setup == Setup::ManatorFacing) << 50;
+        mix_key(self.pos.hash, counters, u64::from(self.rules.max_plies))
     }
 
     fn move_to_string(&self, mv: Move) -> String {

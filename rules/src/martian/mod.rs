@@ -25,7 +25,7 @@ pub use encode::{
 pub use rules::{ClockMode, EmptyZoneTie, MartianRules};
 
 use crate::error::RulesError;
-use crate::game::{EndReason, GameKind, GameState, Move, Outcome, Side};
+use crate::game::{mix_key, EndReason, GameKind, GameState, Move, Outcome, Side};
 use movegen::NONE;
 use tables::ZONES;
 
@@ -416,6 +416,17 @@ impl GameState for MartianChess {
 
     fn recompute_hash(&self) -> u64 {
         self.full_hash()
+    }
+
+    /// The Zobrist hash (placement, side to move, scores, the active no-undo
+    /// ban, the clock) mixed with what else the planes of the `encode` module
+    /// show: quiet plies capped at 7 (plane 7), the ply capped at `max_plies`
+    /// and `max_plies` itself (plane 8), and the clock state once more (planes
+    /// 5-6; the hash holds it too, but the key does not rely on that).
+    fn input_key(&self) -> u64 {
+        let max = self.rules.max_plies;
+        let counters = u64::from(self.ply.min(max)) | u64::from(self.quiet.min(7)) << 32 | u64::from(self.clock) << 40;
+        mix_key(self.hash, counters, u64::from(max))
     }
 
     fn move_to_string(&self, mv: Move) -> String {

@@ -1,6 +1,8 @@
 //! The search tree, selection, expansion and back-up.
 
-use martian_rules::{GameState, Move};
+use std::cmp::Ordering;
+
+use martian_rules::{mix64, GameState, Move};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
@@ -80,20 +82,77 @@ pub enum Gather {
 pub struct SearchResult {
     /// `(move, visit count)` for every legal root move, in legal-move order.
     pub visits: Vec<(Move, u32)>,
+    /// The prior of each root move as the search used it (after root noise, if
+    /// any), parallel to `visits`.
+    pub priors: Vec<f32>,
+    /// The mean value of each root move for the root's side to move, `None`
+    /// when unvisited; parallel to `visits`.
+    pub q: Vec<Option<f32>>,
     /// Mean value of the root for its side to move, in `[-1, 1]`.
     pub root_value: f32,
+    /// The search's tie-break seed ([`Mcts::tie_seed`]), which
+    /// [`SearchResult::best_move`] uses for moves tied on visits, prior and Q.
+    pub tie_seed: u64,
+}
+
+/// The tie-break rank of `mv` under `seed`: among moves tied on everything
+/// else, the one with the smallest rank is chosen (in selection and for the
+/// move to play). A pseudo-random order of the moves that depends on the
+/// seed and never on the order in which the move generator lists them.
+#[inline]
+pub fn tie_rank(seed: u64, mv: Move) -> u64 {
+    // `mix64` is a bijection, so distinct moves get distinct ranks under one seed.
+    mix64(seed ^ (u64::from(mv.from) << 8 | u64::from(mv.to)).wrapping_mul(0xD6E8_FEB8_6659_FD93))
+}
+
+/// Orders candidate moves for "best": more visits, then a higher prior, then
+/// a higher Q (unvisited = lowest). `Equal` means fully tied.
+fn compare_stats(a: (u32, f32, Option<f32>), b: (u32, f32, Option<f32>)) -> Ordering {
+    let q = |x: Option<f32>| x.unwrap_or(f32::NEG_INFINITY);
+    a.0.cmp(&b.0)
+        .then(a.1.partial_cmp(&b.1).unwrap_or(Ordering::Equal))
+        .then(q(a.2).partial_cmp(&q(b.2)).unwrap_or(Ordering::Equal))
 }
 
 impl SearchResult {
-    /// The most visited move (ties: the earliest in legal-move order).
+    fn stats(&self, i: usize) -> (u32, f32, Option<f32>) {
+        (self.visits[i].1, self.priors.get(i).copied().unwrap_or(0.0), self.q.get(i).copied().flatten())
+    }
+
+    /// The moves tied for best (most visits, then highest prior, then highest
+    /// Q), in legal-move order; several only when all three are equal. Empty
+    /// when there are no root moves.
+    pub fn tied_best(&self) -> Vec<Move> {
+        let Some(best) = (0..self.visits.len()).max_by(|&a, &b| compare_stats(self.stats(a), self.stats(b))) else {
+            return Vec::new();
+        };
+        let top = self.stats(best);
+        (0..self.visits.len())
+            .filter(|&i| compare_stats(self.stats(i), top) == Ordering::Equal)
+            .map(|i| self.visits[i].0)
+            .collect()
+    }
+
+    /// The move to play without sampling: the most visited; ties go to the
+    /// higher prior, then to the higher Q, and among moves tied on all three
+    /// ([`SearchResult::tied_best`]) to the smallest [`tie_rank`] under
+    /// [`SearchResult::tie_seed`]. So the same search gives the same move, and
+    /// the choice among fully tied moves does not follow legal-move order.
+    /// `None` when there are no root moves.
     pub fn best_move(&self) -> Option<Move> {
-        let mut best: Option<(Move, u32)> = None;
-        for &(m, v) in &self.visits {
-            if best.is_none_or(|(_, bv)| v > bv) {
-                best = Some((m, v));
-            }
+        let seed = self.tie_seed;
+        let mut best: Option<usize> = None;
+        for i in 0..self.visits.len() {
+            best = match best {
+                None => Some(i),
+                Some(b) => match compare_stats(self.stats(i), self.stats(b)) {
+                    Ordering::Greater => Some(i),
+                    Ordering::Equal if tie_rank(seed, self.visits[i].0) < tie_rank(seed, self.visits[b].0) => Some(i),
+                    _ => Some(b),
+                },
+            };
         }
-        best.map(|(m, _)| m)
+        best.map(|i| self.visits[i].0)
     }
 }
 
@@ -120,6 +179,8 @@ pub struct Mcts<G: GameState> {
     /// Root priors before noise was mixed in (valid while `root_noised`).
     raw_priors: Vec<f32>,
     root_noised: bool,
+    /// The seed set with [`Mcts::set_tie_seed`] (0 by default).
+    tie_seed: u64,
 }
 
 impl<G: GameState> Mcts<G> {
@@ -139,6 +200,7 @@ impl<G: GameState> Mcts<G> {
             noise: Vec::new(),
             raw_priors: Vec::new(),
             root_noised: false,
+            tie_seed: 0,
         };
         t.nodes.push(Node::new(Move::new(0, 0), 1.0));
         t
@@ -169,9 +231,13 @@ impl<G: GameState> Mcts<G> {
         }
     }
 
-    /// The principal variation: from the root, repeatedly the most visited
-    /// child (ties: the earliest), while it has visits; at most `max_len` moves.
+    /// The principal variation: from the root, repeatedly the best child by
+    /// the rule of [`SearchResult::best_move`] (visits, then prior, then Q,
+    /// then [`tie_rank`] under [`Mcts::tie_seed`]), while it has visits; at
+    /// most `max_len` moves. Its first move is [`Mcts::best_move`] when that
+    /// move has visits.
     pub fn principal_variation(&self, max_len: usize) -> Vec<Move> {
+        let seed = self.tie_seed();
         let mut pv = Vec::new();
         let mut idx = 0usize;
         while pv.len() < max_len {
@@ -180,18 +246,56 @@ impl<G: GameState> Mcts<G> {
                 break;
             }
             let first = n.first_child as usize;
+            let stats = |i: usize| {
+                let c = &self.nodes[i];
+                (c.visits, c.prior, c.q())
+            };
             let mut best: Option<usize> = None;
             for i in first..first + n.num_children as usize {
-                let v = self.nodes[i].visits;
-                if v > 0 && best.is_none_or(|b| v > self.nodes[b].visits) {
-                    best = Some(i);
+                if self.nodes[i].visits == 0 {
+                    continue;
                 }
+                best = match best {
+                    None => Some(i),
+                    Some(b) => match compare_stats(stats(i), stats(b)) {
+                        Ordering::Greater => Some(i),
+                        Ordering::Equal if tie_rank(seed, self.nodes[i].mv) < tie_rank(seed, self.nodes[b].mv) => {
+                            Some(i)
+                        }
+                        _ => Some(b),
+                    },
+                };
             }
             let Some(b) = best else { break };
             pv.push(self.nodes[b].mv);
             idx = b;
         }
         pv
+    }
+
+    /// Sets the seed of the tree's tie-breaks (0 until set; kept by
+    /// [`Mcts::reset`] and [`Mcts::advance`]). Self-play gives each game its
+    /// own seed from the game's generator; evaluation and the engine keep 0.
+    pub fn set_tie_seed(&mut self, seed: u64) {
+        self.tie_seed = seed;
+    }
+
+    /// The seed of the tie-breaks of a search from the current root
+    /// ([`tie_rank`]): between children with exactly equal PUCT scores in
+    /// selection, and between root moves tied on visits, prior and Q for the
+    /// move to play. It mixes the seed of [`Mcts::set_tie_seed`] with the root
+    /// position's Zobrist hash, so that with one fixed seed (evaluation, the
+    /// engine) each position still gets its own order, and the same position
+    /// always gets the same answer.
+    pub fn tie_seed(&self) -> u64 {
+        mix64(self.tie_seed) ^ self.root_state.hash()
+    }
+
+    /// The move to play without sampling, [`SearchResult::best_move`]: most
+    /// visits, then prior, then Q, then [`tie_rank`] under [`Mcts::tie_seed`].
+    /// `None` before the root is expanded.
+    pub fn best_move(&self) -> Option<Move> {
+        self.result().best_move()
     }
 
     /// Number of nodes in the arena.
@@ -337,6 +441,9 @@ impl<G: GameState> Mcts<G> {
         let sqrt_n = (parent_n.max(1) as f32).sqrt();
         let mut best = 0usize;
         let mut best_score = f32::NEG_INFINITY;
+        // Rank of `best` under the tie seed, computed on the first exact tie.
+        let mut best_rank: Option<u64> = None;
+        let seed = self.tie_seed();
         for (i, ch) in children.iter().enumerate() {
             let n = ch.visits + ch.in_flight;
             // Virtual loss: each in-flight visit counts as a loss for the chooser.
@@ -350,6 +457,16 @@ impl<G: GameState> Mcts<G> {
             if s > best_score {
                 best_score = s;
                 best = i;
+                best_rank = None;
+            } else if s == best_score {
+                // Equal scores (e.g. unvisited children with equal priors): the
+                // search's seeded order decides, not legal-move order.
+                let r = tie_rank(seed, ch.mv);
+                let br = *best_rank.get_or_insert_with(|| tie_rank(seed, children[best].mv));
+                if r < br {
+                    best = i;
+                    best_rank = Some(r);
+                }
             }
         }
         (first + best) as u32
@@ -507,21 +624,25 @@ impl<G: GameState> Mcts<G> {
     pub fn result(&self) -> SearchResult {
         let children = self.root_children();
         let visits = children.iter().map(|c| (c.mv, c.visits)).collect();
+        let priors = children.iter().map(|c| c.prior).collect();
+        let q = children.iter().map(Node::q).collect();
         let r = &self.nodes[0];
         let root_value = if r.visits > 0 { -r.value_sum / r.visits as f32 } else { 0.0 };
-        SearchResult { visits, root_value }
+        SearchResult { visits, priors, q, root_value, tie_seed: self.tie_seed() }
     }
 
-    /// Picks the move to play: with `temperature <= 0` the most visited move,
-    /// else a move sampled with probability proportional to `visits^(1/temperature)`.
-    /// `None` when the root has no visited children.
+    /// Picks the move to play: with `temperature <= 0.001` [`Mcts::best_move`]
+    /// (most visits, then prior, then Q, then [`tie_rank`] under
+    /// [`Mcts::tie_seed`]; `rng` is not used), else a move sampled with
+    /// probability proportional to `visits^(1/temperature)`. `None` when the
+    /// root has no visited children.
     pub fn choose_move<R: Rng>(&self, temperature: f32, rng: &mut R) -> Option<Move> {
         let children = self.root_children();
         if children.iter().all(|c| c.visits == 0) {
             return None;
         }
         if temperature <= 1e-3 {
-            return self.result().best_move();
+            return self.best_move();
         }
         let max = children.iter().map(|c| c.visits).max().unwrap_or(1) as f64;
         let inv_t = 1.0 / temperature as f64;
