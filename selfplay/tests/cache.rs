@@ -45,7 +45,8 @@ fn games<G: GameState, E: Evaluator<G>>(start: &G, ev: &mut E, n: u64) -> Vec<Fi
         ..Default::default()
     };
     let mcts = MctsConfig { leaves_per_batch: 2, ..Default::default() };
-    let params = PlayParams { start, games: n, first_game_id: 0, seed: 11, model_name: "planehash".into() };
+    let ids: Vec<u64> = (0..n).collect();
+    let params = PlayParams { start, game_ids: &ids, seed: 11, model_name: "planehash".into() };
     let mut out = Vec::new();
     play_games(&params, &cfg, &mcts, ev, |g, _| {
         out.push(g);

@@ -22,7 +22,8 @@ fn first_moves(start: &MartianChess, games: u64, seed: u64) -> Vec<(u64, String,
         root_noise: false,
         ..Default::default()
     };
-    let params = PlayParams { start, games, first_game_id: 0, seed, model_name: "uniform".into() };
+    let ids: Vec<u64> = (0..games).collect();
+    let params = PlayParams { start, game_ids: &ids, seed, model_name: "uniform".into() };
     let mut out = Vec::new();
     play_games(&params, &cfg, &MctsConfig::default(), &mut UniformEvaluator, |g, _| {
         let first = start.parse_move(&g.record.moves[0]).unwrap();

@@ -476,7 +476,7 @@ impl GameState for Jetan {
     fn input_key(&self) -> u64 {
         let counters = u64::from(self.pos.ply)
             | u64::from(self.pos.quiet.min(100)) << 32
-            | u64::from(self.pos.countdown) << 40
+            | u64::from(self.pos.countdown.unwrap_or(u8::MAX)) << 40
             | (self.repetitions().min(2) as u64) << 48
             | u64::from(self.rules.setup == Setup::ManatorFacing) << 50;
         mix_key(self.pos.hash, counters, u64::from(self.rules.max_plies))
