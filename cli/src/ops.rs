@@ -42,6 +42,12 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
 /// merges the spool into a shard plus a record file every `games_per_shard`
 /// games and at the end.
 ///
+/// With `replay_done` (the pipeline's resume of a generation, when
+/// `selfplay.exact_resume` is on and `fixed_batch` is 0), the games already
+/// done are played again with the others, in id order, and their output is
+/// not written a second time: the batches are then those of the first
+/// attempt, so every game is the one an uninterrupted run plays.
+///
 /// # Errors
 /// Evaluation or I/O errors.
 pub fn selfplay_games<G: GameState>(
@@ -51,6 +57,7 @@ pub fn selfplay_games<G: GameState>(
     device: Device,
     games: u64,
     out: &SelfplayOut,
+    replay_done: bool,
 ) -> Result<SelfplayStats> {
     let start = G::new_game(rules)?;
     let mut pending = spool::recover(out, G::INPUT_SHAPE, G::NUM_ACTIONS)?;
@@ -59,12 +66,26 @@ pub fn selfplay_games<G: GameState>(
     if pending.len() >= per_shard {
         spool::merge(out, &mut pending, &mut seq)?;
     }
-    let ids = out.next_ids(games)?;
+    let mut ids = out.next_ids(games)?;
+    let done = if replay_done { out.done_ids()? } else { Default::default() };
+    if !done.is_empty() {
+        eprintln!(
+            "self-play: replaying the {} games already done with the {} missing ones (selfplay.exact_resume)",
+            done.len(),
+            ids.len()
+        );
+        ids.extend(done.iter().copied());
+        ids.sort_unstable();
+    }
     let model_name = model.map(|(_, n)| n.to_string()).unwrap_or_else(|| "uniform".into());
     let params = PlayParams { start: &start, game_ids: &ids, seed: cfg.seed, model_name };
-    let pb = progress(games, "self-play");
+    let pb = progress(ids.len() as u64, "self-play");
     let mut io_err: Option<anyhow::Error> = None;
     let mut on_game = |g: FinishedGame, st: &SelfplayStats| -> Result<(), String> {
+        pb.inc(1);
+        if done.contains(&g.record.game_id) {
+            return Ok(());
+        }
         let samples: Vec<(u64, &martian_selfplay::Sample)> = g.samples.iter().map(|s| (g.record.game_id, s)).collect();
         let data = pack_samples(&samples, G::INPUT_SHAPE, G::NUM_ACTIONS);
         let sg = SpooledGame { data, record: g.record };
@@ -80,7 +101,6 @@ pub fn selfplay_games<G: GameState>(
             io_err = Some(e);
             return Err(msg);
         }
-        pb.inc(1);
         let s = st.seconds.max(1e-9);
         pb.set_message(format!("{:.2} games/s, {:.1} positions/s", st.games as f64 / s, st.moves as f64 / s));
         Ok(())

@@ -35,7 +35,7 @@ simulations = 8
 cheap_simulations = 2
 full_search_prob = 0.5
 games_per_shard = 3
-fixed_batch = 8
+fixed_batch = 0
 [train]
 batch_size = 16
 steps_per_generation = 24
@@ -210,13 +210,24 @@ fn phase(stderr: &str) -> &'static str {
     }
 }
 
+/// Resume by replaying the generation's games (`exact_resume`, variable batches).
 #[test]
 fn killed_and_resumed_pipeline_equals_uninterrupted_run() {
+    chaos(CONFIG);
+}
+
+/// Resume by playing only the missing games, with fixed-size batches.
+#[test]
+fn killed_and_resumed_pipeline_with_fixed_batches_equals_uninterrupted_run() {
+    chaos(&CONFIG.replace("fixed_batch = 0", "fixed_batch = 8"));
+}
+
+fn chaos(config: &str) {
     let kills: usize = std::env::var("CHAOS_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
     let seed: u64 = std::env::var("CHAOS_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("chaos.toml");
-    std::fs::write(&cfg, CONFIG).unwrap();
+    std::fs::write(&cfg, config).unwrap();
 
     let clean = dir.path().join("clean");
     let t0 = Instant::now();

@@ -40,9 +40,18 @@ pub struct SelfplayConfig {
     /// evaluated with it: a game's moves then depend only on its seed, id and
     /// network, and a run killed during self-play resumes to the games of an
     /// uninterrupted one. 0 = passes of any size up to `max_batch` (faster on
-    /// a GPU, where results are not bit-reproducible anyway). Range
-    /// 0..=65536. Default 32.
+    /// a GPU, where results are not bit-reproducible anyway). Costs about 20%
+    /// of self-play speed on the 2-core CPU (BENCHMARKS.md). Range 0..=65536.
+    /// Default 0.
     pub fixed_batch: u32,
+    /// When the pipeline resumes a generation whose self-play a kill
+    /// interrupted (and `fixed_batch` is 0), play the games already done
+    /// again with the missing ones, in id order, without writing them twice:
+    /// the network batches are then those of the first attempt, so the
+    /// resumed run's games are those of an uninterrupted run (on the CPU).
+    /// Costs up to one self-play phase of computation per kill; turn off
+    /// where kills are frequent (preemptible machines) or on a GPU. Default true.
+    pub exact_resume: bool,
     /// Policy training target: `visits` (AlphaZero: root visit shares) or
     /// `completed_q` (Gumbel MuZero's improved policy
     /// `softmax(log prior + sigma(completed Q))`, see `Mcts::improved_policy`),
@@ -79,7 +88,8 @@ impl Default for SelfplayConfig {
             cache_size: 200_000,
             games_per_shard: 32,
             max_batch: 256,
-            fixed_batch: 32,
+            fixed_batch: 0,
+            exact_resume: true,
             policy_target: PolicyTarget::Visits,
             c_visit: 50.0,
             c_scale: 0.1,

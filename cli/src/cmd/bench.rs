@@ -196,7 +196,7 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, games: u64) -> Result<()> {
     let dir = std::env::temp_dir().join(format!("mz-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let out = SelfplayOut::new(&dir, 1, "bench");
-    let st = selfplay_games::<G>(cfg, &rules, Some((&ck, "random-init")), device, games, &out)?;
+    let st = selfplay_games::<G>(cfg, &rules, Some((&ck, "random-init")), device, games, &out, false)?;
     let _ = std::fs::remove_dir_all(&dir);
     println!(
         "{} self-play ({} blocks x {} channels, {} games in flight, {}/{} simulations): {:.1} positions/s, {:.0} NN evaluations/s (mean batch {:.1}, fixed_batch {}), network {:.0}% of wall time, writing games {:.1}%",
@@ -234,7 +234,7 @@ fn bench_train<G: GameState>(cfg: &RunConfig, steps: u32) -> Result<()> {
     while martian_train::ReplayWindow::load(&run.shards(), usize::MAX, G::INPUT_SHAPE, G::NUM_ACTIONS).len()
         < c.train.batch_size as usize
     {
-        selfplay_games::<G>(&sp, &rules, None, device, 8, &out)?;
+        selfplay_games::<G>(&sp, &rules, None, device, 8, &out, false)?;
     }
     let t = Instant::now();
     train_generation::<G>(&c, &rules, &run, 1, device)?;

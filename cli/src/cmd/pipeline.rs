@@ -117,7 +117,8 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             let ck = load_checkpoint::<G>(&best, &rules, ConfigModel::Fixed(&cfg.model), device)?;
             let out = run.selfplay_out(g, "0");
             let name = file_name(&best);
-            let st = selfplay_games::<G>(cfg, &rules, Some((&ck, &name)), device, want - have, &out)?;
+            let replay = cfg.selfplay.exact_resume && cfg.selfplay.fixed_batch == 0;
+            let st = selfplay_games::<G>(cfg, &rules, Some((&ck, &name)), device, want - have, &out, replay)?;
             eprintln!(
                 "generation {g}: {} games, {} positions, {:.1} positions/s, network {:.0}% of the time",
                 st.games,

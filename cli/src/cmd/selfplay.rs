@@ -117,7 +117,7 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
         let out = SelfplayOut::new(out_root, gen, &a.worker);
         let name = path.as_ref().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or("uniform").to_string();
         let model = loaded.as_ref().filter(|_| path.is_some()).map(|(_, c)| (c, name.as_str()));
-        let st = selfplay_games::<G>(cfg, &rules, model, device, n, &out)?;
+        let st = selfplay_games::<G>(cfg, &rules, model, device, n, &out, false)?;
         games += st.games;
         moves += st.moves;
         remaining -= n;
