@@ -425,8 +425,12 @@ fn go_then_stop<G: GameState>(e: &mut Engine, position: &str, go: &str, wait: Du
     assert!(!out.iter().any(|l| l.starts_with("bestmove") || l.starts_with("error")), "{go}: {out:?}");
     let t0 = Instant::now();
     e.send("stop");
+    e.send("isready");
     let out = e.until("bestmove ");
     assert!(t0.elapsed() < Duration::from_secs(1), "{go}: stop took {:?}", t0.elapsed());
+    // Answers keep the order of the commands: `readyok` after the `bestmove`.
+    assert!(!out.iter().any(|l| l == "readyok"), "{go}: {out:?}");
+    assert_eq!(e.until("readyok"), ["readyok"], "{go}");
     assert_legal::<G>(position, &best(&out));
 }
 

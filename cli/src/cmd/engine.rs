@@ -15,7 +15,9 @@
 //! search's stop flag (the search ends within one batch, or a few hundred
 //! alpha-beta nodes, and prints its `bestmove`; `quit` then exits); other
 //! commands, and end of input, wait until the search has ended and then run in
-//! order (a `stop` or `quit` queued behind them waits its turn).
+//! order (a `stop` or `quit` queued behind them waits its turn). Once the stop
+//! flag is up, every command waits for the `bestmove`, so that answers come in
+//! the order of the commands (`stop`, `isready`: `bestmove`, then `readyok`).
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Write};
@@ -577,8 +579,10 @@ impl Engine {
     ) -> (bool, bool, bool) {
         let mut quit = false;
         loop {
-            // The commands at the head of the queue that act on a running search.
-            while !quit {
+            // The commands at the head of the queue that act on a running search
+            // (once it is stopping, everything waits for its `bestmove`, so the
+            // answers keep the order of the commands).
+            while !stop.load(Ordering::Relaxed) {
                 let Some(Input::Line(l)) = queue.front() else { break };
                 match l.split_whitespace().next() {
                     None => {}
@@ -601,8 +605,8 @@ impl Engine {
                 Err(_) => return (quit, false, true),
                 Ok(Input::Line(l)) => match l.split_whitespace().next() {
                     // Answered at once, even behind queued commands.
-                    Some("hello") => self.hello(),
-                    Some("isready") => self.say("readyok"),
+                    Some("hello") if !stop.load(Ordering::Relaxed) => self.hello(),
+                    Some("isready") if !stop.load(Ordering::Relaxed) => self.say("readyok"),
                     _ => queue.push_back(Input::Line(l)),
                 },
                 // End of input: the search runs to its limits, prints its
