@@ -1,17 +1,30 @@
 //! `martian-zero engine`: a UCI-like line protocol on stdin/stdout
 //! (`docs/protocol.md`).
 //!
-//! A reader thread turns stdin into lines (invalid UTF-8 is replaced, never
-//! fatal) and sends them over a channel; the main thread runs the commands and
-//! the searches. A search runs in small batches and looks at the channel
-//! between batches, so `stop` and `quit` take effect within one batch when
-//! they are the next command; other commands that arrive during a search run
-//! after it, in order (`hello` and `isready` are answered at once).
+//! Three threads:
+//! * a reader thread turns stdin into lines (invalid UTF-8 is replaced, never
+//!   fatal) and sends them over a channel, then `Eof`;
+//! * the main thread runs the commands, in order;
+//! * a search thread, started with the engine, owns the network (it runs two
+//!   warm-up evaluations first) and runs the search of each `go` (MCTS or
+//!   alpha-beta): it prints the `info` lines and the one `bestmove`, then sends
+//!   `SearchDone` over the reader's channel.
+//!
+//! While a search runs, the main thread keeps reading: `hello` and `isready`
+//! are answered at once; `stop` and `quit` that are the next command raise the
+//! search's stop flag (the search ends within one batch, or a few hundred
+//! alpha-beta nodes, and prints its `bestmove`; `quit` then exits); other
+//! commands, and end of input, wait until the search has ended and then run in
+//! order (a `stop` or `quit` queued behind them waits its turn). Once the stop
+//! flag is up, every command waits for the `bestmove`, so that answers come in
+//! the order of the commands (`stop`, `isready`: `bestmove`, then `readyok`).
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -21,6 +34,7 @@ use martian_rules::jetan::{Jetan, JetanRules};
 use martian_rules::martian::{MartianChess, MartianRules};
 use martian_rules::{GameKind, GameState, Move};
 use martian_search::alphabeta::{MATE, MATE_BOUND};
+use martian_search::mcts::NodeKind;
 use martian_search::{
     AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Evaluation, Evaluator, Limits, Mcts, MctsConfig, UniformEvaluator,
 };
@@ -60,9 +74,11 @@ pub struct Args {
     /// Interval between `info` lines during a search, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     info_ms: u64,
-    /// libtorch CPU threads (0 = libtorch's default).
-    #[arg(long, default_value_t = 0)]
-    threads: i32,
+    /// libtorch intra-op CPU threads for the network (0 = all cores), as the
+    /// pipeline's `torch_threads`: one thread is fastest for small batches on
+    /// shared cores (see BENCHMARKS.md).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1024))]
+    threads: u32,
 }
 
 /// A position of either game (Jetan's state with its history is large: boxed).
@@ -86,45 +102,155 @@ enum Flow {
     Quit,
 }
 
-/// A line from stdin, or its end.
+/// A message to the main thread: a line from stdin, its end, or the end of
+/// the running search.
 enum Input {
     Line(String),
     Eof,
+    SearchDone {
+        /// stdout is gone.
+        broken: bool,
+        /// The search panicked (the message is on stderr).
+        panicked: bool,
+    },
 }
 
 /// Limits of one `go`.
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone, Copy)]
 struct GoLimits {
     visits: Option<u32>,
     movetime: Option<Duration>,
     depth: Option<u32>,
 }
 
-struct Engine {
-    name: &'static str,
-    net: Option<Net>,
+/// The engine's settings, shared by every search.
+#[derive(Clone, Copy)]
+struct Settings {
+    alphabeta: bool,
     device: Device,
-    game: Option<GameKind>,
-    jetan_rules: JetanRules,
-    martian_rules: MartianRules,
-    pos: Option<Pos>,
     default_visits: u32,
     batch: u32,
     max_nodes: usize,
     info_every: Duration,
-    /// The answer to `hello`.
-    hello_line: String,
+}
+
+/// One search, sent to the search thread.
+struct Job {
+    pos: Pos,
+    limits: GoLimits,
+    settings: Settings,
+    /// When `go` arrived: `movetime` counts from here.
+    start: Instant,
+    /// Raised by the main thread (`stop`, `quit`, stdout gone).
+    stop: Arc<AtomicBool>,
+}
+
+/// Sends `SearchDone` when dropped: also when the search panics, so the main
+/// thread never waits for a search that has gone.
+struct DoneGuard {
+    tx: Sender<Input>,
+    broken: bool,
+}
+
+impl Drop for DoneGuard {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Input::SearchDone { broken: self.broken, panicked: std::thread::panicking() });
+    }
+}
+
+/// The search thread: it takes jobs from `jobs` until the engine exits.
+struct Worker {
+    jobs: Sender<Job>,
+}
+
+impl Worker {
+    /// Starts the search thread with the network (if any); with `warm_up`, it
+    /// evaluates that position twice before it takes jobs (libtorch's first
+    /// passes allocate and initialise; the second measures the evaluation
+    /// speed for `movetime`). Returns when the warm-up is done.
+    fn start(net: Option<Net>, device: Device, warm_up: Option<Pos>, done: Sender<Input>) -> Result<Worker> {
+        let (jobs, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("search".into())
+            .spawn(move || {
+                let mut pace = Pace::default();
+                if let (Some(n), Some(p)) = (&net, &warm_up) {
+                    match p {
+                        Pos::Jetan(s) => warm::<Jetan>(n, s.as_ref(), device, &mut pace),
+                        Pos::Martian(s) => warm::<MartianChess>(n, s, device, &mut pace),
+                    }
+                }
+                let _ = ready_tx.send(());
+                for job in rx {
+                    let mut guard = DoneGuard { tx: done.clone(), broken: false };
+                    guard.broken = job.run(net.as_ref(), &mut pace);
+                }
+            })
+            .context("starting the search thread")?;
+        let _ = ready_rx.recv();
+        Ok(Worker { jobs })
+    }
+}
+
+/// Two evaluations of `s` (see [`Worker::start`]); errors are left to the searches.
+fn warm<G: GameState>(n: &Net, s: &G, device: Device, pace: &mut Pace) {
+    let mut moves = Vec::new();
+    s.legal_moves(&mut moves);
+    let mut ev = NetEvaluator::<G>::new(&n.ck.net, device, 1);
+    let mut out = Vec::new();
+    for i in 0..2 {
+        let t0 = Instant::now();
+        if ev.evaluate(&[s], &[&moves[..]], &mut out).is_err() {
+            return;
+        }
+        if i == 1 {
+            pace.record(1, t0.elapsed());
+        }
+    }
+}
+
+struct Engine {
+    name: &'static str,
+    /// The game of the network, if any (the network itself lives on the search thread).
+    model_game: Option<GameKind>,
+    worker: Worker,
+    settings: Settings,
+    game: Option<GameKind>,
+    jetan_rules: JetanRules,
+    martian_rules: MartianRules,
+    pos: Option<Pos>,
+    /// The answer to `hello`: `info string` lines, then the `ready` line.
+    hello_lines: Vec<String>,
     /// Set when stdout is gone: the engine then exits.
     broken: bool,
+    /// Set when a search panicked: the engine then exits with this error.
+    failed: Option<String>,
+}
+
+/// Libtorch threads for `--threads n` (0 = all cores), the rule of the
+/// pipeline's `torch_threads`.
+fn torch_threads(n: u32) -> i32 {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let n = if n == 0 { cores } else { n as usize };
+    n.clamp(1, 1024) as i32
+}
+
+/// A device as the protocol names it: `cpu`, `cuda:0`, ...
+fn device_name(d: Device) -> String {
+    match d {
+        Device::Cpu => "cpu".into(),
+        Device::Cuda(n) => format!("cuda:{n}"),
+        other => format!("{other:?}").to_lowercase(),
+    }
 }
 
 /// Runs `engine`.
 pub fn run(a: Args) -> Result<()> {
-    if a.threads > 0 {
-        tch::set_num_threads(a.threads);
-    }
-    let mut engine = Engine::new(&a)?;
+    tch::set_num_threads(torch_threads(a.threads));
     let (tx, rx) = mpsc::channel::<Input>();
+    let mut engine = Engine::new(&a, tx.clone())?;
+    let reader_tx = tx.clone();
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
         let mut lock = stdin.lock();
@@ -133,11 +259,11 @@ pub fn run(a: Args) -> Result<()> {
             buf.clear();
             match lock.read_until(b'\n', &mut buf) {
                 Ok(0) | Err(_) => {
-                    let _ = tx.send(Input::Eof);
+                    let _ = reader_tx.send(Input::Eof);
                     return;
                 }
                 Ok(_) => {
-                    if tx.send(Input::Line(String::from_utf8_lossy(&buf).into_owned())).is_err() {
+                    if reader_tx.send(Input::Line(String::from_utf8_lossy(&buf).into_owned())).is_err() {
                         return;
                     }
                 }
@@ -153,15 +279,22 @@ pub fn run(a: Args) -> Result<()> {
         let line = match input {
             Input::Line(l) => l,
             Input::Eof => break,
+            Input::SearchDone { .. } => continue, // only sent while `go` waits for it
         };
-        if engine.handle(&line, &rx, &mut queue) == Flow::Quit || engine.broken {
+        let flow = engine.handle(&line, &rx, &mut queue);
+        if let Some(e) = engine.failed.take() {
+            bail!(e);
+        }
+        if flow == Flow::Quit || engine.broken {
             break;
         }
     }
     Ok(())
 }
 
-/// Writes one line to stdout and flushes; false when stdout is gone.
+/// Writes one line to stdout and flushes; false when stdout is gone. Each line
+/// is written under the stdout lock, so the main and search threads never mix
+/// parts of lines.
 fn write_line(line: &str) -> bool {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{line}").and_then(|_| out.flush()).is_ok()
@@ -210,7 +343,7 @@ fn load_net(path: &Path, device: Device) -> Result<(Net, serde_json::Value)> {
 }
 
 impl Engine {
-    fn new(a: &Args) -> Result<Engine> {
+    fn new(a: &Args, done: Sender<Input>) -> Result<Engine> {
         let mut jetan_rules = JetanRules::default();
         let mut martian_rules = MartianRules::default();
         let (name, net, device) = match (a.engine.as_deref(), &a.model) {
@@ -245,25 +378,48 @@ impl Engine {
             None => "jetan,martian-chess".into(),
         };
         let model = net.as_ref().map(|n| format!(" model {}", n.source.replace(char::is_whitespace, "_")));
-        let hello_line = format!(
-            "ready id martian-zero version {} engine {name} games {games}{}",
-            env!("CARGO_PKG_VERSION"),
-            model.unwrap_or_default()
-        );
+        let device_line = match &net {
+            Some(_) => format!(
+                "info string device {} torch_threads {} search_threads 1",
+                device_name(device),
+                tch::get_num_threads()
+            ),
+            None => "info string device none (no network) search_threads 1".to_string(),
+        };
+        let hello_lines = vec![
+            device_line,
+            format!(
+                "ready id martian-zero version {} engine {name} games {games}{}",
+                env!("CARGO_PKG_VERSION"),
+                model.unwrap_or_default()
+            ),
+        ];
+        let model_game = net.as_ref().map(|n| n.game);
+        let warm_up = match model_game {
+            Some(GameKind::Jetan) => Jetan::new_game(&jetan_rules).ok().map(|s| Pos::Jetan(Box::new(s))),
+            Some(GameKind::MartianChess) => MartianChess::new_game(&martian_rules).ok().map(Pos::Martian),
+            None => None,
+        };
+        let worker = Worker::start(net, device, warm_up, done)?;
         let mut e = Engine {
-            hello_line,
+            hello_lines,
             name,
-            net,
-            device,
+            model_game,
+            worker,
+            settings: Settings {
+                alphabeta: name == "alphabeta",
+                device,
+                default_visits: a.visits.max(1),
+                batch: a.batch.clamp(1, 256),
+                max_nodes: a.max_nodes.max(1000),
+                info_every: Duration::from_millis(a.info_ms.max(10)),
+            },
             game: None,
             jetan_rules,
             martian_rules,
             pos: None,
-            default_visits: a.visits.max(1),
-            batch: a.batch.clamp(1, 256),
-            max_nodes: a.max_nodes.max(1000),
-            info_every: Duration::from_millis(a.info_ms.max(10)),
             broken: false,
+            failed: None,
         };
         if let Some(g) = game {
             e.set_game(g).map_err(anyhow::Error::msg)?;
@@ -283,8 +439,9 @@ impl Engine {
     }
 
     fn hello(&mut self) {
-        let line = self.hello_line.clone();
-        self.say(&line);
+        for line in self.hello_lines.clone() {
+            self.say(&line);
+        }
     }
 
     fn handle(&mut self, line: &str, rx: &Receiver<Input>, queue: &mut VecDeque<Input>) -> Flow {
@@ -322,9 +479,9 @@ impl Engine {
     }
 
     fn set_game(&mut self, g: GameKind) -> std::result::Result<(), String> {
-        if let Some(n) = &self.net {
-            if n.game != g {
-                return Err(format!("the model plays {}, not {g}", n.game));
+        if let Some(m) = self.model_game {
+            if m != g {
+                return Err(format!("the model plays {m}, not {g}"));
             }
         }
         let pos = match g {
@@ -359,7 +516,11 @@ impl Engine {
         }
     }
 
+    /// `go`: checks the limits and the position, hands the search to the
+    /// search thread and serves input until it has ended (see the module docs).
+    /// A search that starts always prints exactly one `bestmove`.
     fn go(&mut self, args: &[&str], rx: &Receiver<Input>, queue: &mut VecDeque<Input>) -> Flow {
+        let start = Instant::now();
         let limits = match parse_go(args) {
             Ok(l) => l,
             Err(e) => {
@@ -371,71 +532,175 @@ impl Engine {
             self.error("no position: send position startpos|fen ... first");
             return Flow::Continue;
         };
-        if self.name == "alphabeta" {
-            match &pos {
-                Pos::Jetan(s) => self.alphabeta(s.as_ref(), &limits),
-                Pos::Martian(s) => self.alphabeta(s, &limits),
-            }
-            return Flow::Continue;
-        }
-        if limits.depth.is_some() {
+        if !self.settings.alphabeta && limits.depth.is_some() {
             self.error(&format!(
                 "go depth is not supported by the {} engine; use go visits N or go movetime MS",
                 self.name
             ));
             return Flow::Continue;
         }
-        let net = self.net.take();
-        let flow = match (&pos, &net) {
-            (Pos::Jetan(s), Some(n)) => {
-                let mut ev = NetEvaluator::<Jetan>::new(&n.ck.net, self.device, self.batch as usize);
-                self.search(s.as_ref(), &mut ev, &limits, rx, queue)
-            }
-            (Pos::Martian(s), Some(n)) => {
-                let mut ev = NetEvaluator::<MartianChess>::new(&n.ck.net, self.device, self.batch as usize);
-                self.search(s, &mut ev, &limits, rx, queue)
-            }
-            (Pos::Jetan(s), None) => self.search(s.as_ref(), &mut UniformEvaluator, &limits, rx, queue),
-            (Pos::Martian(s), None) => self.search(s, &mut UniformEvaluator, &limits, rx, queue),
+        let over = match &pos {
+            Pos::Jetan(s) => s.outcome().map(game_over_lines::<Jetan>),
+            Pos::Martian(s) => s.outcome().map(game_over_lines::<MartianChess>),
         };
-        self.net = net;
-        flow
+        if let Some(lines) = over {
+            for l in lines {
+                self.say(&l);
+            }
+            return Flow::Continue;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let job = Job { pos, limits, settings: self.settings, start, stop: Arc::clone(&stop) };
+        if self.worker.jobs.send(job).is_err() {
+            // Only after a panic, which ends the engine.
+            self.failed = Some("the search thread has stopped".into());
+            return Flow::Quit;
+        }
+        let (quit, broken, panicked) = self.wait_for_search(&stop, rx, queue);
+        self.broken |= broken;
+        if panicked {
+            self.failed = Some("the search failed (panic; see above)".into());
+            return Flow::Quit;
+        }
+        if quit {
+            Flow::Quit
+        } else {
+            Flow::Continue
+        }
     }
 
-    /// Runs the alpha-beta search on `root` (`visits` is its node budget; a
-    /// bare `go` searches for one second) and prints one `info` line per
-    /// iteration and `bestmove`. Commands wait until the search ends.
-    fn alphabeta<G: AbGame>(&mut self, root: &G, limits: &GoLimits) {
-        if let Some(o) = root.outcome() {
-            self.game_over::<G>(o);
-            return;
+    /// Serves input while a search runs, until it sends `SearchDone`. Returns
+    /// whether `quit` ended it, and the search's `broken` and `panicked`.
+    fn wait_for_search(
+        &mut self,
+        stop: &AtomicBool,
+        rx: &Receiver<Input>,
+        queue: &mut VecDeque<Input>,
+    ) -> (bool, bool, bool) {
+        let mut quit = false;
+        loop {
+            // The commands at the head of the queue that act on a running search
+            // (once it is stopping, everything waits for its `bestmove`, so the
+            // answers keep the order of the commands).
+            while !stop.load(Ordering::Relaxed) {
+                let Some(Input::Line(l)) = queue.front() else { break };
+                match l.split_whitespace().next() {
+                    None => {}
+                    Some("stop") => stop.store(true, Ordering::Relaxed),
+                    Some("quit") => {
+                        stop.store(true, Ordering::Relaxed);
+                        quit = true;
+                    }
+                    Some("hello") => self.hello(),
+                    Some("isready") => self.say("readyok"),
+                    Some(_) => break,
+                }
+                queue.pop_front();
+            }
+            if self.broken {
+                stop.store(true, Ordering::Relaxed);
+            }
+            match rx.recv() {
+                Ok(Input::SearchDone { broken, panicked }) => return (quit, broken, panicked),
+                Err(_) => return (quit, false, true),
+                Ok(Input::Line(l)) => match l.split_whitespace().next() {
+                    // Answered at once, even behind queued commands.
+                    Some("hello") if !stop.load(Ordering::Relaxed) => self.hello(),
+                    Some("isready") if !stop.load(Ordering::Relaxed) => self.say("readyok"),
+                    _ => queue.push_back(Input::Line(l)),
+                },
+                // End of input: the search runs to its limits, prints its
+                // `bestmove`, then the queued commands run and the engine exits.
+                Ok(Input::Eof) => queue.push_back(Input::Eof),
+            }
         }
+    }
+}
+
+/// `info string game over ...` and `bestmove none` for a finished game.
+fn game_over_lines<G: GameState>(o: martian_rules::Outcome) -> Vec<String> {
+    let result = match o.winner {
+        Some(w) => format!("{} wins", G::side_name(w)),
+        None => "draw".into(),
+    };
+    vec![format!("info string game over: {result} ({})", o.reason), "bestmove none".into()]
+}
+
+/// Output of the search thread: lines to stdout, and whether stdout is gone.
+struct Out {
+    broken: bool,
+}
+
+impl Out {
+    fn say(&mut self, line: &str) {
+        if !self.broken && !write_line(line) {
+            self.broken = true;
+        }
+    }
+}
+
+impl Job {
+    /// Runs the search and prints its `info` lines and its one `bestmove`.
+    /// Returns true when stdout is gone.
+    fn run(self, net: Option<&Net>, pace: &mut Pace) -> bool {
+        let mut out = Out { broken: false };
+        let s = &self.settings;
+        if s.alphabeta {
+            match &self.pos {
+                Pos::Jetan(p) => self.alphabeta(p.as_ref(), &mut out),
+                Pos::Martian(p) => self.alphabeta(p, &mut out),
+            }
+            return out.broken;
+        }
+        match (&self.pos, net) {
+            (Pos::Jetan(p), Some(n)) => {
+                let mut ev = NetEvaluator::<Jetan>::new(&n.ck.net, s.device, s.batch as usize);
+                self.mcts(p.as_ref(), &mut ev, pace, &mut out)
+            }
+            (Pos::Martian(p), Some(n)) => {
+                let mut ev = NetEvaluator::<MartianChess>::new(&n.ck.net, s.device, s.batch as usize);
+                self.mcts(p, &mut ev, pace, &mut out)
+            }
+            (Pos::Jetan(p), None) => self.mcts(p.as_ref(), &mut UniformEvaluator, pace, &mut out),
+            (Pos::Martian(p), None) => self.mcts(p, &mut UniformEvaluator, pace, &mut out),
+        }
+        out.broken
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The alpha-beta search (`visits` is its node budget; a bare `go`
+    /// searches for one second): one `info` line per completed iteration, then
+    /// `bestmove`. The stop flag ends it within a few hundred nodes.
+    fn alphabeta<G: AbGame>(&self, root: &G, out: &mut Out) {
+        let limits = &self.limits;
         let mut l = Limits { depth: limits.depth, nodes: limits.visits.map(u64::from), movetime: limits.movetime };
         if l == Limits::default() {
             l.movetime = Some(Duration::from_secs(1));
         }
+        // Time already spent since `go` arrived (thread start, allocation) counts.
+        if let Some(t) = l.movetime {
+            l.movetime = Some(t.saturating_sub(self.start.elapsed()));
+        }
         let mut ab = AlphaBeta::<G>::new(AlphaBetaConfig::default());
-        let mut broken = false;
-        let r = ab.search_with(root, &l, |r| broken |= !write_line(&ab_info(root, r)));
-        self.broken |= broken;
+        ab.set_stop_signal(Some(Arc::clone(&self.stop)));
+        let r = ab.search_with(root, &l, |r| {
+            out.say(&ab_info(root, r));
+            if out.broken {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+        });
         match r.best_move {
-            Some(m) => self.say(&format!("bestmove {}", root.move_to_string(m))),
-            None => self.say("bestmove none"),
+            Some(m) => out.say(&format!("bestmove {}", root.move_to_string(m))),
+            None => out.say("bestmove none"),
         }
     }
 
-    fn game_over<G: GameState>(&mut self, o: martian_rules::Outcome) {
-        let result = match o.winner {
-            Some(w) => format!("{} wins", G::side_name(w)),
-            None => "draw".into(),
-        };
-        self.say(&format!("info string game over: {result} ({})", o.reason));
-        self.say("bestmove none");
-    }
-
-    fn info<G: GameState>(&mut self, tree: &Mcts<G>, start: Instant) {
+    fn info<G: GameState>(&self, tree: &Mcts<G>, out: &mut Out) {
         let visits = tree.child_visits();
-        let secs = start.elapsed().as_secs_f64();
+        let secs = self.start.elapsed().as_secs_f64();
         let pv = pv_text(tree.root_state(), &tree.principal_variation(64));
         let line = format!(
             "info visits {visits} nodes {} time {} nps {:.0} value {:.4} pv {pv}",
@@ -444,105 +709,147 @@ impl Engine {
             visits as f64 / secs.max(1e-6),
             tree.result().root_value
         );
-        self.say(line.trim_end());
+        out.say(line.trim_end());
     }
 
-    /// Runs one MCTS search on `root` and prints `info` lines and `bestmove`.
-    fn search<G: GameState, E: Evaluator<G>>(
-        &mut self,
-        root: &G,
-        ev: &mut E,
-        limits: &GoLimits,
-        rx: &Receiver<Input>,
-        queue: &mut VecDeque<Input>,
-    ) -> Flow {
-        let start = Instant::now();
-        if let Some(o) = root.outcome() {
-            self.game_over::<G>(o);
-            return Flow::Continue;
-        }
-        let cfg = MctsConfig { leaves_per_batch: self.batch, ..MctsConfig::default() };
+    /// One MCTS search on `root`: `info` lines and `bestmove`.
+    ///
+    /// The root is always evaluated first (one position), so that even a search
+    /// stopped before its first simulation plays the network's most likely move.
+    /// Then batches of up to `--batch` leaves; before each batch the stop flag
+    /// and the limits are checked, and with `movetime` the batch shrinks to what
+    /// the measured evaluation speed fits in the time left (none: the search ends).
+    fn mcts<G: GameState, E: Evaluator<G>>(&self, root: &G, ev: &mut E, pace: &mut Pace, out: &mut Out) {
+        let s = &self.settings;
+        let limits = &self.limits;
+        let cfg = MctsConfig { leaves_per_batch: s.batch, ..MctsConfig::default() };
         let mut tree = Mcts::new(cfg, root.clone());
         let mut rng = StdRng::seed_from_u64(0);
         tree.begin_search(false, &mut rng);
-        let target = limits.visits.or(if limits.movetime.is_none() { Some(self.default_visits) } else { None });
+        let target = limits.visits.or(if limits.movetime.is_none() { Some(s.default_visits) } else { None });
         let mut evals: Vec<Evaluation> = Vec::new();
-        let mut last_info = start;
+        let mut last_info = Instant::now();
         let mut printed: Option<u32> = None;
-        let mut flow = Flow::Continue;
-        let mut stopped = false;
         loop {
+            let root_done = tree.root().kind == NodeKind::Expanded;
             let done = tree.child_visits();
-            if target.is_some_and(|t| done >= t) || limits.movetime.is_some_and(|t| start.elapsed() >= t) {
-                break;
+            let mut want = target.map_or(s.batch, |t| s.batch.min(t.saturating_sub(done))) as usize;
+            if root_done {
+                if self.stopped() || out.broken || want == 0 {
+                    break;
+                }
+                if let Some(t) = limits.movetime {
+                    let left = t.saturating_sub(self.start.elapsed());
+                    want = pace.fit(want, left);
+                    if want == 0 {
+                        break;
+                    }
+                }
+                if tree.num_nodes() >= s.max_nodes {
+                    out.say(&format!("info string node limit {} reached", s.max_nodes));
+                    break;
+                }
             }
-            if tree.num_nodes() >= self.max_nodes {
-                self.say(&format!("info string node limit {} reached", self.max_nodes));
-                break;
-            }
-            let want = target.map_or(self.batch, |t| self.batch.min(t - done)) as usize;
-            tree.gather(want, &mut rng);
-            if tree.num_pending() > 0 {
+            let t0 = Instant::now();
+            tree.gather(want.max(1), &mut rng);
+            let n = tree.num_pending();
+            if n > 0 {
                 let res = {
                     let (states, moves): (Vec<&G>, Vec<&[Move]>) = tree.pending_leaves().unzip();
                     ev.evaluate(&states, &moves, &mut evals)
                 };
                 if let Err(e) = res {
-                    self.error(&format!("search stopped: {e}"));
+                    out.say(&format!("error search stopped: {}", one_line(&e.to_string())));
                     break;
                 }
                 tree.apply_evaluations(&evals, &mut rng);
+                pace.record(n, t0.elapsed());
             }
-            loop {
-                match rx.try_recv() {
-                    // `stop` and `quit` interrupt the search when they are the next
-                    // command; behind other commands they wait their turn.
-                    Ok(Input::Line(l)) => match l.split_whitespace().next() {
-                        Some("stop") if queue.is_empty() => stopped = true,
-                        Some("quit") if queue.is_empty() => {
-                            stopped = true;
-                            flow = Flow::Quit;
-                        }
-                        Some("hello") => self.hello(),
-                        Some("isready") => self.say("readyok"),
-                        _ => queue.push_back(Input::Line(l)),
-                    },
-                    // End of input: finish this search, then stop.
-                    Ok(Input::Eof) | Err(TryRecvError::Disconnected) => {
-                        if !matches!(queue.back(), Some(Input::Eof)) {
-                            queue.push_back(Input::Eof);
-                        }
-                        break;
-                    }
-                    Err(TryRecvError::Empty) => break,
-                }
-            }
-            if stopped || self.broken {
-                break;
-            }
-            if last_info.elapsed() >= self.info_every {
+            if last_info.elapsed() >= s.info_every {
                 last_info = Instant::now();
-                self.info(&tree, start);
+                self.info(&tree, out);
                 printed = Some(tree.child_visits());
             }
         }
-        if flow == Flow::Quit {
-            return flow;
-        }
         if printed != Some(tree.child_visits()) {
-            self.info(&tree, start);
+            self.info(&tree, out);
         }
-        let best = tree.result().best_move().or_else(|| {
-            let mut moves = Vec::new();
-            root.legal_moves(&mut moves);
-            moves.first().copied()
-        });
-        match best {
-            Some(m) => self.say(&format!("bestmove {}", root.move_to_string(m))),
-            None => self.say("bestmove none"),
+        match best_root_move(&tree) {
+            Some(m) => out.say(&format!("bestmove {}", root.move_to_string(m))),
+            None => out.say("bestmove none"),
         }
-        flow
     }
+}
+
+/// The measured cost of evaluation batches, to fit the last batches of a
+/// `movetime` search into the time left. It lives on the search thread, so each
+/// search starts with what the earlier ones (and the warm-up) measured.
+#[derive(Default, Clone, Copy)]
+struct Pace {
+    /// Seconds per leaf in batches (smoothed; a slower batch counts at once).
+    per_leaf: Option<f64>,
+    /// Seconds of a one-leaf batch (the fixed cost of a forward pass).
+    single: Option<f64>,
+}
+
+/// A batch starts only when its expected cost times this factor fits in the
+/// time left: the margin for a machine whose speed varies (shared cores).
+const PACE_MARGIN: f64 = 1.25;
+
+impl Pace {
+    fn smooth(old: Option<f64>, new: f64) -> f64 {
+        match old {
+            Some(o) if new < o => 0.75 * o + 0.25 * new,
+            _ => new,
+        }
+    }
+
+    fn record(&mut self, leaves: usize, took: Duration) {
+        let secs = took.as_secs_f64();
+        self.per_leaf = Some(Self::smooth(self.per_leaf, secs / leaves.max(1) as f64));
+        if leaves == 1 {
+            self.single = Some(Self::smooth(self.single, secs));
+        }
+    }
+
+    /// The most leaves (at most `want`) whose batch is expected to end within
+    /// `left`; 0 when not even one leaf fits. A batch of `k` is expected to cost
+    /// `single + (k - 1) * per_leaf` (an overestimate: `per_leaf` includes its
+    /// share of the fixed cost).
+    fn fit(&self, want: usize, left: Duration) -> usize {
+        let left = left.as_secs_f64() / PACE_MARGIN;
+        let Some(single) = self.single.or(self.per_leaf) else {
+            return want; // nothing measured yet
+        };
+        if left <= 0.0 || single > left {
+            return 0;
+        }
+        match self.per_leaf {
+            Some(p) if p > 0.0 => {
+                // `as` saturates (a huge `left` gives usize::MAX): add without overflow.
+                let more = ((left - single) / p) as usize;
+                want.min(more.saturating_add(1))
+            }
+            _ => want,
+        }
+    }
+}
+
+/// The move to play: the most visited root move; ties (and a search stopped
+/// before any simulation) go to the higher prior, then to the earlier move.
+/// Before the root is expanded (its evaluation failed): the first legal move.
+fn best_root_move<G: GameState>(tree: &Mcts<G>) -> Option<Move> {
+    let mut best: Option<(u32, f32, Move)> = None;
+    for c in tree.root_children() {
+        if best.is_none_or(|(v, p, _)| c.visits > v || (c.visits == v && c.prior > p)) {
+            best = Some((c.visits, c.prior, c.mv));
+        }
+    }
+    best.map(|(_, _, m)| m).or_else(|| {
+        let mut moves = Vec::new();
+        tree.root_state().legal_moves(&mut moves);
+        moves.first().copied()
+    })
 }
 
 /// One `info` line for a finished alpha-beta iteration: `score cp N` (hundredths
@@ -669,5 +976,75 @@ mod tests {
         let m = MartianRules::default();
         let s = parse_position::<MartianChess>(&m, &["startpos", "moves", "d3d5"]).expect("legal");
         assert_eq!(s.ply(), 1);
+    }
+
+    #[test]
+    fn huge_go_limits_parse() {
+        let l = parse_go(&["movetime", "18446744073709551615", "visits", "4294967295", "depth", "4294967295"])
+            .expect("valid");
+        assert_eq!(l.movetime, Some(Duration::from_millis(u64::MAX)));
+        assert_eq!(l.visits, Some(u32::MAX));
+        assert_eq!(l.depth, Some(u32::MAX));
+    }
+
+    #[test]
+    fn pace_fits_batches_into_the_time_left() {
+        let ms = Duration::from_millis;
+        let mut p = Pace::default();
+        assert_eq!(p.fit(8, ms(10)), 8, "nothing measured");
+        p.record(1, ms(20));
+        assert_eq!(p.single, Some(0.020));
+        assert_eq!(p.fit(8, ms(20)), 0, "20 ms with the margin do not fit in 20 ms");
+        assert_eq!(p.fit(8, ms(26)), 1);
+        let p = Pace { single: Some(0.020), per_leaf: Some(0.010) };
+        assert_eq!(p.fit(8, ms(51)), 3, "20 + 2 * 10 ms (x1.25) fit in 51 ms");
+        assert_eq!(p.fit(2, ms(51)), 2);
+        assert_eq!(p.fit(8, Duration::MAX), 8);
+        assert_eq!(p.fit(8, Duration::ZERO), 0);
+        // A slower batch counts at once; faster ones lower the estimate slowly.
+        let mut p = Pace::default();
+        p.record(1, ms(40));
+        p.record(1, ms(20));
+        assert!((p.single.unwrap() - 0.035).abs() < 1e-9);
+        p.record(8, ms(400));
+        assert!((p.per_leaf.unwrap() - 0.050).abs() < 1e-9);
+    }
+
+    #[test]
+    fn best_root_move_without_visits_follows_the_prior() {
+        struct Skewed;
+        impl Evaluator<MartianChess> for Skewed {
+            fn evaluate(
+                &mut self,
+                positions: &[&MartianChess],
+                moves: &[&[Move]],
+                out: &mut Vec<Evaluation>,
+            ) -> std::result::Result<(), martian_search::EvalError> {
+                out.clear();
+                for (_, m) in positions.iter().zip(moves) {
+                    // The last legal move is the most likely.
+                    let n = m.len();
+                    let priors = (0..n).map(|i| if i + 1 == n { 0.5 } else { 0.5 / (n - 1).max(1) as f32 }).collect();
+                    out.push(Evaluation { priors, value: 0.0 });
+                }
+                Ok(())
+            }
+        }
+        let root = MartianChess::new_game(&MartianRules::default()).expect("start");
+        let mut moves = Vec::new();
+        root.legal_moves(&mut moves);
+        let mut tree = Mcts::new(MctsConfig::default(), root);
+        let mut rng = StdRng::seed_from_u64(0);
+        // Before the root is evaluated: the first legal move.
+        assert_eq!(best_root_move(&tree), moves.first().copied());
+        tree.gather(1, &mut rng);
+        let mut evals = Vec::new();
+        {
+            let (states, ms): (Vec<&MartianChess>, Vec<&[Move]>) = tree.pending_leaves().unzip();
+            Skewed.evaluate(&states, &ms, &mut evals).expect("evaluates");
+        }
+        tree.apply_evaluations(&evals, &mut rng);
+        assert_eq!(tree.child_visits(), 0);
+        assert_eq!(best_root_move(&tree), moves.last().copied());
     }
 }

@@ -14,7 +14,8 @@
 //! * quiescence search over captures, plus (first quiescence ply only, Jetan)
 //!   quiet moves that attack the enemy Princess, bounded by
 //!   [`AlphaBetaConfig::qs_max_plies`];
-//! * limits by depth, nodes or time per move ([`Limits`]).
+//! * limits by depth, nodes or time per move ([`Limits`]), and an external
+//!   stop signal ([`AlphaBeta::set_stop_signal`]) that another thread can raise.
 //!
 //! Terminal positions score `±(MATE - ply)` (win/loss, so faster wins score
 //! higher) or 0 (draw). The engine allocates all buffers up front: states per
@@ -27,6 +28,8 @@ pub mod eval;
 pub mod ordering;
 pub mod tt;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use martian_rules::Move;
@@ -46,6 +49,11 @@ pub const MATE_BOUND: i32 = MATE - 1_000;
 pub const INF: i32 = MATE + 1;
 /// Deepest ply the search reaches (nominal depth plus quiescence).
 pub const MAX_PLY: usize = 128;
+/// The node and time limits are checked every this many nodes (a power of two).
+const LIMIT_CHECK_NODES: u64 = 1024;
+/// The external stop signal is checked every this many nodes (a power of two):
+/// a few hundred microseconds at the usual speeds.
+const SIGNAL_CHECK_NODES: u64 = 256;
 
 /// Engine settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,7 +82,9 @@ impl Default for AlphaBetaConfig {
 }
 
 /// When to stop searching. At least one limit should be set; with none the
-/// search runs to [`MAX_PLY`] - 16 plies.
+/// search runs to [`MAX_PLY`] - 16 plies (or until the stop signal,
+/// [`AlphaBeta::set_stop_signal`]). Any value is valid: a `movetime` of
+/// `Duration::MAX` or a node budget of `u64::MAX` means no limit in practice.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Limits {
     /// Nominal depth in plies.
@@ -173,6 +183,8 @@ pub struct AlphaBeta<G: AbGame, E: StaticEval<G> = <G as AbGame>::Eval> {
     nodes: u64,
     seldepth: usize,
     stop: bool,
+    /// Raised by another thread to end the search (see [`AlphaBeta::set_stop_signal`]).
+    signal: Option<Arc<AtomicBool>>,
     start: Instant,
     limits: Limits,
 }
@@ -201,6 +213,7 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
             nodes: 0,
             seldepth: 0,
             stop: false,
+            signal: None,
             start: Instant::now(),
             limits: Limits::default(),
         }
@@ -214,6 +227,21 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
     /// The evaluation.
     pub fn eval(&self) -> &E {
         &self.eval
+    }
+
+    /// Sets (or, with `None`, removes) the external stop signal: when another
+    /// thread stores `true` in it, the running search ends within a few hundred
+    /// nodes and returns the result of its last completed iteration (at least a
+    /// legal move: the first root move when no iteration completed). The search
+    /// only reads the flag; the caller clears it before the next search. A search
+    /// started with the flag already raised returns at once.
+    pub fn set_stop_signal(&mut self, signal: Option<Arc<AtomicBool>>) {
+        self.signal = signal;
+    }
+
+    /// The external stop signal, if one is set.
+    pub fn stop_signal(&self) -> Option<&Arc<AtomicBool>> {
+        self.signal.as_ref()
     }
 
     /// Forgets the table and the ordering statistics, and reseeds (call
@@ -256,7 +284,7 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
             elapsed: Duration::ZERO,
             pv: self.root_moves.first().copied().into_iter().collect(),
         };
-        if self.root_moves.is_empty() {
+        if self.root_moves.is_empty() || self.signalled() {
             return best;
         }
         // First iteration: captures first (MVV-LVA), other moves in the seeded
@@ -303,7 +331,7 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
             if score.abs() > MATE_BOUND && (MATE - score.abs()) as u32 <= depth {
                 break; // a forced result within the horizon: deeper cannot change it
             }
-            if self.time_up() {
+            if self.time_up() || self.signalled() {
                 break;
             }
         }
@@ -312,16 +340,26 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
         best
     }
 
+    /// The node or time limit is reached. Compares elapsed time with the limit
+    /// (never computes `start + movetime`, which could overflow).
     fn time_up(&self) -> bool {
         self.limits.nodes.is_some_and(|n| self.nodes >= n)
             || self.limits.movetime.is_some_and(|t| self.start.elapsed() >= t)
+    }
+
+    /// The external stop signal is raised.
+    #[inline]
+    fn signalled(&self) -> bool {
+        self.signal.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
     }
 
     #[inline]
     fn count_node(&mut self, ply: usize) {
         self.nodes += 1;
         self.seldepth = self.seldepth.max(ply);
-        if self.nodes & 1023 == 0 && self.time_up() {
+        if self.nodes & (SIGNAL_CHECK_NODES - 1) == 0
+            && (self.signalled() || (self.nodes & (LIMIT_CHECK_NODES - 1) == 0 && self.time_up()))
+        {
             self.stop = true;
         }
     }

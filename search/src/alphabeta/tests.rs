@@ -172,3 +172,76 @@ fn seed000_values() {
     // The initial position is symmetric up to the side to move's first-move mobility.
     assert!(e.evaluate(&s).abs() < 100);
 }
+
+/// Raises `flag` after `delay` on another thread; returns the instant it did.
+fn raise_after(flag: &Arc<AtomicBool>, delay: Duration) -> std::thread::JoinHandle<Instant> {
+    let flag = Arc::clone(flag);
+    std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        flag.store(true, Ordering::Relaxed);
+        Instant::now()
+    })
+}
+
+#[test]
+fn the_stop_signal_ends_an_unbounded_search_quickly() {
+    let m = MartianChess::new_game(&MartianRules::default()).unwrap();
+    let j = Jetan::new_game(&JetanRules::default()).unwrap();
+    // Limits that would run for ages (and, as deadlines, overflow an Instant).
+    let huge = [
+        Limits::depth(100),
+        Limits { depth: Some(u32::MAX), nodes: Some(u64::MAX), movetime: Some(Duration::MAX) },
+        Limits::movetime(Duration::from_millis(u64::MAX)),
+        Limits::nodes(u64::from(u32::MAX)),
+    ];
+    for (i, limits) in huge.iter().enumerate() {
+        let flag = Arc::new(AtomicBool::new(false));
+        let raised = raise_after(&flag, Duration::from_millis(200));
+        let (r, legal) = if i % 2 == 0 {
+            let mut e = engine::<MartianChess>(4, false);
+            e.set_stop_signal(Some(Arc::clone(&flag)));
+            let r = e.search(&m, limits);
+            let mut legal = Vec::new();
+            m.legal_moves(&mut legal);
+            (r, legal)
+        } else {
+            let mut e = engine::<Jetan>(4, false);
+            e.set_stop_signal(Some(Arc::clone(&flag)));
+            let r = e.search(&j, limits);
+            let mut legal = Vec::new();
+            j.legal_moves(&mut legal);
+            (r, legal)
+        };
+        let done = Instant::now();
+        let raised = raised.join().unwrap();
+        // Generous for a loaded machine; the check itself is every 256 nodes.
+        assert!(
+            done.saturating_duration_since(raised) < Duration::from_millis(500),
+            "{limits:?}: stop took {:?}",
+            done - raised
+        );
+        assert!(legal.contains(&r.best_move.expect("a move")), "{limits:?}");
+        assert!(r.depth >= 1, "{limits:?}: 200 ms complete at least one iteration");
+    }
+}
+
+#[test]
+fn a_raised_signal_returns_a_legal_move_at_once() {
+    let m = MartianChess::new_game(&MartianRules::default()).unwrap();
+    let mut e = engine::<MartianChess>(1, false);
+    let flag = Arc::new(AtomicBool::new(true));
+    e.set_stop_signal(Some(Arc::clone(&flag)));
+    let t0 = Instant::now();
+    let r = e.search(&m, &Limits::depth(100));
+    assert!(t0.elapsed() < Duration::from_millis(500));
+    let mut legal = Vec::new();
+    m.legal_moves(&mut legal);
+    assert!(legal.contains(&r.best_move.expect("a move")));
+    // Cleared by the caller, the same engine searches normally again.
+    flag.store(false, Ordering::Relaxed);
+    let r = e.search(&m, &Limits::depth(3));
+    assert_eq!(r.depth, 3);
+    e.set_stop_signal(None);
+    assert!(e.stop_signal().is_none());
+    assert_eq!(e.search(&m, &Limits::depth(2)).depth, 2);
+}
