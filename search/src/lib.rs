@@ -18,4 +18,4 @@ pub use alphabeta::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, Static
 pub use cache::CachedEvaluator;
 pub use config::MctsConfig;
 pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};
-pub use mcts::{Gather, Mcts, SearchResult};
+pub use mcts::{Gather, Mcts, QRescale, SearchResult};

@@ -62,6 +62,10 @@ pub struct SelfplayConfig {
     pub c_visit: f32,
     /// `c_scale` of the completed-Q transform (mctx default 0.1).
     pub c_scale: f32,
+    /// How completed Q values are mapped before `sigma` (`Mcts::improved_policy`):
+    /// `min_max` over the root's children (the paper's and mctx's) or `fixed`
+    /// (`(q + 1) / 2`). Default `min_max`.
+    pub completed_q_rescale: martian_search::QRescale,
 }
 
 /// What a sample's policy target is.
@@ -93,6 +97,7 @@ impl Default for SelfplayConfig {
             policy_target: PolicyTarget::Visits,
             c_visit: 50.0,
             c_scale: 0.1,
+            completed_q_rescale: martian_search::QRescale::MinMax,
         }
     }
 }

@@ -47,6 +47,63 @@ pub struct FinishedGame {
     pub record: GameRecord,
     /// Training samples, in ply order.
     pub samples: Vec<Sample>,
+    /// Statistics of the samples' policy targets.
+    pub targets: TargetStats,
+}
+
+/// Sums over policy targets, to see whether search improves on the network:
+/// a target close to the prior (KL near 0) or to uniform (entropy near
+/// ln(legal moves)) carries little to learn from.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TargetStats {
+    /// Targets summed over.
+    pub count: u64,
+    /// Sum of the targets' entropies, nats.
+    pub entropy: f64,
+    /// Sum of the targets' largest probabilities.
+    pub top: f64,
+    /// Sum of KL(target || network prior), nats.
+    pub kl_to_prior: f64,
+    /// Sum of ln(number of legal moves): the entropy of a uniform target.
+    pub ln_legal: f64,
+}
+
+impl TargetStats {
+    /// Adds one target (probabilities over legal moves, zeros allowed) with
+    /// the network's priors over the same moves.
+    pub fn add(&mut self, target: &[f32], prior: &[f32]) {
+        let mut h = 0.0;
+        let mut kl = 0.0;
+        let mut top = 0.0f64;
+        for (&t, &p) in target.iter().zip(prior) {
+            let (t, p) = (t as f64, (p as f64).max(1e-12));
+            if t > 0.0 {
+                h -= t * t.ln();
+                kl += t * (t / p).ln();
+            }
+            top = top.max(t);
+        }
+        self.count += 1;
+        self.entropy += h;
+        self.top += top;
+        self.kl_to_prior += kl;
+        self.ln_legal += (target.len().max(1) as f64).ln();
+    }
+
+    /// Adds another set of sums.
+    pub fn merge(&mut self, o: &TargetStats) {
+        self.count += o.count;
+        self.entropy += o.entropy;
+        self.top += o.top;
+        self.kl_to_prior += o.kl_to_prior;
+        self.ln_legal += o.ln_legal;
+    }
+
+    /// Means `(entropy, top probability, KL to the prior, ln legal)`; zeros when empty.
+    pub fn means(&self) -> (f64, f64, f64, f64) {
+        let n = self.count.max(1) as f64;
+        (self.entropy / n, self.top / n, self.kl_to_prior / n, self.ln_legal / n)
+    }
 }
 
 /// Counters of a self-play run.
@@ -69,6 +126,8 @@ pub struct SelfplayStats {
     pub output_seconds: f64,
     /// Wall-clock seconds in total.
     pub seconds: f64,
+    /// Statistics of the policy targets of the recorded samples.
+    pub targets: TargetStats,
 }
 
 struct Slot<G: GameState> {
@@ -78,6 +137,7 @@ struct Slot<G: GameState> {
     start: String,
     moves: Vec<String>,
     samples: Vec<(Sample, martian_rules::Side)>,
+    targets: TargetStats,
     searching: bool,
     full: bool,
     target: u32,
@@ -108,6 +168,7 @@ impl<G: GameState> Slot<G> {
             start: start.to_position(),
             moves: Vec::new(),
             samples: Vec::new(),
+            targets: TargetStats::default(),
             searching: false,
             full: false,
             target: 0,
@@ -160,21 +221,22 @@ impl<G: GameState> Slot<G> {
                 let [c, h, w] = G::INPUT_SHAPE;
                 let mut planes = vec![0.0; c * h * w];
                 state.encode(&mut planes);
-                let policy = match cfg.policy_target {
-                    PolicyTarget::Visits => res
-                        .visits
-                        .iter()
-                        .filter(|v| v.1 > 0)
-                        .map(|&(m, v)| (state.action_index(m) as u32, v as f32 / total as f32))
-                        .collect(),
-                    PolicyTarget::CompletedQ => res
-                        .visits
-                        .iter()
-                        .zip(self.tree.improved_policy(cfg.c_visit, cfg.c_scale))
-                        .filter(|(_, p)| *p > 1e-6)
-                        .map(|(&(m, _), p)| (state.action_index(m) as u32, p))
-                        .collect(),
+                // Dense target over the legal moves, in legal-move order.
+                let dense: Vec<f32> = match cfg.policy_target {
+                    PolicyTarget::Visits => res.visits.iter().map(|v| v.1 as f32 / total as f32).collect(),
+                    PolicyTarget::CompletedQ => {
+                        self.tree.improved_policy(cfg.c_visit, cfg.c_scale, cfg.completed_q_rescale)
+                    }
                 };
+                self.targets.add(&dense, &self.tree.network_priors());
+                let min = if cfg.policy_target == PolicyTarget::Visits { 0.0 } else { 1e-6 };
+                let policy = res
+                    .visits
+                    .iter()
+                    .zip(&dense)
+                    .filter(|(_, &p)| p > min)
+                    .map(|(&(m, _), &p)| (state.action_index(m) as u32, p))
+                    .collect();
                 let legal = res.visits.iter().map(|&(m, _)| state.action_index(m) as u32).collect();
                 self.samples.push((Sample { planes, legal, policy, value: 0.0, ply }, state.side_to_move()));
             }
@@ -218,7 +280,7 @@ impl<G: GameState> Slot<G> {
             samples: samples.len() as u32,
             model: model.to_string(),
         };
-        FinishedGame { record, samples }
+        FinishedGame { record, samples, targets: std::mem::take(&mut self.targets) }
     }
 }
 
@@ -257,6 +319,7 @@ where
             stats.games += 1;
             stats.moves += fg.record.plies as u64;
             stats.samples += fg.samples.len() as u64;
+            stats.targets.merge(&fg.targets);
             stats.seconds = t0.elapsed().as_secs_f64();
             let to = std::time::Instant::now();
             on_game(fg, &stats).map_err(EvalError)?;

@@ -11,7 +11,7 @@ pub mod record;
 pub mod shard;
 
 pub use config::{PolicyTarget, SelfplayConfig};
-pub use driver::{play_games, FinishedGame, PlayParams, Sample, SelfplayStats};
+pub use driver::{play_games, FinishedGame, PlayParams, Sample, SelfplayStats, TargetStats};
 pub use record::GameRecord;
 pub use shard::{check_samples, read_shard, write_shard, SampleCheck, ShardData, ShardError};
 

@@ -119,8 +119,10 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             let name = file_name(&best);
             let replay = cfg.selfplay.exact_resume && cfg.selfplay.fixed_batch == 0;
             let st = selfplay_games::<G>(cfg, &rules, Some((&ck, &name)), device, want - have, &out, replay)?;
+            let (h, top, kl, ln_legal) = st.targets.means();
             eprintln!(
-                "generation {g}: {} games, {} positions, {:.1} positions/s, network {:.0}% of the time",
+                "generation {g}: {} games, {} positions, {:.1} positions/s, network {:.0}% of the time; \
+                 policy targets: entropy {h:.2} nats (uniform {ln_legal:.2}), top {top:.3}, KL to the prior {kl:.3}",
                 st.games,
                 st.moves,
                 st.moves as f64 / st.seconds.max(1e-9),

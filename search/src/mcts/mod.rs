@@ -31,4 +31,4 @@
 
 mod tree;
 
-pub use tree::{tie_rank, Gather, Mcts, Node, NodeKind, SearchResult};
+pub use tree::{tie_rank, Gather, Mcts, Node, NodeKind, QRescale, SearchResult};

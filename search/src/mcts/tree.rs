@@ -23,6 +23,17 @@ pub enum NodeKind {
     Terminal(f32),
 }
 
+/// How [`Mcts::improved_policy`] maps completed Q values before scaling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QRescale {
+    /// Min-max over the root's children (Danihelka et al. 2022; mctx). Default.
+    #[default]
+    MinMax,
+    /// The fixed map `(q + 1) / 2` from `[-1, 1]` to `[0, 1]`.
+    Fixed,
+}
+
 /// One node of the tree (and the edge leading to it).
 #[derive(Copy, Clone, Debug)]
 pub struct Node {
@@ -569,22 +580,26 @@ impl<G: GameState> Mcts<G> {
     }
 
     /// The improved policy of Gumbel MuZero (Danihelka et al., ICLR 2022, eq. 11
-    /// with the completed Q of its appendix D and mctx's default transform):
+    /// with the completed Q of its appendix D):
     ///
     /// ```text
-    /// pi'(a) = softmax(log prior(a) + sigma(completedQ(a)))
+    /// pi'(a) = softmax(log prior(a) + sigma(rescale(completedQ(a))))
     /// completedQ(a) = Q(a) if visited, else the root value      (for the root mover)
-    /// completedQ is mapped from [-1, 1] to [0, 1] (a fixed map: mctx's min-max
-    /// rescaling blows up tiny differences when the values are nearly equal,
-    /// as they are for a young network)
     /// sigma(q) = (c_visit + max_b N(b)) * c_scale * q
     /// ```
+    ///
+    /// `rescale` is [`QRescale::MinMax`] (the paper's and mctx's
+    /// `qtransform_completed_by_mix_value`: `(q - min) / max(max - min, 1e-8)`
+    /// over the root's children, so the best child gets `sigma` more logit
+    /// than the worst however close their values) or [`QRescale::Fixed`]
+    /// (`(q + 1) / 2`, which keeps value differences in proportion: with
+    /// sigma ~ 5 a Q difference of 0.05 moves a logit by ~0.13).
     ///
     /// Priors are the network's, before root noise. Unlike visit counts, this
     /// target improves on the prior even with a few simulations over many
     /// legal moves. One entry per root child, in legal-move order; sums to 1.
     /// Empty before the root is expanded.
-    pub fn improved_policy(&self, c_visit: f32, c_scale: f32) -> Vec<f32> {
+    pub fn improved_policy(&self, c_visit: f32, c_scale: f32, rescale: QRescale) -> Vec<f32> {
         let children = self.root_children();
         if children.is_empty() {
             return Vec::new();
@@ -598,16 +613,20 @@ impl<G: GameState> Mcts<G> {
                 (None, _) => root_q,
             })
             .collect();
+        let (lo, hi) = q.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+        let scaled = |x: f32| match rescale {
+            QRescale::MinMax => (x - lo) / (hi - lo).max(1e-8),
+            QRescale::Fixed => (x + 1.0) / 2.0,
+        };
         let max_n = children.iter().map(|c| c.visits).max().unwrap_or(0) as f32;
         let sigma = (c_visit + max_n) * c_scale;
-        let priors: &[f32] =
-            if self.root_noised && self.raw_priors.len() == children.len() { &self.raw_priors } else { &[] };
+        let priors = self.network_priors();
         let mut out: Vec<f32> = children
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let p = priors.get(i).copied().unwrap_or(c.prior).max(1e-8);
-                p.ln() + sigma * (q[i] + 1.0) / 2.0
+                p.ln() + sigma * scaled(q[i])
             })
             .collect();
         let m = out.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -618,6 +637,17 @@ impl<G: GameState> Mcts<G> {
         }
         out.iter_mut().for_each(|x| *x /= sum);
         out
+    }
+
+    /// The root children's priors as the network gave them (before root
+    /// noise), in legal-move order; empty before the root is expanded.
+    pub fn network_priors(&self) -> Vec<f32> {
+        let children = self.root_children();
+        if self.root_noised && self.raw_priors.len() == children.len() {
+            self.raw_priors.clone()
+        } else {
+            children.iter().map(|c| c.prior).collect()
+        }
     }
 
     /// Root statistics now.
