@@ -13,7 +13,12 @@ use rand::SeedableRng;
 struct SmallValues;
 
 impl<G: GameState> Evaluator<G> for SmallValues {
-    fn evaluate(&mut self, p: &[&G], m: &[&[Move]], out: &mut Vec<Evaluation>) -> Result<(), martian_search::EvalError> {
+    fn evaluate(
+        &mut self,
+        p: &[&G],
+        m: &[&[Move]],
+        out: &mut Vec<Evaluation>,
+    ) -> Result<(), martian_search::EvalError> {
         UniformEvaluator.evaluate(p, m, out)?;
         for (e, pos) in out.iter_mut().zip(p) {
             e.value = ((pos.hash() % 1001) as f32 / 1000.0 - 0.5) * 0.1;
