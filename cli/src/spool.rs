@@ -148,6 +148,57 @@ impl SelfplayOut {
     }
 }
 
+/// A worker's claim on its id within a run directory (`workers/w<id>.lock`,
+/// holding the process id), so that two processes never play the same
+/// worker's game ids at once. Released on drop; a lock left by a killed
+/// process (its pid no longer running) is taken over.
+pub struct WorkerLock {
+    path: PathBuf,
+}
+
+impl WorkerLock {
+    /// Claims worker `worker` in the run directory `root`.
+    ///
+    /// # Errors
+    /// Another running process holds the worker (named with its pid), or I/O errors.
+    pub fn acquire(root: &Path, worker: &str) -> Result<WorkerLock> {
+        let dir = root.join("workers");
+        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join(format!("w{worker}.lock"));
+        for _ in 0..2 {
+            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    write!(f, "{}", std::process::id()).with_context(|| format!("writing {}", path.display()))?;
+                    return Ok(WorkerLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let pid: Option<u32> = fs::read_to_string(&path).ok().and_then(|t| t.trim().parse().ok());
+                    let alive = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+                    if alive {
+                        bail!(
+                            "worker {worker} of {} is already running (pid {}, {}); give this process another --worker",
+                            root.display(),
+                            pid.unwrap_or(0),
+                            path.display()
+                        );
+                    }
+                    // Left by a killed process: take it over.
+                    let _ = fs::remove_file(&path);
+                }
+                Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
+            }
+        }
+        bail!("could not claim worker {worker} ({}): it is claimed and released repeatedly", path.display())
+    }
+}
+
+impl Drop for WorkerLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
 /// Reads the records of a `.jsonl` file.
 ///
 /// # Errors
@@ -395,6 +446,21 @@ mod tests {
         // Another worker's ids never meet worker 0's.
         let other = SelfplayOut::new(dir.path(), 2, "7");
         assert!(other.next_ids(3).unwrap().iter().all(|id| !next.contains(id) && id >> 40 == 2));
+    }
+
+    #[test]
+    fn a_worker_id_is_held_by_one_process_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = WorkerLock::acquire(dir.path(), "3").unwrap();
+        let e = WorkerLock::acquire(dir.path(), "3").err().unwrap().to_string();
+        assert!(e.contains("already running") && e.contains(&std::process::id().to_string()), "{e}");
+        assert!(WorkerLock::acquire(dir.path(), "4").is_ok(), "other workers are free");
+        drop(lock);
+        let again = WorkerLock::acquire(dir.path(), "3").unwrap();
+        drop(again);
+        // A lock left by a process that no longer runs is taken over.
+        fs::write(dir.path().join("workers/w3.lock"), "4294967294").unwrap();
+        assert!(WorkerLock::acquire(dir.path(), "3").is_ok());
     }
 
     #[test]

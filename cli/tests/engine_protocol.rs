@@ -648,3 +648,25 @@ fn movetime_overrun() {
     e.send("quit");
     assert_eq!(e.wait_exit(), 0);
 }
+
+/// `bestmove` is the first move of the last `info ... pv`: the engine and the
+/// principal variation break ties between equally visited moves by one rule
+/// (with uniform priors on the Martian Chess start most root moves tie).
+#[test]
+fn bestmove_is_the_first_move_of_the_principal_variation() {
+    let fen = martian_rules::martian::INITIAL_POSITION;
+    for visits in [20, 1000] {
+        let (lines, rc) = script(
+            &["--engine", "mcts-uniform", "--game", "martian-chess"],
+            &format!("position fen {fen}\ngo visits {visits}\n"),
+        );
+        assert_eq!(rc, 0);
+        let pv = lines
+            .iter()
+            .rev()
+            .find_map(|l| l.split(" pv ").nth(1).and_then(|p| p.split_whitespace().next()))
+            .unwrap_or_else(|| panic!("no pv in {lines:?}"))
+            .to_string();
+        assert_eq!(best(&lines), pv, "{visits} visits: {lines:?}");
+    }
+}

@@ -93,6 +93,15 @@ fn pipeline_runs_two_generations_and_resumes() {
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("self-play"));
 
+    // Extending the finished run: the final evaluation covers the new newest generation.
+    std::fs::write(&cfg, MICRO.replace("generations = 2", "generations = 3")).unwrap();
+    let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fe: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("final-eval.json")).unwrap()).unwrap();
+    assert_eq!(fe["trained"], "gen0003.safetensors", "final evaluation of the extended run");
+    std::fs::write(&cfg, MICRO).unwrap();
+
     // A different architecture for the same run directory is refused.
     std::fs::write(&cfg, MICRO.replace("channels = 8", "channels = 16")).unwrap();
     let out = mz(&["pipeline", "--config", c, "--run-dir", r]);

@@ -835,17 +835,13 @@ impl Pace {
     }
 }
 
-/// The move to play: the most visited root move; ties (and a search stopped
-/// before any simulation) go to the higher prior, then to the earlier move.
-/// Before the root is expanded (its evaluation failed): the first legal move.
+/// The move to play: the search's own rule ([`Mcts::best_move`]: most visits,
+/// then prior, then Q, then the seeded tie rank), so `bestmove` is the first
+/// move of the principal variation; a search stopped before any simulation
+/// thus plays the highest prior. Before the root is expanded (its evaluation
+/// failed): the first legal move.
 fn best_root_move<G: GameState>(tree: &Mcts<G>) -> Option<Move> {
-    let mut best: Option<(u32, f32, Move)> = None;
-    for c in tree.root_children() {
-        if best.is_none_or(|(v, p, _)| c.visits > v || (c.visits == v && c.prior > p)) {
-            best = Some((c.visits, c.prior, c.mv));
-        }
-    }
-    best.map(|(_, _, m)| m).or_else(|| {
+    tree.best_move().or_else(|| {
         let mut moves = Vec::new();
         tree.root_state().legal_moves(&mut moves);
         moves.first().copied()

@@ -74,6 +74,8 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let run = RunDir::open(&a.run_dir, cfg)?;
+    let _worker =
+        crate::spool::WorkerLock::acquire(run.root(), "0").context("the pipeline plays as self-play worker 0")?;
     // Temporaries of writes a kill interrupted (the pipeline owns these directories).
     for d in [run.root().to_path_buf(), run.models(), run.root().join("eval"), run.root().join("report")] {
         crate::spool::remove_temporaries(&d, None);
@@ -216,15 +218,25 @@ fn final_evaluation<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, 
         return Ok(());
     }
     let path = run.final_eval();
-    if path.exists() {
-        let f: FinalEval = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
-        println!("final evaluation (from {}):", path.display());
-        println!("  {}", describe_match(&f.vs_untrained));
-        println!("  {}", describe_match(&f.vs_random));
-        return Ok(());
-    }
     let last = (1..=cfg.pipeline.generations).rev().map(|g| run.checkpoint(g)).find(|p| RunDir::complete(p));
     let Some(trained) = last else { return Ok(()) };
+    if path.exists() {
+        let f: FinalEval = serde_json::from_str(&std::fs::read_to_string(&path)?)
+            .with_context(|| format!("reading {} (delete it to play the final evaluation again)", path.display()))?;
+        // A run extended with more generations evaluates its new newest one.
+        if f.trained == file_name(&trained) {
+            println!("final evaluation (from {}):", path.display());
+            println!("  {}", describe_match(&f.vs_untrained));
+            println!("  {}", describe_match(&f.vs_random));
+            return Ok(());
+        }
+        eprintln!(
+            "final evaluation: {} covers {}, not the newest {}; playing it again",
+            path.display(),
+            f.trained,
+            file_name(&trained)
+        );
+    }
     eprintln!("final evaluation: {} vs untrained and vs random", file_name(&trained));
     let n = cfg.evaluate.final_pairs;
     let book = Some(run.openings());

@@ -36,7 +36,8 @@ pub struct Args {
     /// Output directory when not writing into a run directory.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Worker id, part of every file name (must differ between concurrent workers).
+    /// Worker id, part of every file name and game id. One process per id at
+    /// a time (`workers/w<id>.lock`); the pipeline is worker `0`.
     #[arg(long, default_value = "0")]
     worker: String,
     /// Generation the games count for (default: 1 + the newest trained generation).
@@ -73,6 +74,7 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
         (None, None) => bail!("give --run-dir or --out"),
     };
     let out_root = out_root.as_path();
+    let _worker = crate::spool::WorkerLock::acquire(out_root, &a.worker)?;
     let shards = out_root.join("shards");
     let gen = a.generation.unwrap_or_else(|| run.as_ref().map(|r| latest_generation(r) + 1).unwrap_or(1));
     let mut remaining = a.games;
