@@ -29,8 +29,9 @@ pub enum ModelError {
         /// What is wrong.
         message: String,
     },
-    /// A checkpoint was made for another game, rules or architecture.
-    #[error("checkpoint {path} does not match the configuration: {differences}")]
+    /// A checkpoint was made for another game, rules or architecture, or its
+    /// weights do not fit its own metadata (the differences say which).
+    #[error("checkpoint {path} is inconsistent or made for something else: {differences}")]
     Mismatch {
         /// Path of the checkpoint.
         path: String,

@@ -935,8 +935,20 @@ fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
                 }
                 l.visits = Some(n);
             }
-            "movetime" => l.movetime = Some(Duration::from_millis(value.parse().map_err(|_| bad())?)),
-            "depth" => l.depth = Some(value.parse().map_err(|_| bad())?),
+            "movetime" => {
+                let ms: u64 = value.parse().map_err(|_| bad())?;
+                if ms == 0 {
+                    return Err("go movetime must be at least 1 (milliseconds)".into());
+                }
+                l.movetime = Some(Duration::from_millis(ms));
+            }
+            "depth" => {
+                let d: u32 = value.parse().map_err(|_| bad())?;
+                if d == 0 {
+                    return Err("go depth must be at least 1".into());
+                }
+                l.depth = Some(d);
+            }
             _ => return Err(format!("unknown go limit {}: expected visits, movetime or depth", quote(key))),
         }
     }
@@ -955,6 +967,8 @@ mod tests {
         assert!(parse_go(&["visits"]).is_err());
         assert!(parse_go(&["visits", "x"]).is_err());
         assert!(parse_go(&["visits", "0"]).is_err());
+        assert!(parse_go(&["depth", "0"]).is_err(), "a zero limit is an error, not a silent depth-1 search");
+        assert!(parse_go(&["movetime", "0"]).is_err());
         assert!(parse_go(&["speed", "1"]).is_err());
         assert!(parse_go(&[]).expect("empty go").visits.is_none());
     }
