@@ -935,13 +935,9 @@ fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
                 }
                 l.visits = Some(n);
             }
-            "movetime" => {
-                let ms: u64 = value.parse().map_err(|_| bad())?;
-                if ms == 0 {
-                    return Err("go movetime must be at least 1 (milliseconds)".into());
-                }
-                l.movetime = Some(Duration::from_millis(ms));
-            }
+            // `movetime 0` is the least search there is: MCTS plays the
+            // network's highest prior, alpha-beta completes depth 1.
+            "movetime" => l.movetime = Some(Duration::from_millis(value.parse().map_err(|_| bad())?)),
             "depth" => {
                 let d: u32 = value.parse().map_err(|_| bad())?;
                 if d == 0 {
@@ -968,7 +964,7 @@ mod tests {
         assert!(parse_go(&["visits", "x"]).is_err());
         assert!(parse_go(&["visits", "0"]).is_err());
         assert!(parse_go(&["depth", "0"]).is_err(), "a zero limit is an error, not a silent depth-1 search");
-        assert!(parse_go(&["movetime", "0"]).is_err());
+        assert_eq!(parse_go(&["movetime", "0"]).expect("the least search").movetime, Some(Duration::ZERO));
         assert!(parse_go(&["speed", "1"]).is_err());
         assert!(parse_go(&[]).expect("empty go").visits.is_none());
     }
