@@ -11,6 +11,10 @@ use rand::SeedableRng;
 use tch::Device;
 
 fn make_window(dir: &std::path::Path, positions: usize) -> ReplayWindow {
+    // libtorch's thread count is global to the process and the tests run in
+    // parallel: every test sets the same count before its first tensor
+    // operation, so bit-exact comparisons never mix reduction orders.
+    tch::set_num_threads(1);
     let start = MartianChess::new_game(&MartianRules::default()).unwrap();
     let cfg = SelfplayConfig {
         games_in_flight: 4,
@@ -113,14 +117,19 @@ fn optimizer_state_round_trip_resumes_training_exactly() {
             ..Default::default()
         };
         let step_rng = |s: u64| StdRng::seed_from_u64(1000 + s);
+        // Both runs start from one saved network (`new_random` seeds libtorch's
+        // global generator, which tests running in parallel also draw from).
+        let init = dir.path().join(format!("{optimizer:?}-init.safetensors"));
+        Checkpoint::new_random::<MartianChess>(&rules, &small_model(), Device::Cpu, 3).unwrap().save(&init).unwrap();
+        let load = || Checkpoint::load::<MartianChess>(&init, &rules, None, Device::Cpu).unwrap();
         // Uninterrupted: 6 steps.
-        let mut a = Checkpoint::new_random::<MartianChess>(&rules, &small_model(), Device::Cpu, 3).unwrap();
+        let mut a = load();
         let mut ta = Trainer::new(&a, &cfg, Device::Cpu).unwrap();
         for s in 0..6 {
             ta.step(&mut a, &window, cfg.learning_rate, &mut step_rng(s)).unwrap();
         }
         // Interrupted after 3 steps: weights and optimizer state to disk, then a fresh process state.
-        let mut b = Checkpoint::new_random::<MartianChess>(&rules, &small_model(), Device::Cpu, 3).unwrap();
+        let mut b = load();
         let mut tb = Trainer::new(&b, &cfg, Device::Cpu).unwrap();
         for s in 0..3 {
             tb.step(&mut b, &window, cfg.learning_rate, &mut step_rng(s)).unwrap();
