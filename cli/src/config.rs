@@ -42,6 +42,17 @@ pub struct EvaluateConfig {
     pub sprt_alpha: f64,
     /// SPRT false-negative rate. Default 0.05.
     pub sprt_beta: f64,
+    /// The strength ladder: fixed alpha-beta players (`alphabeta:...` specs)
+    /// that the promoted network plays every `ladder_every` generations and
+    /// after the last one. Empty = the game's default
+    /// ([`EvaluateConfig::ladder_specs`]).
+    pub ladder: Vec<String>,
+    /// Play the ladder every this many generations (and after the last);
+    /// 0 = never. Default 5.
+    pub ladder_every: u32,
+    /// Game pairs per ladder match (and per calibration match between ladder
+    /// players). Default 10.
+    pub ladder_pairs: u32,
 }
 
 /// The pipeline's promotion gate (see [`EvaluateConfig::gate`]).
@@ -56,6 +67,20 @@ pub enum GateKind {
 }
 
 impl EvaluateConfig {
+    /// The ladder's player specs: `ladder`, or the default for `game`
+    /// (Jetan: alpha-beta depths 1 and 2; Martian Chess: depths 1, 2, 3 — the
+    /// depths its quick runs reach within an hour on 2 cores).
+    pub fn ladder_specs(&self, game: GameKind) -> Vec<String> {
+        if !self.ladder.is_empty() {
+            return self.ladder.clone();
+        }
+        let depths: &[u32] = match game {
+            GameKind::Jetan => &[1, 2],
+            GameKind::MartianChess => &[1, 2, 3],
+        };
+        depths.iter().map(|d| format!("alphabeta:depth={d}")).collect()
+    }
+
     /// The SPRT parameters of the gate.
     pub fn sprt(&self) -> martian_evaluate::SprtParams {
         martian_evaluate::SprtParams {
@@ -80,6 +105,9 @@ impl Default for EvaluateConfig {
             sprt_elo1: 50.0,
             sprt_alpha: 0.05,
             sprt_beta: 0.05,
+            ladder: Vec::new(),
+            ladder_every: 5,
+            ladder_pairs: 10,
         }
     }
 }
@@ -206,6 +234,19 @@ impl RunConfig {
         }
         if e.pairs == 0 {
             bail!("evaluate.pairs must be >= 1 (the promotion gate needs games)");
+        }
+        for spec in &e.ladder {
+            match crate::ops::PlayerSpec::parse(spec) {
+                Ok(crate::ops::PlayerSpec::AlphaBeta { limits, .. }) if limits.movetime.is_none() => {}
+                Ok(_) => bail!(
+                    "evaluate.ladder: {spec:?} is not a fixed alpha-beta player (use alphabeta:depth=N or nodes=N; \
+                     a time limit is not reproducible)"
+                ),
+                Err(err) => bail!("evaluate.ladder: {err}"),
+            }
+        }
+        if e.ladder_pairs == 0 && e.ladder_every > 0 {
+            bail!("evaluate.ladder_pairs must be >= 1 when evaluate.ladder_every > 0");
         }
         if e.opening_plies > 40 {
             bail!("evaluate.opening_plies must be in 0..=40, got {}", e.opening_plies);

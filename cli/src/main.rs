@@ -6,6 +6,7 @@
 mod checkpoints;
 mod cmd;
 mod config;
+mod ladder;
 mod ops;
 mod rundir;
 mod spool;

@@ -1,5 +1,5 @@
 //! The chaos test: a short pipeline killed with SIGKILL at random moments
-//! (self-play, training, gating, report writing), resumed each time, ends
+//! (self-play, training, gating, ladder, report writing), resumed each time, ends
 //! with exactly what an uninterrupted run of the same config produces: the
 //! same generations and promotions, no duplicate or missing game, every file
 //! parsing, every training step logged once, and bit-identical weights (CPU,
@@ -49,6 +49,9 @@ pairs = 2
 simulations = 4
 gate_score = 0.5
 final_pairs = 1
+ladder = ["alphabeta:depth=1", "alphabeta:depth=2"]
+ladder_every = 2
+ladder_pairs = 1
 [pipeline]
 generations = 3
 games_per_generation = 16
@@ -110,6 +113,8 @@ struct Summary {
     train: Vec<(u64, String, String)>,
     /// final-eval.json match results.
     final_eval: String,
+    /// Ladder calibration and records: (file, rating, W/D/L per match).
+    ladder: Vec<String>,
 }
 
 fn summarize(run: &Path) -> Summary {
@@ -150,7 +155,20 @@ fn summarize(run: &Path) -> Summary {
         weights.insert(name, tensors(&p));
     }
     let mut gates = Vec::new();
+    let mut ladder = Vec::new();
     for p in files(&run.join("eval"), ".json") {
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("ladder") {
+            let r = json(&p);
+            let wdl: Vec<String> = r["matches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| format!("{} {} {}", m["wins"], m["draws"], m["losses"]))
+                .collect();
+            ladder.push(format!("{name}: {} {:?} {}", r["rating"]["elo"], wdl, r["ratings"]));
+            continue;
+        }
         let r = json(&p);
         let m = &r["result"];
         gates.push((
@@ -189,14 +207,21 @@ fn summarize(run: &Path) -> Summary {
         gates,
         train,
         final_eval,
+        ladder,
     }
 }
 
 /// The phase a run was in, from the last progress line it printed.
 fn phase(stderr: &str) -> &'static str {
-    let last = stderr.lines().rev().find(|l| l.starts_with("generation") || l.starts_with("final")).unwrap_or("");
+    let last = stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("generation") || l.starts_with("final") || l.starts_with("ladder"))
+        .unwrap_or("");
     if last.starts_with("final") {
         "final evaluation"
+    } else if last.contains("ladder") || last.contains(" vs alphabeta") {
+        "ladder"
     } else if last.contains("promoted") {
         "report writing"
     } else if last.contains(": gate") {
@@ -289,6 +314,8 @@ fn chaos(config: &str) {
     assert_eq!(got.best, expected.best);
     assert_eq!(got.train, expected.train, "train.jsonl differs");
     assert_eq!(got.final_eval, expected.final_eval);
+    assert_eq!(got.ladder, expected.ladder, "ladder results differ");
+    assert_eq!(expected.ladder.len(), 3, "calibration + generations 2 and 3: {:?}", expected.ladder);
     assert_eq!(got.weights.keys().collect::<Vec<_>>(), expected.weights.keys().collect::<Vec<_>>());
     for (name, w) in &expected.weights {
         assert!(&got.weights[name] == w, "{name}: weights differ from the uninterrupted run");

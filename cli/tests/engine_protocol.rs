@@ -308,7 +308,10 @@ fn stop_ends_a_long_search_and_end_of_input_exits() {
 fn alphabeta_plays_both_games() {
     let mut e = Engine::start(&["--engine", "alphabeta"]);
     e.send("hello");
-    assert!(e.until("ready ").last().is_some_and(|l| l.contains(" engine alphabeta ")));
+    let hello = e.until("ready ");
+    assert!(hello.last().is_some_and(|l| l.contains(" engine alphabeta ")));
+    let version = format!("info string alphabeta version {}", martian_search::ALPHABETA_VERSION);
+    assert!(hello.contains(&version), "the baseline reports its version: {hello:?}");
     for (game, first) in [("jetan", "e9e8"), ("martian-chess", "d3d5")] {
         e.send(&format!("game {game}"));
         e.send(&format!("position startpos moves {first}"));

@@ -34,6 +34,9 @@ pairs = 1
 simulations = 4
 gate_score = 0.0
 final_pairs = 1
+ladder = ["alphabeta:depth=1", "alphabeta:depth=2"]
+ladder_every = 2
+ladder_pairs = 1
 [pipeline]
 generations = 2
 games_per_generation = 4
@@ -87,6 +90,18 @@ fn pipeline_runs_two_generations_and_resumes() {
     assert!(train_log.lines().count() >= 6, "3 metric lines per generation");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("final evaluation"), "{stdout}");
+    // The ladder: calibrated once, played after generation 2 (ladder_every = 2,
+    // and the last generation), on the report and in the final lines.
+    assert!(run.join("eval/ladder-calibration.json").exists());
+    assert!(!run.join("eval/ladder-gen0001.json").exists());
+    let ladder: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("eval/ladder-gen0002.json")).unwrap()).unwrap();
+    assert_eq!(ladder["matches"].as_array().unwrap().len(), 2);
+    assert_eq!(ladder["rating"]["games"], 4);
+    assert!(ladder["alphabeta_version"].as_u64().is_some());
+    assert!(stdout.contains("ladder Elo of gen0002.safetensors after generation 2"), "{stdout}");
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("## Elo against the alpha-beta ladder"), "{report}");
 
     // Running again does nothing new.
     let out = mz(&["pipeline", "--config", c, "--run-dir", r]);

@@ -19,5 +19,5 @@ pub use batched::{play_match_mcts, summarize_games, MctsSide};
 pub use book::{OpeningBook, BALANCED_SCORE};
 pub use elo::{elo_estimate, elo_from_score, EloEstimate};
 pub use player::{AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Player, PlayerError, RandomPlayer};
-pub use ratings::{fit_ratings, PairResult, Rating, Ratings};
+pub use ratings::{fit_ratings, rate_against_fixed, FixedAnchorRating, PairResult, Rating, Ratings};
 pub use sprt::{expected_score, llr_logistic, SprtDecision, SprtParams, SprtState};

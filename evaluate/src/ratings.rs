@@ -265,3 +265,94 @@ mod tests {
         assert!(fit_ratings(&res, "Z", 400.0).is_err());
     }
 }
+
+/// The rating of one player from its results against opponents whose
+/// ratings are fixed (the alpha-beta ladder's calibrated ratings), on the
+/// same logistic Elo scale as [`fit_ratings`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FixedAnchorRating {
+    /// Maximum-likelihood Elo (with one virtual draw against the mean
+    /// opponent rating, so that a perfect or zero score stays finite).
+    pub elo: f64,
+    /// Lower end of the 95% interval.
+    pub low: f64,
+    /// Upper end of the 95% interval.
+    pub high: f64,
+    /// Games (without the virtual draw).
+    pub games: u32,
+    /// Score share of those games.
+    pub score: f64,
+    /// True when the player won every game or lost every game: the estimate
+    /// then rests on the virtual draw and says only "above" or "below".
+    pub perfect: bool,
+}
+
+/// Rates a player from `(opponent Elo, wins, draws, losses)` rows with the
+/// opponents' ratings held fixed: the R solving `sum n_j E_j(R) = sum s_j`
+/// with `E_j(R) = 1 / (1 + 10^((r_j - R) / 400))` (the likelihood equation of
+/// the Bradley-Terry model in one unknown), found by bisection; 95% interval
+/// `R +- 1.96 * 400 / ln 10 / sqrt(sum n_j E_j (1 - E_j))`. One virtual draw
+/// against the mean opponent (as BayesElo's prior draws) keeps a 100% or 0%
+/// score finite; `perfect` flags it. `None` without games.
+pub fn rate_against_fixed(rows: &[(f64, u32, u32, u32)]) -> Option<FixedAnchorRating> {
+    let games: u32 = rows.iter().map(|r| r.1 + r.2 + r.3).sum();
+    if games == 0 {
+        return None;
+    }
+    let points: f64 = rows.iter().map(|r| r.1 as f64 + 0.5 * r.2 as f64).sum();
+    let mean_opp = rows.iter().map(|r| r.0 * (r.1 + r.2 + r.3) as f64).sum::<f64>() / games as f64;
+    let mut all: Vec<(f64, f64, f64)> =
+        rows.iter().map(|r| (r.0, (r.1 + r.2 + r.3) as f64, r.1 as f64 + 0.5 * r.2 as f64)).collect();
+    all.push((mean_opp, 1.0, 0.5));
+    let expected = |r: f64| all.iter().map(|&(o, n, _)| n / (1.0 + 10f64.powf((o - r) / 400.0))).sum::<f64>();
+    let target: f64 = all.iter().map(|a| a.2).sum();
+    let (mut lo, mut hi) = (mean_opp - 4000.0, mean_opp + 4000.0);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if expected(mid) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let elo = 0.5 * (lo + hi);
+    let info: f64 = all
+        .iter()
+        .map(|&(o, n, _)| {
+            let e = 1.0 / (1.0 + 10f64.powf((o - elo) / 400.0));
+            n * e * (1.0 - e)
+        })
+        .sum();
+    let se = 400.0 / std::f64::consts::LN_10 / info.max(1e-12).sqrt();
+    Some(FixedAnchorRating {
+        elo,
+        low: elo - 1.96 * se,
+        high: elo + 1.96 * se,
+        games,
+        score: points / games as f64,
+        perfect: points == 0.0 || points == games as f64,
+    })
+}
+
+#[cfg(test)]
+mod fixed_anchor_tests {
+    use super::*;
+
+    #[test]
+    fn fixed_anchor_rating_matches_the_two_player_formula_and_stays_finite() {
+        // 30 of 40 points against a 0-rated opponent: about 400 log10(3) = +191
+        // (the virtual draw pulls it a little towards 0).
+        let r = rate_against_fixed(&[(0.0, 25, 10, 5)]).unwrap();
+        assert!((r.elo - 400.0 * 3f64.log10()).abs() < 15.0, "{r:?}");
+        assert!(r.low < r.elo && r.elo < r.high && !r.perfect);
+        // Against two opponents 200 apart, scoring 50% against both: between them.
+        let r = rate_against_fixed(&[(0.0, 10, 0, 10), (200.0, 10, 0, 10)]).unwrap();
+        assert!(r.elo > 0.0 && r.elo < 200.0, "{r:?}");
+        // Perfect scores: finite, flagged, above the opponent.
+        let r = rate_against_fixed(&[(100.0, 20, 0, 0)]).unwrap();
+        assert!(r.perfect && r.elo.is_finite() && r.elo > 100.0, "{r:?}");
+        let r = rate_against_fixed(&[(100.0, 0, 0, 20)]).unwrap();
+        assert!(r.perfect && r.elo < 100.0, "{r:?}");
+        assert!(rate_against_fixed(&[]).is_none());
+    }
+}

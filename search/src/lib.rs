@@ -14,7 +14,7 @@ mod evaluator;
 pub mod mcts;
 pub mod puct;
 
-pub use alphabeta::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, StaticEval};
+pub use alphabeta::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, StaticEval, ALPHABETA_VERSION};
 pub use cache::CachedEvaluator;
 pub use config::MctsConfig;
 pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};

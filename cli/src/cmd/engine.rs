@@ -386,14 +386,16 @@ impl Engine {
             ),
             None => "info string device none (no network) search_threads 1".to_string(),
         };
-        let hello_lines = vec![
-            device_line,
-            format!(
-                "ready id martian-zero version {} engine {name} games {games}{}",
-                env!("CARGO_PKG_VERSION"),
-                model.unwrap_or_default()
-            ),
-        ];
+        let mut hello_lines = vec![device_line];
+        if name == "alphabeta" {
+            // The baseline is a versioned yardstick (issue 14): say which version plays.
+            hello_lines.push(format!("info string alphabeta version {}", martian_search::ALPHABETA_VERSION));
+        }
+        hello_lines.push(format!(
+            "ready id martian-zero version {} engine {name} games {games}{}",
+            env!("CARGO_PKG_VERSION"),
+            model.unwrap_or_default()
+        ));
         let model_game = net.as_ref().map(|n| n.game);
         let warm_up = match model_game {
             Some(GameKind::Jetan) => Jetan::new_game(&jetan_rules).ok().map(|s| Pos::Jetan(Box::new(s))),

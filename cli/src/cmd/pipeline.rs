@@ -7,6 +7,8 @@
 //!     train gen g from gen g-1 on the replay window       (resumes gen<g>-partial)
 //!     gate: gen g vs best from R/openings.json; promote if score >= gate_score,
 //!           or (gate = "sprt") if the SPRT accepts H1 (skipped if eval/gen<g>.json exists)
+//!     every evaluate.ladder_every generations and after the last: best vs the alpha-beta
+//!           ladder -> eval/ladder-gen<g>.json (ratings on the ladder's fixed scale)
 //!     refresh R/report.md and R/report.html
 //! final: newest generation vs gen 0 and vs random -> final-eval.json
 //! ```
@@ -104,6 +106,12 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             if g == cfg.pipeline.generations || !run.gate_result(g + 1).exists() {
                 rebuild_eval_log(&run)?;
             }
+            // A kill between the gate and the ladder: play the ladder now.
+            if crate::ladder::due(&cfg.evaluate, g, cfg.pipeline.generations)
+                && !crate::ladder::record_path(&run, g).exists()
+            {
+                ladder_step::<G>(cfg, &rules, &run, g, device)?;
+            }
             continue;
         }
         if a.stop_after.is_some_and(|n| ran >= n) || out_of_time() {
@@ -172,10 +180,27 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         if promoted {
             run.set_best(&cand)?;
         }
+        if crate::ladder::due(&cfg.evaluate, g, cfg.pipeline.generations) {
+            ladder_step::<G>(cfg, &rules, &run, g, device)?;
+        }
         super::report::refresh(run.root());
         ran += 1;
     }
-    final_evaluation::<G>(cfg, &rules, &run, device)
+    final_evaluation::<G>(cfg, &rules, &run, device)?;
+    let newest = (1..=cfg.pipeline.generations).rev().find(|&g| crate::ladder::record_path(&run, g).exists());
+    if let Some(g) = newest {
+        let rec = crate::ladder::play::<G>(cfg, &rules, &run, g, &run.checkpoint(g), device)?;
+        println!("{}", crate::ladder::describe(&rec));
+    }
+    Ok(())
+}
+
+/// Plays generation `g`'s ladder with the promoted network and prints its rating.
+fn ladder_step<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, g: u32, device: tch::Device) -> Result<()> {
+    let best = run.best().context("run has no best checkpoint")?;
+    let rec = crate::ladder::play::<G>(cfg, rules, run, g, &best, device)?;
+    eprintln!("generation {g}: {}", crate::ladder::describe(&rec));
+    Ok(())
 }
 
 /// Rewrites `evals.jsonl` from the gate records `eval/gen*.json`, one line

@@ -553,6 +553,29 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
         d.train.len(),
         d.matches.len()
     );
+    let ladder = crate::ladder::records(root);
+    if !ladder.is_empty() {
+        let _ = writeln!(
+            md,
+            "## Elo against the alpha-beta ladder\n\nThe promoted network (MCTS, `[evaluate] simulations` visits) against the fixed \
+             alpha-beta players, rated with their calibrated ratings held fixed (anchor `{}` = 0; `docs/evaluation.md`).\n\n\
+             | generation | network | ladder Elo (95%) | games | score | alpha-beta version |\n|---:|---|---:|---:|---:|---:|",
+            ladder[0].anchor
+        );
+        for r in &ladder {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {:.3} | {} |",
+                r.generation,
+                r.network,
+                crate::ladder::rating_text(&r.rating),
+                r.rating.games,
+                r.rating.score,
+                r.alphabeta_version
+            );
+        }
+        let _ = writeln!(md);
+    }
     let _ = writeln!(md, "## Ratings\n\nBradley-Terry fit over all games, anchor `{anchor_text}` = 0, 95% intervals (weak prior, sd {PRIOR_SD_ELO} Elo). {fit_note}\n");
     let _ = writeln!(md, "| player | Elo | 95% interval | games | score |\n|---|---:|---|---:|---:|");
     if let Some(r) = &ratings {
@@ -612,6 +635,26 @@ pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathB
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>MartianZero report</title>\n<style>body{{font-family:sans-serif;margin:24px;max-width:1000px}}table{{border-collapse:collapse;margin:8px 0}}td,th{{border:1px solid #bbb;padding:3px 8px;font-size:13px;white-space:nowrap}}th{{background:#eee}}pre{{background:#f6f6f6;padding:8px;font-size:12px}}.chart{{margin:12px 0}}</style></head><body>"
     );
     let _ = writeln!(h, "<h1>MartianZero run report</h1><p><code>{}</code>: {} self-play games, {} training log lines, {} evaluation matches.</p>", esc(&root.display().to_string()), n_games, d.train.len(), d.matches.len());
+    if !ladder.is_empty() {
+        let _ = writeln!(
+            h,
+            "<h2>Elo against the alpha-beta ladder</h2><p>The promoted network against the fixed alpha-beta players, rated with their calibrated ratings held fixed (anchor <code>{}</code> = 0).</p><table><tr><th>generation</th><th>network</th><th>ladder Elo (95%)</th><th>games</th><th>score</th><th>alpha-beta version</th></tr>",
+            esc(&ladder[0].anchor)
+        );
+        for r in &ladder {
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}</td><td class=\"num\">{}</td></tr>",
+                r.generation,
+                esc(&r.network),
+                esc(&crate::ladder::rating_text(&r.rating)),
+                r.rating.games,
+                r.rating.score,
+                r.alphabeta_version
+            );
+        }
+        let _ = writeln!(h, "</table>");
+    }
     let _ = writeln!(h, "<h2>Ratings</h2><p>Bradley-Terry fit over all games, anchor <code>{}</code> = 0, 95% intervals (weak prior, sd {PRIOR_SD_ELO} Elo). {}</p>", esc(&anchor_text), esc(&fit_note));
     let _ = writeln!(h, "<table><tr><th>player</th><th>Elo</th><th>95% interval</th><th>games</th><th>score</th></tr>");
     if let Some(r) = &ratings {

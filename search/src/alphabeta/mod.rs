@@ -41,6 +41,13 @@ pub use eval::{AbGame, JetanEval, JetanValues, MartianEval, StaticEval};
 pub use ordering::{Heuristics, ScoredMove};
 pub use tt::{Bound, TranspositionTable, TtEntry};
 
+/// Version of the alpha-beta baseline (search and both games' evaluations).
+/// The baseline is the fixed yardstick of the strength ladder (issue 14): any
+/// change to its search or evaluation that can change a move must bump this
+/// number, which every ladder result and the engine's `hello` report, so
+/// ratings of different versions are never mixed.
+pub const ALPHABETA_VERSION: u32 = 1;
+
 /// Score of a win at the root (a win `n` plies ahead scores `MATE - n`).
 pub const MATE: i32 = 1_000_000;
 /// Scores beyond this magnitude are wins or losses.
