@@ -317,6 +317,17 @@ mod tests {
     }
 
     #[test]
+    fn ladder_defaults_and_schedule() {
+        let e = EvaluateConfig::default();
+        assert_eq!(e.ladder_specs(GameKind::Jetan), ["alphabeta:depth=1", "alphabeta:depth=2"]);
+        assert_eq!(e.ladder_specs(GameKind::MartianChess).len(), 3);
+        let due: Vec<u32> = (1..=12).filter(|&g| crate::ladder::due(&e, g, 12)).collect();
+        assert_eq!(due, [5, 10, 12], "every 5 generations and the last");
+        let off = EvaluateConfig { ladder_every: 0, ..EvaluateConfig::default() };
+        assert!(!(1..=12).any(|g| crate::ladder::due(&off, g, 12)));
+    }
+
+    #[test]
     fn unknown_and_invalid_fields_are_named() {
         let base = "game = \"jetan\"\n";
         let cases = [
@@ -335,6 +346,10 @@ mod tests {
             (format!("{base}[evaluate]\npairs = 0\n"), "evaluate.pairs"),
             (format!("{base}[evaluate]\nopening_plies = 1000\n"), "evaluate.opening_plies"),
             (format!("{base}[pipeline]\ngenerations = 0\n"), "pipeline.generations"),
+            (format!("{base}[evaluate]\nladder = [\"random\"]\n"), "evaluate.ladder"),
+            (format!("{base}[evaluate]\nladder = [\"alphabeta:movetime=50\"]\n"), "not reproducible"),
+            (format!("{base}[evaluate]\nladder = [\"alphabeta:depth=x\"]\n"), "depth"),
+            (format!("{base}[evaluate]\nladder_pairs = 0\n"), "evaluate.ladder_pairs"),
         ];
         for (text, needle) in cases {
             let e = format!("{:#}", RunConfig::parse(&text).unwrap_err());

@@ -68,7 +68,7 @@ pub struct LadderRecord {
 
 /// True when generation `g` of `generations` plays the ladder.
 pub fn due(e: &EvaluateConfig, g: u32, generations: u32) -> bool {
-    e.ladder_every > 0 && (g % e.ladder_every == 0 || g == generations)
+    e.ladder_every > 0 && (g.is_multiple_of(e.ladder_every) || g == generations)
 }
 
 fn calibration_path(run: &RunDir) -> PathBuf {
