@@ -306,7 +306,8 @@ fn now_s() -> u64 {
 /// A player named on the command line:
 ///
 /// * a checkpoint path: MCTS with the network, `[evaluate] simulations` visits;
-/// * `mcts:model=PATH,visits=N` (either key optional; no model = uniform priors);
+/// * `mcts:model=PATH,visits=N,movetime=MS` (every key optional; no model = uniform priors;
+///   with `movetime` the move ends at the first batch after MS milliseconds, or at N visits);
 /// * `uniform` (MCTS without a network), `random`, `greedy`;
 /// * `alphabeta:depth=N`, `alphabeta:movetime=MS`, `alphabeta:nodes=N`, with
 ///   optional `tt=MIB` and evaluation options (Jetan: `values=seed000`).
@@ -314,13 +315,16 @@ fn now_s() -> u64 {
 pub enum PlayerSpec {
     /// MCTS with this checkpoint.
     Net(PathBuf),
-    /// MCTS with an optional checkpoint (uniform priors without) and visit count
-    /// (default `[evaluate] simulations`).
+    /// MCTS with an optional checkpoint (uniform priors without), visit count
+    /// (default `[evaluate] simulations`, or no visit limit with a movetime)
+    /// and optional time per move (`movetime=MS`; whichever limit comes first).
     Mcts {
         /// Checkpoint.
         model: Option<PathBuf>,
         /// Simulations per move.
         visits: Option<u32>,
+        /// Wall time per move, milliseconds.
+        movetime: Option<u64>,
     },
     /// MCTS with the uniform evaluator.
     Uniform,
@@ -399,10 +403,17 @@ impl PlayerSpec {
                 PlayerSpec::AlphaBeta { limits, tt_mib, eval_options, text: s.to_string() }
             }
             _ if s.starts_with("mcts:") || s == "mcts" => {
-                let (mut model, mut visits) = (None, None);
+                let (mut model, mut visits, mut movetime) = (None, None, None);
                 for (k, v) in kv(s.strip_prefix("mcts").unwrap_or("").trim_start_matches(':'))? {
                     match k.as_str() {
                         "model" => model = Some(PathBuf::from(v)),
+                        "movetime" => {
+                            let ms: u64 = parse_num(s, &k, &v)?;
+                            if ms == 0 || ms > 3_600_000 {
+                                bail!("player {s:?}: movetime must be in 1..=3600000 (milliseconds)");
+                            }
+                            movetime = Some(ms);
+                        }
                         "visits" => {
                             let n: u32 = parse_num(s, &k, &v)?;
                             if n == 0 {
@@ -410,13 +421,13 @@ impl PlayerSpec {
                             }
                             visits = Some(n);
                         }
-                        _ => bail!("player {s:?}: unknown key {k:?} (known: model, visits)"),
+                        _ => bail!("player {s:?}: unknown key {k:?} (known: model, visits, movetime)"),
                     }
                 }
-                PlayerSpec::Mcts { model, visits }
+                PlayerSpec::Mcts { model, visits, movetime }
             }
             p if p.contains(':') && !Path::new(p).exists() => {
-                bail!("unknown player {p:?}: expected a checkpoint path, random, greedy, uniform, mcts:model=PATH,visits=N or alphabeta:depth=N|movetime=MS|nodes=N")
+                bail!("unknown player {p:?}: expected a checkpoint path, random, greedy, uniform, mcts:model=PATH,visits=N,movetime=MS or alphabeta:depth=N|movetime=MS|nodes=N")
             }
             p => {
                 if !Path::new(p).exists() {
@@ -583,7 +594,7 @@ fn mcts_side<'a, G: GameState>(
             SideEval::Net(NetEvaluator::new(&ck.net, device, 1024)),
             sims,
         )),
-        (PlayerSpec::Mcts { model: Some(p), visits }, Some(ck)) => {
+        (PlayerSpec::Mcts { model: Some(p), visits, movetime: None }, Some(ck)) => {
             let v = visits.unwrap_or(sims);
             Some((
                 format!("mcts:model={},visits={v}", file(p)),
@@ -591,7 +602,7 @@ fn mcts_side<'a, G: GameState>(
                 v,
             ))
         }
-        (PlayerSpec::Mcts { model: None, visits }, _) => {
+        (PlayerSpec::Mcts { model: None, visits, movetime: None }, _) => {
             let v = visits.unwrap_or(sims);
             Some((format!("mcts:uniform,visits={v}"), SideEval::Uniform, v))
         }
@@ -681,19 +692,21 @@ pub fn make_player<'a, G: AbGame>(
             sims,
             seed,
         )),
-        (PlayerSpec::Mcts { model: Some(p), visits }, Some(ck)) => {
-            let v = visits.unwrap_or(sims);
-            Box::new(MctsPlayer::new(
-                format!("mcts:model={},visits={v}", file(p)),
-                NetEvaluator::<G>::new(&ck.net, device, 256),
-                search,
-                v,
-                seed,
-            ))
+        (PlayerSpec::Mcts { model: Some(p), visits, movetime }, Some(ck)) => {
+            let (name, v) = mcts_limits(&format!("mcts:model={}", file(p)), *visits, *movetime, sims);
+            let pl = MctsPlayer::new(name, NetEvaluator::<G>::new(&ck.net, device, 256), search, v, seed);
+            match movetime {
+                Some(ms) => Box::new(pl.with_movetime(std::time::Duration::from_millis(*ms))),
+                None => Box::new(pl),
+            }
         }
-        (PlayerSpec::Mcts { model: None, visits }, _) => {
-            let v = visits.unwrap_or(sims);
-            Box::new(MctsPlayer::new(format!("mcts:uniform,visits={v}"), UniformEvaluator, search, v, seed))
+        (PlayerSpec::Mcts { model: None, visits, movetime }, _) => {
+            let (name, v) = mcts_limits("mcts:uniform", *visits, *movetime, sims);
+            let pl = MctsPlayer::new(name, UniformEvaluator, search, v, seed);
+            match movetime {
+                Some(ms) => Box::new(pl.with_movetime(std::time::Duration::from_millis(*ms))),
+                None => Box::new(pl),
+            }
         }
         (PlayerSpec::Uniform, _) => {
             Box::new(MctsPlayer::new(format!("mcts:uniform,visits={sims}"), UniformEvaluator, search, sims, seed))
@@ -712,6 +725,19 @@ pub fn make_player<'a, G: AbGame>(
             bail!("player {}: checkpoint not loaded", p.display())
         }
     })
+}
+
+/// Name and visit cap of an MCTS player: with a movetime and no visits the
+/// cap is effectively unlimited (`u32::MAX`) and the name says only the time.
+fn mcts_limits(base: &str, visits: Option<u32>, movetime: Option<u64>, default_visits: u32) -> (String, u32) {
+    match (visits, movetime) {
+        (Some(v), Some(ms)) => (format!("{base},visits={v},movetime={ms}"), v),
+        (None, Some(ms)) => (format!("{base},movetime={ms}"), u32::MAX),
+        (v, None) => {
+            let v = v.unwrap_or(default_visits);
+            (format!("{base},visits={v}"), v)
+        }
+    }
 }
 
 /// One line summary of a match.
@@ -743,7 +769,12 @@ mod player_spec_tests {
             }
             s => panic!("{s:?}"),
         }
-        assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8) });
+        assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8), movetime: None });
+        assert_eq!(
+            PlayerSpec::parse("mcts:visits=400,movetime=200").unwrap(),
+            PlayerSpec::Mcts { model: None, visits: Some(400), movetime: Some(200) }
+        );
+        assert!(PlayerSpec::parse("mcts:movetime=0").is_err());
         assert_eq!(l[4], PlayerSpec::Random);
         for bad in [
             "alphabeta",

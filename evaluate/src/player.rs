@@ -116,11 +116,22 @@ pub struct MctsPlayer<G: GameState, E> {
     evaluator: E,
     cfg: MctsConfig,
     simulations: u32,
+    movetime: Option<std::time::Duration>,
     tree: Option<Mcts<G>>,
     rng: StdRng,
 }
 
 impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
+    /// Limits each move also by wall time: the search runs in batches of
+    /// `leaves_per_batch` simulations and stops at the first batch boundary
+    /// after `movetime` (or at `simulations`, whichever comes first; at least
+    /// one batch). For matches at equal time per move against
+    /// `alphabeta:movetime=MS` (issue 14).
+    pub fn with_movetime(mut self, movetime: std::time::Duration) -> Self {
+        self.movetime = Some(movetime);
+        self
+    }
+
     /// An MCTS player named `name` using `evaluator`.
     pub fn new(name: String, evaluator: E, cfg: MctsConfig, simulations: u32, seed: u64) -> Self {
         MctsPlayer {
@@ -128,6 +139,7 @@ impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
             evaluator,
             cfg,
             simulations: simulations.max(1),
+            movetime: None,
             tree: None,
             rng: StdRng::seed_from_u64(seed),
         }
@@ -154,7 +166,23 @@ impl<G: GameState, E: Evaluator<G>> Player<G> for MctsPlayer<G, E> {
             }
             None => self.tree.insert(Mcts::new(self.cfg.clone(), state.clone())),
         };
-        let res = tree.search(&mut self.evaluator, self.simulations, false, &mut self.rng)?;
+        let res = match self.movetime {
+            None => tree.search(&mut self.evaluator, self.simulations, false, &mut self.rng)?,
+            Some(limit) => {
+                let t0 = std::time::Instant::now();
+                let chunk = self.cfg.leaves_per_batch.max(1);
+                let mut res = tree.search(&mut self.evaluator, chunk.min(self.simulations), false, &mut self.rng)?;
+                while t0.elapsed() < limit && tree.child_visits() < self.simulations {
+                    let before = tree.child_visits();
+                    let n = chunk.min(self.simulations - before);
+                    res = tree.search(&mut self.evaluator, n, false, &mut self.rng)?;
+                    if tree.child_visits() == before {
+                        break; // nothing left to search (every line proven)
+                    }
+                }
+                res
+            }
+        };
         res.best_move().ok_or(PlayerError::NoMove)
     }
 }
@@ -209,5 +237,39 @@ impl<G: AbGame> Player<G> for AlphaBetaPlayer<G> {
     }
     fn choose_move(&mut self, state: &G) -> Result<Move, PlayerError> {
         self.engine.search(state, &self.limits).best_move.ok_or(PlayerError::NoMove)
+    }
+}
+
+#[cfg(test)]
+mod movetime_tests {
+    use super::*;
+    use martian_rules::martian::{MartianChess, MartianRules};
+    use martian_search::UniformEvaluator;
+    use std::time::{Duration, Instant};
+
+    /// An MCTS player with a movetime searches until the time is up (not one
+    /// batch, not its visit cap) and stops soon after.
+    #[test]
+    fn movetime_limits_an_mcts_move_by_wall_time() {
+        let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+        let cfg = MctsConfig { leaves_per_batch: 4, ..MctsConfig::default() };
+        let mut p = MctsPlayer::new("t".into(), UniformEvaluator, cfg.clone(), u32::MAX, 1)
+            .with_movetime(Duration::from_millis(40));
+        let t0 = Instant::now();
+        let mv = p.choose_move(&start).unwrap();
+        let took = t0.elapsed();
+        let visits = p.tree.as_ref().unwrap().child_visits();
+        assert!(took >= Duration::from_millis(40), "stopped early: {took:?}");
+        assert!(took < Duration::from_millis(40 + 500), "overran: {took:?}");
+        assert!(visits > 100, "searched only {visits} visits in {took:?}");
+        let mut legal = Vec::new();
+        start.legal_moves(&mut legal);
+        assert!(legal.contains(&mv));
+        // With a visit cap below what the time allows, the cap ends the move.
+        let mut q = MctsPlayer::new("t".into(), UniformEvaluator, cfg, 8, 1).with_movetime(Duration::from_secs(60));
+        let t0 = Instant::now();
+        q.choose_move(&start).unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        assert_eq!(q.tree.as_ref().unwrap().child_visits(), 8);
     }
 }

@@ -21,7 +21,8 @@ pub struct Args {
     /// Run configuration (TOML): game, rules, `[search]` and `[evaluate]`.
     #[arg(long)]
     config: PathBuf,
-    /// Player A: checkpoint path, `mcts:model=PATH,visits=N`, `uniform`,
+    /// Player A: checkpoint path, `mcts:model=PATH,visits=N,movetime=MS` (either limit, or both:
+    /// whichever comes first), `uniform`,
     /// `random`, `greedy`, or `alphabeta:depth=N` / `alphabeta:movetime=MS`.
     #[arg(long)]
     a: String,
