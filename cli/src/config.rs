@@ -120,7 +120,9 @@ pub struct PipelineConfig {
     pub generations: u32,
     /// Self-play games per generation. Default 64.
     pub games_per_generation: u32,
-    /// Stop starting new phases after this many minutes (0 = no limit). Default 0.
+    /// Stop starting new generations after this many minutes (0 = no limit);
+    /// the newest generation then gets the final evaluation and the ladder,
+    /// as at the end of a run. Default 0.
     pub max_minutes: f64,
 }
 

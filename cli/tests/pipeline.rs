@@ -148,3 +148,29 @@ fn bad_input_gets_clear_errors() {
         mz(&["selfplay", "--config", cfg.to_str().unwrap(), "--games", "1", "--out", dir.path().to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("games_in_fligt"));
 }
+
+/// `pipeline.max_minutes` ends a run like a finished one: the newest
+/// generation gets the final evaluation and the ladder.
+#[test]
+fn time_limit_ends_with_final_evaluation_and_ladder() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("micro.toml");
+    let base = MICRO.replace("ladder_every = 2", "ladder_every = 5");
+    std::fs::write(&cfg, &base).unwrap();
+    let run = dir.path().join("run");
+    let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
+    let out = mz(&["pipeline", "--config", c, "--run-dir", r, "--stop-after", "1"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Out of time before generation 2 (a limit of 60 ns).
+    std::fs::write(&cfg, base.replace("[pipeline]", "[pipeline]\nmax_minutes = 0.000000001")).unwrap();
+    let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("pipeline.max_minutes (0.000000001) reached before generation 2"), "{err}");
+    assert!(!run.join("models/gen0002.safetensors").exists());
+    let fe: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("final-eval.json")).unwrap()).unwrap();
+    assert_eq!(fe["trained"], "gen0001.safetensors");
+    assert!(run.join("eval/ladder-gen0001.json").exists());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ladder Elo of gen0001.safetensors after generation 1"));
+}

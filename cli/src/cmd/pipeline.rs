@@ -114,8 +114,24 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             }
             continue;
         }
-        if a.stop_after.is_some_and(|n| ran >= n) || out_of_time() {
+        if a.stop_after.is_some_and(|n| ran >= n) {
             eprintln!("stopping before generation {g} (run the same command to continue)");
+            return Ok(());
+        }
+        if out_of_time() {
+            // pipeline.max_minutes: the run ends here, measured like a finished one.
+            eprintln!(
+                "pipeline.max_minutes ({}) reached before generation {g}: final evaluation and ladder of generation {} \
+                 (run the same command with a larger limit to continue)",
+                cfg.pipeline.max_minutes,
+                g - 1
+            );
+            final_evaluation::<G>(cfg, &rules, &run, device)?;
+            if g > 1 && cfg.evaluate.ladder_every > 0 {
+                ladder_step::<G>(cfg, &rules, &run, g - 1, device)?;
+                let rec = crate::ladder::play::<G>(cfg, &rules, &run, g - 1, &run.checkpoint(g - 1), device)?;
+                println!("{}", crate::ladder::describe(&rec));
+            }
             return Ok(());
         }
         let best = run.best().context("run has no best checkpoint")?;
