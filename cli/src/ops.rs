@@ -66,8 +66,9 @@ pub fn selfplay_games<G: GameState>(
     if pending.len() >= per_shard {
         spool::merge(out, &mut pending, &mut seq)?;
     }
-    let mut ids = out.next_ids(games)?;
-    let done = if replay_done { out.done_ids()? } else { Default::default() };
+    let done_now = out.done_ids()?;
+    let mut ids = out.next_ids(&done_now, games)?;
+    let done = if replay_done { done_now } else { Default::default() };
     if !done.is_empty() {
         eprintln!(
             "self-play: replaying the {} games already done with the {} missing ones (selfplay.exact_resume)",

@@ -122,12 +122,12 @@ impl SelfplayOut {
         Ok(ids)
     }
 
-    /// The `n` lowest game ids of this worker not yet done.
+    /// The `n` lowest game ids of this worker not in `done` (its
+    /// [`SelfplayOut::done_ids`]).
     ///
     /// # Errors
-    /// More than [`MAX_GAMES_PER_WORKER`] games, or unreadable records.
-    pub fn next_ids(&self, n: u64) -> Result<Vec<u64>> {
-        let done = self.done_ids()?;
+    /// More than [`MAX_GAMES_PER_WORKER`] games.
+    pub fn next_ids(&self, done: &BTreeSet<u64>, n: u64) -> Result<Vec<u64>> {
         let mut out = Vec::with_capacity(n as usize);
         let mut k = 0u64;
         while (out.len() as u64) < n {
@@ -440,12 +440,16 @@ mod tests {
         let mut seq = 0;
         merge(&out, &mut pending, &mut seq).unwrap();
         spool_game(&out, &game(game_id(2, 0, 5), 2)).unwrap();
-        let next = out.next_ids(3).unwrap();
+        let next = out.next_ids(&out.done_ids().unwrap(), 3).unwrap();
         assert_eq!(next, vec![game_id(2, 0, 3), game_id(2, 0, 4), game_id(2, 0, 6)]);
         assert_eq!(games_done(dir.path(), 2), 4);
         // Another worker's ids never meet worker 0's.
         let other = SelfplayOut::new(dir.path(), 2, "7");
-        assert!(other.next_ids(3).unwrap().iter().all(|id| !next.contains(id) && id >> 40 == 2));
+        assert!(other
+            .next_ids(&other.done_ids().unwrap(), 3)
+            .unwrap()
+            .iter()
+            .all(|id| !next.contains(id) && id >> 40 == 2));
     }
 
     #[test]

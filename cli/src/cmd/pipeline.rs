@@ -128,8 +128,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             );
             final_evaluation::<G>(cfg, &rules, &run, device)?;
             if g > 1 && cfg.evaluate.ladder_every > 0 {
-                ladder_step::<G>(cfg, &rules, &run, g - 1, device)?;
-                let rec = crate::ladder::play::<G>(cfg, &rules, &run, g - 1, &run.checkpoint(g - 1), device)?;
+                let rec = ladder_step::<G>(cfg, &rules, &run, g - 1, device)?;
                 println!("{}", crate::ladder::describe(&rec));
             }
             return Ok(());
@@ -212,11 +211,17 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
 }
 
 /// Plays generation `g`'s ladder with the promoted network and prints its rating.
-fn ladder_step<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, g: u32, device: tch::Device) -> Result<()> {
+fn ladder_step<G: AbGame>(
+    cfg: &RunConfig,
+    rules: &G::Rules,
+    run: &RunDir,
+    g: u32,
+    device: tch::Device,
+) -> Result<crate::ladder::LadderRecord> {
     let best = run.best().context("run has no best checkpoint")?;
     let rec = crate::ladder::play::<G>(cfg, rules, run, g, &best, device)?;
     eprintln!("generation {g}: {}", crate::ladder::describe(&rec));
-    Ok(())
+    Ok(rec)
 }
 
 /// Rewrites `evals.jsonl` from the gate records `eval/gen*.json`, one line
