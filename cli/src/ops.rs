@@ -143,7 +143,8 @@ pub fn batch_seed(seed: u64, g: u32, step: u64) -> u64 {
 
 /// Trains generation `g` of a run: starts from generation `g - 1`'s checkpoint
 /// (or resumes the newest complete partial checkpoint `gen<g>-partial-<step>`
-/// with its optimizer state), runs `steps_per_generation` steps on the replay
+/// with its optimizer state), runs `steps_per_generation` steps (fewer with
+/// `train.samples_per_new_position`) on the replay
 /// window, and writes `models/gen<g>.safetensors`.
 ///
 /// Resuming is exact: the optimizer state is saved with each partial
@@ -171,7 +172,13 @@ pub fn train_generation<G: GameState>(
     let parent_step =
         Checkpoint::read_meta(&parent_path).with_context(|| format!("parent checkpoint of generation {g}"))?.step;
     let t = &cfg.train;
-    let window = ReplayWindow::load(&run.shards(), t.replay_window as usize, G::INPUT_SHAPE, G::NUM_ACTIONS);
+    // With `train.replay_window_min`, KataGo's window that grows with the positions produced.
+    let size = if t.replay_window_min > 0 {
+        t.window_for(martian_train::total_positions(&run.shards()))
+    } else {
+        t.replay_window as usize
+    };
+    let window = ReplayWindow::load(&run.shards(), size, G::INPUT_SHAPE, G::NUM_ACTIONS);
     for s in &window.skipped {
         eprintln!("warning: skipped {s}");
     }
@@ -219,9 +226,10 @@ pub fn train_generation<G: GameState>(
         }
     }
     run.truncate_train_log(ckpt.meta.step)?;
-    let steps_total = t.steps_per_generation as u64;
+    // With `train.samples_per_new_position`, fewer steps when the generation brought few new positions.
+    let steps_total = t.steps_for(window.newest_generation_len) as u64;
     let done = ckpt.meta.step.saturating_sub(parent_step);
-    let total_run = steps_total * cfg.pipeline.generations.max(g) as u64;
+    let total_run = t.steps_per_generation as u64 * cfg.pipeline.generations.max(g) as u64;
     let pb = progress(steps_total, "train");
     pb.set_position(done);
     let mut acc = [0f64; 5];

@@ -51,7 +51,7 @@ impl<G: GameState> Slot<G> {
             let tree = &mut self.trees[who];
             if !self.searching {
                 tree.reset(self.state.clone());
-                tree.begin_search(false, &mut self.rng);
+                tree.begin_search(false, sims[who], &mut self.rng);
                 self.target = sims[who];
                 self.searching = true;
             }

@@ -171,11 +171,12 @@ impl<G: GameState, E: Evaluator<G>> Player<G> for MctsPlayer<G, E> {
             Some(limit) => {
                 let t0 = std::time::Instant::now();
                 let chunk = self.cfg.leaves_per_batch.max(1);
-                let mut res = tree.search(&mut self.evaluator, chunk.min(self.simulations), false, &mut self.rng)?;
+                tree.begin_search(false, self.simulations, &mut self.rng);
+                let mut res = tree.search_more(&mut self.evaluator, chunk.min(self.simulations), &mut self.rng)?;
                 while t0.elapsed() < limit && tree.child_visits() < self.simulations {
                     let before = tree.child_visits();
                     let n = chunk.min(self.simulations - before);
-                    res = tree.search(&mut self.evaluator, n, false, &mut self.rng)?;
+                    res = tree.search_more(&mut self.evaluator, n, &mut self.rng)?;
                     if tree.child_visits() == before {
                         break; // nothing left to search (every line proven)
                     }

@@ -32,6 +32,46 @@ pub struct MctsConfig {
     /// to move has such a winning move is valued +1 for that side instead of
     /// the network's value. Default true.
     pub terminal_children: bool,
+    /// MCTS-solver (Winands, Björnsson & Saito, "Monte-Carlo Tree Search
+    /// Solver", CG 2008): game-theoretic values propagate up the tree. A node
+    /// is a proven win for its side to move when one child is a proven loss
+    /// for the side to move there, and proven with the best child value when
+    /// every child is proven. Selection never enters a proven node below the
+    /// root (it backs up the exact value), never chooses a proven losing move
+    /// while another exists, and the move to play is a proven win when there is
+    /// one; in self-play a position proven before its move becomes an exact
+    /// value target. Default false.
+    pub solver: bool,
+    /// How the root chooses which child to simulate: `puct` (AlphaZero) or
+    /// `gumbel` (Gumbel MuZero's sequential halving with Gumbel-top-k,
+    /// Danihelka et al., ICLR 2022): the `gumbel_considered` moves with the
+    /// largest `g + log prior` (g ~ Gumbel(0, 1) when the search has noise,
+    /// else 0) share the simulations in rounds that halve the candidates by
+    /// `g + log prior + sigma(completed Q)`, and the move to play is the best
+    /// survivor. No Dirichlet noise is mixed in when it is on (the Gumbel
+    /// sample is the exploration). Inside the tree, selection stays PUCT.
+    /// Default `puct`.
+    pub root_selection: RootSelection,
+    /// Moves considered at the root by Gumbel root search (`m` in the paper;
+    /// mctx default 16). Range 1..=1024.
+    pub gumbel_considered: u32,
+    /// `c_visit` of `sigma(q) = (c_visit + max N) * c_scale * q` in the Gumbel
+    /// root search (the paper's and mctx's 50). Range >= 0.
+    pub gumbel_c_visit: f32,
+    /// `c_scale` of that `sigma` (mctx 0.1; the paper's 1.0 with values in
+    /// [0, 1] after min-max rescaling). Range >= 0.
+    pub gumbel_c_scale: f32,
+}
+
+/// The rule that picks the root child of each simulation ([`MctsConfig::root_selection`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RootSelection {
+    /// PUCT, as at every other node (AlphaZero).
+    #[default]
+    Puct,
+    /// Gumbel-top-k with sequential halving (Gumbel MuZero).
+    Gumbel,
 }
 
 impl Default for MctsConfig {
@@ -44,6 +84,11 @@ impl Default for MctsConfig {
             noise_fraction: 0.25,
             leaves_per_batch: 1,
             terminal_children: true,
+            solver: false,
+            root_selection: RootSelection::Puct,
+            gumbel_considered: 16,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 0.1,
         }
     }
 }
@@ -71,6 +116,14 @@ impl MctsConfig {
         }
         if self.leaves_per_batch == 0 || self.leaves_per_batch > 256 {
             return Err(format!("search.leaves_per_batch must be in 1..=256, got {}", self.leaves_per_batch));
+        }
+        if !(1..=1024).contains(&self.gumbel_considered) {
+            return Err(format!("search.gumbel_considered must be in 1..=1024, got {}", self.gumbel_considered));
+        }
+        for (name, x) in [("gumbel_c_visit", self.gumbel_c_visit), ("gumbel_c_scale", self.gumbel_c_scale)] {
+            if !(x >= 0.0 && x.is_finite()) {
+                return Err(format!("search.{name} must be >= 0, got {x}"));
+            }
         }
         Ok(())
     }

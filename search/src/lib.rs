@@ -16,6 +16,6 @@ pub mod puct;
 
 pub use alphabeta::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, StaticEval, ALPHABETA_VERSION};
 pub use cache::CachedEvaluator;
-pub use config::MctsConfig;
+pub use config::{MctsConfig, RootSelection};
 pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};
 pub use mcts::{Gather, Mcts, QRescale, SearchResult};

@@ -87,6 +87,7 @@ fn result(stats: &[(u32, f32, Option<f32>)], tie_seed: u64) -> SearchResult {
         q: stats.iter().map(|s| s.2).collect(),
         root_value: 0.0,
         tie_seed,
+        ..Default::default()
     }
 }
 

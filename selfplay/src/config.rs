@@ -66,6 +66,13 @@ pub struct SelfplayConfig {
     /// `min_max` over the root's children (the paper's and mctx's) or `fixed`
     /// (`(q + 1) / 2`). Default `min_max`.
     pub completed_q_rescale: martian_search::QRescale,
+    /// Weight `w` of the root's search value in the value target:
+    /// `z' = (1 - w) z + w q_root` (lc0's "q ratio"; KataGo mixes search values
+    /// into its targets too), which lowers the target's variance when games
+    /// are long and noisy. 0 = the game result alone (AlphaZero). Positions
+    /// the solver proved (`search.solver`) get their exact value whatever `w`.
+    /// Range 0..=1. Default 0.
+    pub value_target_q_weight: f32,
 }
 
 /// What a sample's policy target is.
@@ -98,6 +105,7 @@ impl Default for SelfplayConfig {
             c_visit: 50.0,
             c_scale: 0.1,
             completed_q_rescale: martian_search::QRescale::MinMax,
+            value_target_q_weight: 0.0,
         }
     }
 }
@@ -142,6 +150,9 @@ impl SelfplayConfig {
                 "selfplay.c_visit and selfplay.c_scale must be >= 0, got {} and {}",
                 self.c_visit, self.c_scale
             ));
+        }
+        if !(0.0..=1.0).contains(&self.value_target_q_weight) {
+            return Err(format!("selfplay.value_target_q_weight must be in 0..=1, got {}", self.value_target_q_weight));
         }
         Ok(())
     }

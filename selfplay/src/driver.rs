@@ -136,7 +136,9 @@ struct Slot<G: GameState> {
     game_id: u64,
     start: String,
     moves: Vec<String>,
-    samples: Vec<(Sample, martian_rules::Side)>,
+    /// Samples with the mover, the root's proven value (solver) and the
+    /// root's search value, both for the mover.
+    samples: Vec<(Sample, martian_rules::Side, Option<f32>, f32)>,
     targets: TargetStats,
     searching: bool,
     full: bool,
@@ -192,8 +194,11 @@ impl<G: GameState> Slot<G> {
             if !self.searching {
                 self.full = cfg.full_search_prob >= 1.0 || self.rng.gen::<f32>() < cfg.full_search_prob;
                 let sims = if self.full { cfg.simulations } else { cfg.cheap_simulations };
-                let noise = self.full && cfg.root_noise;
-                self.tree.begin_search(noise, &mut self.rng);
+                // Gumbel root search explores through its Gumbel sample in every
+                // search; PUCT gets Dirichlet noise in full searches only.
+                let gumbel = self.tree.config().root_selection == martian_search::RootSelection::Gumbel;
+                let noise = cfg.root_noise && (self.full || gumbel);
+                self.tree.begin_search(noise, sims, &mut self.rng);
                 self.target = self.tree.child_visits() + sims;
                 self.searching = true;
             }
@@ -238,7 +243,8 @@ impl<G: GameState> Slot<G> {
                     .map(|(&(m, _), &p)| (state.action_index(m) as u32, p))
                     .collect();
                 let legal = res.visits.iter().map(|&(m, _)| state.action_index(m) as u32).collect();
-                self.samples.push((Sample { planes, legal, policy, value: 0.0, ply }, state.side_to_move()));
+                let sample = Sample { planes, legal, policy, value: 0.0, ply };
+                self.samples.push((sample, state.side_to_move(), self.tree.root_exact(), res.root_value));
             }
         }
         let t = if (ply as u64) < cfg.temperature_plies as u64 { cfg.temperature } else { cfg.final_temperature };
@@ -256,14 +262,19 @@ impl<G: GameState> Slot<G> {
         self.searching = false;
     }
 
-    fn take_finished(&mut self, model: &str) -> FinishedGame {
+    fn take_finished(&mut self, model: &str, q_weight: f32) -> FinishedGame {
         let outcome = self.finished.take().expect("finished game");
         let state = self.tree.root_state();
         let samples: Vec<Sample> = self
             .samples
             .drain(..)
-            .map(|(mut s, side)| {
-                s.value = outcome.value_for(side);
+            .map(|(mut s, side, exact, root_q)| {
+                // A proven position's value is exact; otherwise the result,
+                // mixed with the search's value when `value_target_q_weight` > 0.
+                s.value = match exact {
+                    Some(v) => v,
+                    None => (1.0 - q_weight) * outcome.value_for(side) + q_weight * root_q.clamp(-1.0, 1.0),
+                };
                 s
             })
             .collect();
@@ -315,7 +326,7 @@ where
         slots.par_iter_mut().filter(|s| s.active).for_each(|s| s.step(cfg));
         // Finished games: report and restart.
         for s in slots.iter_mut().filter(|s| s.active && s.finished.is_some()) {
-            let fg = s.take_finished(&params.model_name);
+            let fg = s.take_finished(&params.model_name, cfg.value_target_q_weight);
             stats.games += 1;
             stats.moves += fg.record.plies as u64;
             stats.samples += fg.samples.len() as u64;

@@ -13,7 +13,7 @@ pub mod shard;
 pub use config::{PolicyTarget, SelfplayConfig};
 pub use driver::{play_games, FinishedGame, PlayParams, Sample, SelfplayStats, TargetStats};
 pub use record::GameRecord;
-pub use shard::{check_samples, read_shard, write_shard, SampleCheck, ShardData, ShardError};
+pub use shard::{check_samples, read_shard, shard_len, write_shard, SampleCheck, ShardData, ShardError};
 
 /// Packs samples into shard arrays (dense policy targets).
 ///

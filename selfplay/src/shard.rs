@@ -7,7 +7,7 @@
 //! | `planes`         | float32 | `[N, planes, rows, cols]` | network input (`GameState::encode`) |
 //! | `policy`         | float32 | `[N, NUM_ACTIONS]`     | root visit distribution (policy target), sums to 1 |
 //! | `legal`          | uint8   | `[N, NUM_ACTIONS]`     | 1 for the action of every legal move (the policy loss is a softmax over these) |
-//! | `value`          | float32 | `[N]`                  | final result for the side to move at that ply: +1 win, 0 draw, -1 loss |
+//! | `value`          | float32 | `[N]`                  | value target for the side to move, in [-1, 1]: the final result (+1 win, 0 draw, -1 loss), the proven value, or the result mixed with the search value (`selfplay.value_target_q_weight`) |
 //! | `game_id`        | int64   | `[N]`                  | game id (see the game records) |
 //! | `ply`            | int32   | `[N]`                  | ply of the sample within its game |
 //!
@@ -56,7 +56,7 @@ pub struct ShardData {
     pub policy: Array2<f32>,
     /// `[N, NUM_ACTIONS]` legal-move mask (1 = legal).
     pub legal: Array2<u8>,
-    /// `[N]` value targets (+1/0/-1 for the side to move).
+    /// `[N]` value targets in `[-1, 1]` for the side to move (see the table above).
     pub value: Array1<f32>,
     /// `[N]` game ids.
     pub game_id: Array1<i64>,
@@ -125,6 +125,20 @@ pub fn write_shard(path: &Path, data: &ShardData) -> Result<(), ShardError> {
         f.sync_all().map_err(io)?;
     }
     fs::rename(&tmp, path).map_err(io)
+}
+
+/// The number of samples in a shard, read from its `value` array alone
+/// (cheap: for counting the positions a run has produced).
+///
+/// # Errors
+/// [`ShardError`] naming the file and what is wrong.
+pub fn shard_len(path: &Path) -> Result<usize, ShardError> {
+    let p = path.display().to_string();
+    let corrupt = |message: String| ShardError::Corrupt { path: p.clone(), message };
+    let file = File::open(path).map_err(|source| ShardError::Io { path: p.clone(), source })?;
+    let mut npz = NpzReader::new(file).map_err(|e| corrupt(e.to_string()))?;
+    let value: Array1<f32> = npz.by_name("value.npy").map_err(|e| corrupt(format!("value: {e}")))?;
+    Ok(value.len())
 }
 
 /// Reads a shard for a game with `input_shape` and `num_actions` and checks

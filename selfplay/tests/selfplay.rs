@@ -173,3 +173,67 @@ fn records_carry_their_rules_and_name_differing_switches() {
         assert!(r.replay::<MartianChess>(&MartianRules::default()).unwrap_err().to_string().contains("jetan game"));
     }
 }
+
+/// Plays one game from `start` with every move fully searched and returns it.
+fn one_game<G: GameState>(start: &G, cfg: &SelfplayConfig, mcts: &MctsConfig) -> FinishedGame {
+    let ids = [7u64];
+    let params = PlayParams { start, game_ids: &ids, seed: 3, model_name: "uniform".into() };
+    let mut out = Vec::new();
+    play_games(&params, cfg, mcts, &mut UniformEvaluator, |g, _| {
+        out.push(g);
+        Ok(())
+    })
+    .unwrap();
+    out.pop().unwrap()
+}
+
+#[test]
+fn solver_gives_exact_value_targets_and_q_weight_mixes_the_others() {
+    // Martian Chess, North to move, forced win in 3 plies (search/tests/solver_gumbel.rs).
+    let start =
+        MartianChess::from_position("QQDQ/1DP1/1P2/4/2PP/1DDD/P2Q/PQQ1 N 0 2 b2b3 2 5 17", &MartianRules::default())
+            .unwrap();
+    let cfg = SelfplayConfig {
+        games_in_flight: 1,
+        simulations: 3000,
+        full_search_prob: 1.0,
+        temperature: 0.0,
+        value_target_q_weight: 0.5,
+        ..Default::default()
+    };
+    // With the solver, the first position is proven: its target is exactly +1
+    // for North, who then wins the game as proven (within 3 plies).
+    let g = one_game(&start, &cfg, &MctsConfig { solver: true, ..Default::default() });
+    assert_eq!(g.record.winner.as_deref(), Some("North"));
+    assert!(g.record.plies <= start.ply() + 3, "the proven win is played: {:?}", g.record.moves);
+    assert_eq!(g.samples[0].value, 1.0);
+    // Without the solver, the first target mixes the result (+1) with the
+    // root's search value: (1 - 0.5) * 1 + 0.5 * q, below 1.
+    let g = one_game(&start, &cfg, &MctsConfig::default());
+    let v = g.samples[0].value;
+    assert!((0.0..1.0).contains(&v), "mixed target {v}");
+    // And with weight 0, targets are results.
+    let plain = SelfplayConfig { value_target_q_weight: 0.0, ..cfg };
+    let g = one_game(&start, &plain, &MctsConfig::default());
+    assert!(g.samples.iter().all(|s| [-1.0, 0.0, 1.0].contains(&s.value)));
+}
+
+#[test]
+fn gumbel_self_play_games_are_reproducible_and_complete() {
+    let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+    let cfg = SelfplayConfig { games_in_flight: 2, simulations: 16, cheap_simulations: 4, ..Default::default() };
+    let mcts = MctsConfig {
+        root_selection: martian_search::RootSelection::Gumbel,
+        solver: true,
+        leaves_per_batch: 2,
+        ..Default::default()
+    };
+    let a = one_game(&start, &cfg, &mcts);
+    let b = one_game(&start, &cfg, &mcts);
+    assert_eq!(a.record.moves, b.record.moves);
+    assert!(!a.samples.is_empty());
+    for s in &a.samples {
+        let total: f32 = s.policy.iter().map(|p| p.1).sum();
+        assert!((total - 1.0).abs() < 1e-4);
+    }
+}

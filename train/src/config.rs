@@ -59,6 +59,50 @@ pub struct TrainConfig {
     /// Left-right mirror augmentation (see `docs/training.md`: both games'
     /// rules are mirror-symmetric, their setups are not). Default false.
     pub mirror_augmentation: bool,
+    /// Cap on training per new position (KataGo's "max train samples per new
+    /// data row", 4 in its runs): a generation trains
+    /// `min(steps_per_generation, ceil(new positions * this / batch_size))`
+    /// steps, where the new positions are the newest generation's in the
+    /// replay window, so that a generation with few new games is not trained
+    /// on many times over (overfitting) and the time goes to self-play
+    /// instead. 0 = off (always `steps_per_generation`). Range 0..=1000.
+    /// Default 0.
+    pub samples_per_new_position: f64,
+    /// KataGo's power-law replay window (Wu 2019, section 4; KataGo's
+    /// `shuffle.py`): with `c = replay_window_min` > 0 and `N` positions
+    /// produced so far, the window holds
+    /// `c * (1 + beta * ((N / c)^alpha - 1) / alpha)` positions (`alpha` 0.75,
+    /// `beta` 0.4; all of them while `N <= c`), at most `replay_window`: it
+    /// grows with the run, so early, weak games leave the window sooner than
+    /// with a fixed size. 0 = off (a fixed window of `replay_window`).
+    /// Default 0.
+    pub replay_window_min: u32,
+}
+
+impl TrainConfig {
+    /// The replay window after `produced` positions (see
+    /// [`TrainConfig::replay_window_min`]).
+    pub fn window_for(&self, produced: usize) -> usize {
+        let cap = self.replay_window as usize;
+        if self.replay_window_min == 0 {
+            return cap;
+        }
+        let c = self.replay_window_min as f64;
+        let n = produced as f64;
+        let w = if n <= c { c } else { c * (1.0 + 0.4 * ((n / c).powf(0.75) - 1.0) / 0.75) };
+        (w.floor() as usize).min(cap)
+    }
+
+    /// Optimizer steps of a generation whose replay window holds
+    /// `new_positions` positions of the newest generation (see
+    /// [`TrainConfig::samples_per_new_position`]); at least 1.
+    pub fn steps_for(&self, new_positions: usize) -> u32 {
+        if self.samples_per_new_position <= 0.0 {
+            return self.steps_per_generation;
+        }
+        let want = (new_positions as f64 * self.samples_per_new_position / self.batch_size.max(1) as f64).ceil();
+        (want.min(self.steps_per_generation as f64) as u32).max(1)
+    }
 }
 
 impl Default for TrainConfig {
@@ -66,6 +110,8 @@ impl Default for TrainConfig {
         TrainConfig {
             batch_size: 256,
             steps_per_generation: 200,
+            samples_per_new_position: 0.0,
+            replay_window_min: 0,
             replay_window: 100_000,
             optimizer: OptimizerKind::Sgd,
             learning_rate: 0.02,
@@ -122,6 +168,18 @@ impl TrainConfig {
         if self.log_every == 0 || self.checkpoint_every == 0 {
             return Err("train.log_every and train.checkpoint_every must be >= 1".into());
         }
+        if self.replay_window_min > self.replay_window {
+            return Err(format!(
+                "train.replay_window_min ({}) must be at most train.replay_window ({})",
+                self.replay_window_min, self.replay_window
+            ));
+        }
+        if !(0.0..=1000.0).contains(&self.samples_per_new_position) {
+            return Err(format!(
+                "train.samples_per_new_position must be in 0..=1000, got {}",
+                self.samples_per_new_position
+            ));
+        }
         Ok(())
     }
 
@@ -140,5 +198,38 @@ impl TrainConfig {
         } else {
             base
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn steps_follow_the_new_positions_up_to_the_cap() {
+        let c = super::TrainConfig {
+            samples_per_new_position: 4.0,
+            batch_size: 256,
+            steps_per_generation: 200,
+            ..Default::default()
+        };
+        assert_eq!(c.steps_for(6400), 100); // 6400 * 4 / 256
+        assert_eq!(c.steps_for(100), 2); // ceil(1.56)
+        assert_eq!(c.steps_for(0), 1);
+        assert_eq!(c.steps_for(1_000_000), 200);
+        let off = super::TrainConfig { samples_per_new_position: 0.0, ..c };
+        assert_eq!(off.steps_for(10), 200);
+        assert!(super::TrainConfig { samples_per_new_position: -1.0, ..Default::default() }.validate().is_err());
+    }
+
+    #[test]
+    fn power_law_window_grows_from_its_minimum_to_the_cap() {
+        let c = super::TrainConfig { replay_window_min: 10_000, replay_window: 100_000, ..Default::default() };
+        assert_eq!(c.window_for(0), 10_000);
+        assert_eq!(c.window_for(10_000), 10_000);
+        // N = 16 c: c * (1 + 0.4 * (16^0.75 - 1) / 0.75) = c * (1 + 0.4 * 7 / 0.75) = 47333
+        assert_eq!(c.window_for(160_000), 47_333);
+        assert!(c.window_for(200_000) > c.window_for(160_000));
+        assert_eq!(c.window_for(100_000_000), 100_000);
+        let off = super::TrainConfig { replay_window_min: 0, replay_window: 5000, ..Default::default() };
+        assert_eq!(off.window_for(1_000_000), 5000);
     }
 }

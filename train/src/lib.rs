@@ -11,5 +11,5 @@ pub mod symmetry;
 mod trainer;
 
 pub use config::{LrSchedule, OptimizerKind, TrainConfig};
-pub use replay::{list_shards, shard_generation, Batch, ReplayWindow};
+pub use replay::{list_shards, shard_generation, total_positions, Batch, ReplayWindow};
 pub use trainer::{Metrics, StepStats, TrainError, Trainer};

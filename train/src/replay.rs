@@ -35,6 +35,9 @@ pub struct ReplayWindow {
     pub skipped: Vec<String>,
     /// Files from which some samples were left out, naming the file and why.
     pub warnings: Vec<String>,
+    /// Positions of the newest generation in the window (the new data of the
+    /// generation being trained, in the pipeline).
+    pub newest_generation_len: usize,
 }
 
 /// Shard files (`*.npz`, not temporaries) under `dir`, newest first: by the
@@ -62,6 +65,12 @@ pub fn shard_generation(p: &Path) -> u32 {
     name.strip_prefix("gen").and_then(|r| r.split(['-', '.']).next()).and_then(|d| d.parse().ok()).unwrap_or(0)
 }
 
+/// Positions in every shard under `dir` (unreadable shards count 0): the
+/// `N` of [`crate::TrainConfig::window_for`].
+pub fn total_positions(dir: &Path) -> usize {
+    list_shards(dir).iter().map(|p| martian_selfplay::shard_len(p).unwrap_or(0)).sum()
+}
+
 impl ReplayWindow {
     /// Reads the newest shards under `dir` until `window` positions are held.
     ///
@@ -85,6 +94,7 @@ impl ReplayWindow {
             files: Vec::new(),
             skipped: Vec::new(),
             warnings: Vec::new(),
+            newest_generation_len: 0,
         };
         // (generation, game id, ply, shard, row) of every usable row.
         let mut rows: Vec<(u32, i64, i32, u32, u32)> = Vec::new();
@@ -132,6 +142,7 @@ impl ReplayWindow {
             ));
         }
         rows.truncate(window);
+        w.newest_generation_len = rows.first().map_or(0, |n| rows.iter().take_while(|r| r.0 == n.0).count());
         w.index = rows.into_iter().map(|r| (r.3, r.4)).collect();
         w
     }

@@ -727,8 +727,8 @@ impl Job {
         let cfg = MctsConfig { leaves_per_batch: s.batch, ..MctsConfig::default() };
         let mut tree = Mcts::new(cfg, root.clone());
         let mut rng = StdRng::seed_from_u64(0);
-        tree.begin_search(false, &mut rng);
         let target = limits.visits.or(if limits.movetime.is_none() { Some(s.default_visits) } else { None });
+        tree.begin_search(false, target.unwrap_or(s.default_visits), &mut rng);
         let mut evals: Vec<Evaluation> = Vec::new();
         let mut last_info = Instant::now();
         let mut printed: Option<u32> = None;

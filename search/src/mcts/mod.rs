@@ -4,7 +4,7 @@
 //! # Driving a search
 //!
 //! ```text
-//! tree.begin_search(noise, rng)          // once per move
+//! tree.begin_search(noise, sims, rng)    // once per move
 //! loop {
 //!     tree.gather(k, rng)                // select up to k leaves (virtual loss)
 //!     evaluate tree.pending_leaves()     // one batch, possibly shared by many trees

@@ -6,7 +6,7 @@ use martian_rules::{mix64, GameState, Move};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
-use crate::config::MctsConfig;
+use crate::config::{MctsConfig, RootSelection};
 use crate::evaluator::{EvalError, Evaluation, Evaluator};
 use crate::puct::{c_puct, puct_score};
 
@@ -54,6 +54,9 @@ pub struct Node {
     pub num_children: u32,
     /// Expansion state.
     pub kind: NodeKind,
+    /// With [`MctsConfig::solver`]: the proven game value of an expanded node
+    /// for its side to move (+1, 0 or -1), once its children prove it.
+    pub solved: Option<f32>,
 }
 
 impl Node {
@@ -67,6 +70,18 @@ impl Node {
             first_child: 0,
             num_children: 0,
             kind: NodeKind::Unexpanded,
+            solved: None,
+        }
+    }
+
+    /// The exact value of the node for its side to move: a terminal node's
+    /// value, or a proven one ([`Node::solved`]); `None` when unknown.
+    #[inline]
+    pub fn exact(&self) -> Option<f32> {
+        match self.kind {
+            NodeKind::Terminal(v) => Some(v),
+            NodeKind::Expanded => self.solved,
+            _ => None,
         }
     }
 
@@ -104,6 +119,14 @@ pub struct SearchResult {
     /// The search's tie-break seed ([`Mcts::tie_seed`]), which
     /// [`SearchResult::best_move`] uses for moves tied on visits, prior and Q.
     pub tie_seed: u64,
+    /// With [`MctsConfig::solver`]: the proven value of each root move for the
+    /// root's side to move (+1 win, 0 draw, -1 loss), `None` when unproven;
+    /// parallel to `visits` (all `None` without the solver).
+    pub exact: Vec<Option<f32>>,
+    /// With [`RootSelection::Gumbel`]: the move sequential halving chose
+    /// (the surviving candidate with the most visits and the largest
+    /// `g + log prior + sigma(completed Q)`).
+    pub chosen: Option<Move>,
 }
 
 /// The tie-break rank of `mv` under `seed`: among moves tied on everything
@@ -144,16 +167,39 @@ impl SearchResult {
             .collect()
     }
 
-    /// The move to play without sampling: the most visited; ties go to the
-    /// higher prior, then to the higher Q, and among moves tied on all three
-    /// ([`SearchResult::tied_best`]) to the smallest [`tie_rank`] under
-    /// [`SearchResult::tie_seed`]. So the same search gives the same move, and
-    /// the choice among fully tied moves does not follow legal-move order.
-    /// `None` when there are no root moves.
+    fn exact_at(&self, i: usize) -> Option<f32> {
+        self.exact.get(i).copied().flatten()
+    }
+
+    /// The move to play without sampling: a proven win if there is one (the
+    /// solver); else the Gumbel root search's choice ([`SearchResult::chosen`]);
+    /// else the most visited move that is not a proven loss (unless all are);
+    /// ties go to the higher prior, then to the higher Q, and among moves tied
+    /// on all three ([`SearchResult::tied_best`]) to the smallest [`tie_rank`]
+    /// under [`SearchResult::tie_seed`]. So the same search gives the same
+    /// move, and the choice among fully tied moves does not follow legal-move
+    /// order. `None` when there are no root moves.
     pub fn best_move(&self) -> Option<Move> {
+        let n = self.visits.len();
+        if let Some(m) = self.best_among(|i| self.exact_at(i).is_some_and(|v| v >= 1.0)) {
+            return Some(m);
+        }
+        if let Some(m) = self.chosen {
+            return Some(m);
+        }
+        let not_lost = |i: usize| !self.exact_at(i).is_some_and(|v| v <= -1.0);
+        if (0..n).any(not_lost) {
+            self.best_among(not_lost)
+        } else {
+            self.best_among(|_| true)
+        }
+    }
+
+    /// The best of the moves `keep` admits, by visits, prior, Q, then [`tie_rank`].
+    fn best_among(&self, keep: impl Fn(usize) -> bool) -> Option<Move> {
         let seed = self.tie_seed;
         let mut best: Option<usize> = None;
-        for i in 0..self.visits.len() {
+        for i in (0..self.visits.len()).filter(|&i| keep(i)) {
             best = match best {
                 None => Some(i),
                 Some(b) => match compare_stats(self.stats(i), self.stats(b)) {
@@ -192,6 +238,33 @@ pub struct Mcts<G: GameState> {
     root_noised: bool,
     /// The seed set with [`Mcts::set_tie_seed`] (0 by default).
     tie_seed: u64,
+    /// Gumbel root search state of the current search (see [`RootSelection::Gumbel`]).
+    gumbel: GumbelRoot,
+}
+
+/// State of one Gumbel root search: the candidates and the halving schedule.
+#[derive(Default)]
+struct GumbelRoot {
+    /// Set by [`Mcts::begin_search`]; the state is built when the root is expanded.
+    pending: bool,
+    /// The state below is valid for the current search.
+    ready: bool,
+    /// Sample Gumbel noise (self-play) rather than use g = 0 (play).
+    noise: bool,
+    /// Simulations of the search (`n` of the paper).
+    budget: u32,
+    /// `g(a)` per root child (0 without noise).
+    g: Vec<f32>,
+    /// Root children's visits when the search began (tree reuse).
+    start_visits: Vec<u32>,
+    /// Root child offsets still in the halving, best first at the last halving.
+    considered: Vec<u32>,
+    /// Rounds of halving: `ceil(log2 m)`, at least 1.
+    phases: u32,
+    /// Visits (since the search began) each candidate gets by the end of the current round.
+    phase_target: u32,
+    /// Scratch for scores.
+    scores: Vec<f32>,
 }
 
 impl<G: GameState> Mcts<G> {
@@ -212,6 +285,7 @@ impl<G: GameState> Mcts<G> {
             raw_priors: Vec::new(),
             root_noised: false,
             tie_seed: 0,
+            gumbel: GumbelRoot::default(),
         };
         t.nodes.push(Node::new(Move::new(0, 0), 1.0));
         t
@@ -322,13 +396,28 @@ impl<G: GameState> Mcts<G> {
         self.num_pending = 0;
         self.noise_pending = false;
         self.root_noised = false;
+        self.gumbel.pending = false;
+        self.gumbel.ready = false;
     }
 
-    /// Starts a search for the move at the root: with `noise`, Dirichlet noise
-    /// is mixed into the root priors (now, or when the root gets expanded).
-    pub fn begin_search<R: Rng>(&mut self, noise: bool, rng: &mut R) {
+    /// Starts a search of `simulations` simulations for the move at the root.
+    /// With [`RootSelection::Puct`] and `noise`, Dirichlet noise is mixed into
+    /// the root priors (now, or when the root gets expanded); with
+    /// [`RootSelection::Gumbel`], `noise` means Gumbel noise in the choice of
+    /// candidates, and `simulations` sets the halving schedule.
+    pub fn begin_search<R: Rng>(&mut self, noise: bool, simulations: u32, rng: &mut R) {
         self.noise_pending = false;
-        if noise {
+        self.gumbel.ready = false;
+        self.gumbel.pending = false;
+        if self.cfg.root_selection == RootSelection::Gumbel {
+            self.gumbel.noise = noise;
+            self.gumbel.budget = simulations.max(1);
+            if self.nodes[0].kind == NodeKind::Expanded {
+                self.init_gumbel(rng);
+            } else {
+                self.gumbel.pending = true;
+            }
+        } else if noise {
             if self.nodes[0].kind == NodeKind::Expanded {
                 self.apply_root_noise(rng);
             } else {
@@ -382,7 +471,15 @@ impl<G: GameState> Mcts<G> {
             let node = self.nodes[idx as usize];
             match node.kind {
                 NodeKind::Expanded if node.num_children > 0 => {
-                    let child = self.select_child(idx);
+                    if idx != 0 && self.cfg.solver {
+                        if let Some(v) = node.solved {
+                            // A proven node: its exact value, without searching below.
+                            self.backup_path(v);
+                            return Gather::Terminal;
+                        }
+                    }
+                    let child =
+                        if idx == 0 && self.gumbel.ready { self.gumbel_root_child() } else { self.select_child(idx) };
                     let mv = self.nodes[child as usize].mv;
                     self.scratch.play_unchecked(mv);
                     idx = child;
@@ -394,6 +491,11 @@ impl<G: GameState> Mcts<G> {
                 }
                 NodeKind::Terminal(v) => {
                     self.backup_path(v);
+                    if self.cfg.solver {
+                        let path = std::mem::take(&mut self.path);
+                        self.propagate_solved(&path);
+                        self.path = path;
+                    }
                     return Gather::Terminal;
                 }
                 NodeKind::Pending => return Gather::Collision,
@@ -402,6 +504,11 @@ impl<G: GameState> Mcts<G> {
                         let v = outcome.value_for(self.scratch.side_to_move());
                         self.nodes[idx as usize].kind = NodeKind::Terminal(v);
                         self.backup_path(v);
+                        if self.cfg.solver {
+                            let path = std::mem::take(&mut self.path);
+                            self.propagate_solved(&path);
+                            self.path = path;
+                        }
                         return Gather::Terminal;
                     }
                     self.nodes[idx as usize].kind = NodeKind::Pending;
@@ -455,13 +562,21 @@ impl<G: GameState> Mcts<G> {
         // Rank of `best` under the tie seed, computed on the first exact tie.
         let mut best_rank: Option<u64> = None;
         let seed = self.tie_seed();
+        let solver = self.cfg.solver;
         for (i, ch) in children.iter().enumerate() {
             let n = ch.visits + ch.in_flight;
+            let exact = if solver { ch.exact() } else { None };
             // Virtual loss: each in-flight visit counts as a loss for the chooser.
-            let q = match (n, ch.kind) {
+            let q = match (exact, n, ch.kind) {
+                // The solver: a proven win for the chooser is taken, a proven
+                // loss never (unless every move loses: then the first scored
+                // stays), a proven draw is worth exactly 0.
+                (Some(e), _, _) if -e >= 1.0 => return (first + i) as u32,
+                (Some(e), _, _) if -e <= -1.0 => continue,
+                (Some(e), _, _) => -e,
                 // An unvisited terminal child: its exact value for the chooser.
-                (0, NodeKind::Terminal(v)) => -v,
-                (0, _) => fpu,
+                (None, 0, NodeKind::Terminal(v)) => -v,
+                (None, 0, _) => fpu,
                 _ => (ch.value_sum - ch.in_flight as f32) / n as f32,
             };
             let s = puct_score(q, ch.prior, n as f32, c, sqrt_n);
@@ -542,12 +657,218 @@ impl<G: GameState> Mcts<G> {
                 n.value_sum += v;
                 v = -v;
             }
+            if self.cfg.solver {
+                let mut path = std::mem::take(&mut self.path);
+                path.clear();
+                path.extend_from_slice(&self.pending[k].path);
+                self.propagate_solved(&path);
+                self.path = path;
+            }
             if leaf == 0 && self.noise_pending {
                 self.noise_pending = false;
                 self.apply_root_noise(rng);
             }
+            if leaf == 0 && self.gumbel.pending {
+                self.init_gumbel(rng);
+            }
         }
         self.num_pending = 0;
+    }
+
+    /// The solver's back-up (Winands et al. 2008): walks `path` upwards from
+    /// its last node, which has just become exact (a terminal reached, or a
+    /// leaf expanded), marking each node whose children now prove its value;
+    /// stops at the first node that stays unproven.
+    fn propagate_solved(&mut self, path: &[u32]) {
+        for &i in path.iter().rev() {
+            let i = i as usize;
+            let exact = match self.nodes[i].kind {
+                NodeKind::Terminal(v) => Some(v),
+                NodeKind::Expanded => {
+                    if self.nodes[i].solved.is_none() {
+                        self.nodes[i].solved = self.solve_from_children(i);
+                    }
+                    self.nodes[i].solved
+                }
+                _ => None,
+            };
+            if exact.is_none() {
+                break;
+            }
+        }
+    }
+
+    /// The value node `i` is proven to have for its side to move: +1 when a
+    /// child is a proven loss for its own side to move, the best child value
+    /// when every child is proven, else `None`.
+    fn solve_from_children(&self, i: usize) -> Option<f32> {
+        let n = &self.nodes[i];
+        if n.num_children == 0 {
+            return None;
+        }
+        let first = n.first_child as usize;
+        let mut best = f32::NEG_INFINITY;
+        let mut all = true;
+        for c in &self.nodes[first..first + n.num_children as usize] {
+            match c.exact() {
+                Some(e) if -e >= 1.0 => return Some(1.0),
+                Some(e) => best = best.max(-e),
+                None => all = false,
+            }
+        }
+        all.then_some(best)
+    }
+
+    /// Builds the Gumbel root search of the current search once the root is
+    /// expanded: samples `g`, takes the top `m = min(gumbel_considered, legal
+    /// moves, simulations)` moves by `g + log prior`, and sets the first round.
+    fn init_gumbel<R: Rng>(&mut self, rng: &mut R) {
+        self.gumbel.pending = false;
+        let k = self.nodes[0].num_children as usize;
+        if k == 0 {
+            return;
+        }
+        let first = self.nodes[0].first_child as usize;
+        let gm = &mut self.gumbel;
+        gm.g.clear();
+        if gm.noise {
+            // g = -ln(-ln u), u uniform in (0, 1).
+            gm.g.extend((0..k).map(|_| {
+                let u: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
+                (-(-u.ln()).ln()) as f32
+            }));
+        } else {
+            gm.g.resize(k, 0.0);
+        }
+        gm.start_visits.clear();
+        gm.start_visits.extend(self.nodes[first..first + k].iter().map(|c| c.visits));
+        let seed = mix64(self.tie_seed) ^ self.root_state.hash();
+        let nodes = &self.nodes;
+        let g = &gm.g;
+        let key = |i: usize| g[i] + nodes[first + i].prior.max(1e-8).ln();
+        gm.considered.clear();
+        gm.considered.extend(0..k as u32);
+        gm.considered.sort_by(|&a, &b| {
+            key(b as usize)
+                .partial_cmp(&key(a as usize))
+                .unwrap_or(Ordering::Equal)
+                .then(tie_rank(seed, nodes[first + a as usize].mv).cmp(&tie_rank(seed, nodes[first + b as usize].mv)))
+        });
+        let m = (self.cfg.gumbel_considered as usize).min(k).min(gm.budget as usize).max(1);
+        gm.considered.truncate(m);
+        gm.phases = (m as f32).log2().ceil().max(1.0) as u32;
+        gm.phase_target = (gm.budget / (gm.phases * m as u32)).max(1);
+        gm.ready = true;
+    }
+
+    /// Visits of root child `i` since the search began, counting those in flight.
+    fn gumbel_count(&self, i: u32) -> u32 {
+        let c = &self.nodes[self.nodes[0].first_child as usize + i as usize];
+        (c.visits + c.in_flight).saturating_sub(self.gumbel.start_visits.get(i as usize).copied().unwrap_or(0))
+    }
+
+    /// The root child for the next simulation under sequential halving: the
+    /// candidate with the fewest visits this round (earlier candidates first);
+    /// when every candidate has its visits of the round, the better half (by
+    /// `g + log prior + sigma(completed Q)`, at least 2) goes on to the next
+    /// round (mctx's `get_sequence_of_considered_visits` schedule).
+    fn gumbel_root_child(&mut self) -> u32 {
+        let first = self.nodes[0].first_child;
+        loop {
+            // A move that wins at once (or is proven to) ends the search's question.
+            if let Some(i) = self.root_win() {
+                return first + i;
+            }
+            let (pos, min) = self
+                .gumbel
+                .considered
+                .iter()
+                .enumerate()
+                .map(|(p, &i)| (p, self.gumbel_count(i)))
+                .min_by_key(|&(p, c)| (c, p))
+                .expect("at least one candidate");
+            if min < self.gumbel.phase_target {
+                return first + self.gumbel.considered[pos];
+            }
+            let r = self.gumbel.considered.len();
+            if r > 2 {
+                self.sort_considered();
+                self.gumbel.considered.truncate((r / 2).max(2));
+            }
+            let r = self.gumbel.considered.len() as u32;
+            self.gumbel.phase_target += (self.gumbel.budget / (self.gumbel.phases * r)).max(1);
+        }
+    }
+
+    /// A root child that wins for the root's side to move: a move that ends
+    /// the game with a win (known through `terminal_children`), or, with the
+    /// solver, a proven win. The first in legal-move order.
+    fn root_win(&self) -> Option<u32> {
+        let r = &self.nodes[0];
+        let first = r.first_child as usize;
+        (0..r.num_children).find(|&i| {
+            let c = &self.nodes[first + i as usize];
+            let e = match c.kind {
+                NodeKind::Terminal(v) => Some(v),
+                _ if self.cfg.solver => c.exact(),
+                _ => None,
+            };
+            e.is_some_and(|e| -e >= 1.0)
+        })
+    }
+
+    /// Sorts the candidates by `g + log prior + sigma(completed Q)`, best first.
+    fn sort_considered(&mut self) {
+        let mut scores = std::mem::take(&mut self.gumbel.scores);
+        self.gumbel_scores(&mut scores);
+        let seed = self.tie_seed();
+        let first = self.nodes[0].first_child as usize;
+        let nodes = &self.nodes;
+        self.gumbel.considered.sort_by(|&a, &b| {
+            scores[b as usize]
+                .partial_cmp(&scores[a as usize])
+                .unwrap_or(Ordering::Equal)
+                .then(tie_rank(seed, nodes[first + a as usize].mv).cmp(&tie_rank(seed, nodes[first + b as usize].mv)))
+        });
+        self.gumbel.scores = scores;
+    }
+
+    /// `g(a) + log prior(a) + sigma(completed Q(a))` for every root child
+    /// (min-max rescaled completed Q, `sigma` with the search's
+    /// `gumbel_c_visit` and `gumbel_c_scale`).
+    fn gumbel_scores(&self, out: &mut Vec<f32>) {
+        let children = self.root_children();
+        self.rescaled_completed_q(QRescale::MinMax, out);
+        let max_n = children.iter().map(|c| c.visits).max().unwrap_or(0) as f32;
+        let sigma = (self.cfg.gumbel_c_visit + max_n) * self.cfg.gumbel_c_scale;
+        for (i, (x, c)) in out.iter_mut().zip(children).enumerate() {
+            let g = self.gumbel.g.get(i).copied().unwrap_or(0.0);
+            *x = g + c.prior.max(1e-8).ln() + sigma * *x;
+        }
+    }
+
+    /// The Gumbel root search's move: a move that wins at once (or is proven
+    /// to), else among the candidates with the most visits this search, the
+    /// largest `g + log prior + sigma(completed Q)`.
+    fn gumbel_choice(&self) -> Option<Move> {
+        if !self.gumbel.ready {
+            return None;
+        }
+        if let Some(i) = self.root_win() {
+            return Some(self.nodes[self.nodes[0].first_child as usize + i as usize].mv);
+        }
+        let mut scores = Vec::new();
+        self.gumbel_scores(&mut scores);
+        let most = self.gumbel.considered.iter().map(|&i| self.gumbel_count(i)).max()?;
+        let first = self.nodes[0].first_child as usize;
+        let seed = self.tie_seed();
+        let best = self.gumbel.considered.iter().filter(|&&i| self.gumbel_count(i) == most).max_by(|&&a, &&b| {
+            scores[a as usize].partial_cmp(&scores[b as usize]).unwrap_or(Ordering::Equal).then(
+                tie_rank(seed, self.nodes[first + b as usize].mv)
+                    .cmp(&tie_rank(seed, self.nodes[first + a as usize].mv)),
+            )
+        })?;
+        Some(self.nodes[first + *best as usize].mv)
     }
 
     /// Mixes Dirichlet(alpha) noise into the root priors:
@@ -604,20 +925,8 @@ impl<G: GameState> Mcts<G> {
         if children.is_empty() {
             return Vec::new();
         }
-        let root_q = self.result().root_value;
-        let q: Vec<f32> = children
-            .iter()
-            .map(|c| match (c.q(), c.kind) {
-                (Some(q), _) => q,
-                (None, NodeKind::Terminal(v)) => -v,
-                (None, _) => root_q,
-            })
-            .collect();
-        let (lo, hi) = q.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
-        let scaled = |x: f32| match rescale {
-            QRescale::MinMax => (x - lo) / (hi - lo).max(1e-8),
-            QRescale::Fixed => (x + 1.0) / 2.0,
-        };
+        let mut q = Vec::with_capacity(children.len());
+        self.rescaled_completed_q(rescale, &mut q);
         let max_n = children.iter().map(|c| c.visits).max().unwrap_or(0) as f32;
         let sigma = (c_visit + max_n) * c_scale;
         let priors = self.network_priors();
@@ -626,7 +935,7 @@ impl<G: GameState> Mcts<G> {
             .enumerate()
             .map(|(i, c)| {
                 let p = priors.get(i).copied().unwrap_or(c.prior).max(1e-8);
-                p.ln() + sigma * scaled(q[i])
+                p.ln() + sigma * q[i]
             })
             .collect();
         let m = out.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -637,6 +946,30 @@ impl<G: GameState> Mcts<G> {
         }
         out.iter_mut().for_each(|x| *x /= sum);
         out
+    }
+
+    /// Completed Q of every root child for the root's side to move (Q when
+    /// visited; the exact value when proven or terminal; else the root's
+    /// value), rescaled by `rescale` into `[0, 1]`.
+    fn rescaled_completed_q(&self, rescale: QRescale, out: &mut Vec<f32>) {
+        let children = self.root_children();
+        let r = &self.nodes[0];
+        let root_q = if r.visits > 0 { -r.value_sum / r.visits as f32 } else { 0.0 };
+        let solver = self.cfg.solver;
+        out.clear();
+        out.extend(children.iter().map(|c| match (c.exact(), c.q(), c.kind) {
+            (Some(e), _, _) if solver => -e,
+            (_, Some(q), _) => q,
+            (_, None, NodeKind::Terminal(v)) => -v,
+            (_, None, _) => root_q,
+        }));
+        let (lo, hi) = out.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+        for x in out.iter_mut() {
+            *x = match rescale {
+                QRescale::MinMax => (*x - lo) / (hi - lo).max(1e-8),
+                QRescale::Fixed => (*x + 1.0) / 2.0,
+            };
+        }
     }
 
     /// The root children's priors as the network gave them (before root
@@ -658,34 +991,53 @@ impl<G: GameState> Mcts<G> {
         let q = children.iter().map(Node::q).collect();
         let r = &self.nodes[0];
         let root_value = if r.visits > 0 { -r.value_sum / r.visits as f32 } else { 0.0 };
-        SearchResult { visits, priors, q, root_value, tie_seed: self.tie_seed() }
+        let exact = children.iter().map(|c| if self.cfg.solver { c.exact().map(|e| -e) } else { None }).collect();
+        SearchResult { visits, priors, q, root_value, tie_seed: self.tie_seed(), exact, chosen: self.gumbel_choice() }
     }
 
-    /// Picks the move to play: with `temperature <= 0.001` [`Mcts::best_move`]
-    /// (most visits, then prior, then Q, then [`tie_rank`] under
-    /// [`Mcts::tie_seed`]; `rng` is not used), else a move sampled with
-    /// probability proportional to `visits^(1/temperature)`. `None` when the
-    /// root has no visited children.
+    /// With [`MctsConfig::solver`], the root's proven value for its side to move.
+    pub fn root_exact(&self) -> Option<f32> {
+        if self.cfg.solver {
+            self.nodes[0].solved
+        } else {
+            None
+        }
+    }
+
+    /// Picks the move to play: with `temperature <= 0.001`, with Gumbel root
+    /// search (whose Gumbel sample already explores), or when the solver has
+    /// proven a winning move, [`Mcts::best_move`] (`rng` is not used); else a
+    /// move sampled with probability proportional to `visits^(1/temperature)`,
+    /// proven losses left out while another visited move exists. `None` when
+    /// the root has no visited children.
     pub fn choose_move<R: Rng>(&self, temperature: f32, rng: &mut R) -> Option<Move> {
         let children = self.root_children();
         if children.iter().all(|c| c.visits == 0) {
             return None;
         }
-        if temperature <= 1e-3 {
+        if temperature <= 1e-3 || self.gumbel.ready {
             return self.best_move();
         }
-        let max = children.iter().map(|c| c.visits).max().unwrap_or(1) as f64;
+        let solver = self.cfg.solver;
+        if solver && children.iter().any(|c| c.exact().is_some_and(|e| -e >= 1.0)) {
+            return self.best_move();
+        }
+        // The solver: proven losses are not sampled while another visited move exists.
+        let lost = |c: &Node| solver && c.exact().is_some_and(|e| -e <= -1.0);
+        let avoid = children.iter().any(|c| c.visits > 0 && !lost(c));
+        let weight = |c: &Node| if avoid && lost(c) { 0 } else { c.visits };
+        let max = children.iter().map(weight).max().unwrap_or(1).max(1) as f64;
         let inv_t = 1.0 / temperature as f64;
-        let total: f64 = children.iter().map(|c| (c.visits as f64 / max).powf(inv_t)).sum();
+        let total: f64 = children.iter().map(|c| (weight(c) as f64 / max).powf(inv_t)).sum();
         let mut x = rng.gen::<f64>() * total;
         for c in children {
-            let w = (c.visits as f64 / max).powf(inv_t);
-            if x < w && c.visits > 0 {
+            let w = (weight(c) as f64 / max).powf(inv_t);
+            if x < w && weight(c) > 0 {
                 return Some(c.mv);
             }
             x -= w;
         }
-        children.iter().rev().find(|c| c.visits > 0).map(|c| c.mv)
+        children.iter().rev().find(|c| weight(c) > 0).map(|c| c.mv)
     }
 
     /// Plays `mv` at the root and keeps its subtree (tree reuse).
@@ -698,6 +1050,8 @@ impl<G: GameState> Mcts<G> {
         self.root_state.play_unchecked(mv);
         self.noise_pending = false;
         self.root_noised = false;
+        self.gumbel.pending = false;
+        self.gumbel.ready = false;
         let Some(child) = child else {
             self.nodes.clear();
             self.nodes.push(Node::new(Move::new(0, 0), 1.0));
@@ -744,7 +1098,22 @@ impl<G: GameState> Mcts<G> {
         noise: bool,
         rng: &mut R,
     ) -> Result<SearchResult, EvalError> {
-        self.begin_search(noise, rng);
+        self.begin_search(noise, simulations, rng);
+        self.search_more(evaluator, simulations, rng)
+    }
+
+    /// Continues the search begun by [`Mcts::begin_search`] with
+    /// `simulations` more simulations (for searches limited by time, which
+    /// run in slices), and returns the root statistics.
+    ///
+    /// # Errors
+    /// The evaluator's error.
+    pub fn search_more<E: Evaluator<G>, R: Rng>(
+        &mut self,
+        evaluator: &mut E,
+        simulations: u32,
+        rng: &mut R,
+    ) -> Result<SearchResult, EvalError> {
         if self.root_is_terminal() {
             return Ok(self.result());
         }
