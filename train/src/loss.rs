@@ -3,8 +3,14 @@
 //! ```text
 //! loss = policy_ce + value_loss_weight * value_ce   (+ L2 through the optimizer's weight decay)
 //! policy_ce = -sum_a pi(a) * log softmax_legal(policy_logits)(a)   pi = root visit shares; softmax over legal moves
-//! value_ce  = -log softmax(value_logits)(z)                      z = win / draw / loss class
+//! value_ce  = -sum_k t_k * log softmax(value_logits)(k)          t = wdl(z), k = win / draw / loss
+//! wdl(z)    = (max(z, 0), 1 - |z|, max(-z, 0))                   z in [-1, 1]
 //! ```
+//!
+//! For a game result (z = +1, 0, -1) `t` is one class, so the value term is
+//! the usual WDL cross-entropy; a value target mixed with the search's value
+//! (`selfplay.value_target_q_weight`) gives a soft target with the same
+//! expected value `t_win - t_loss = z`.
 //!
 //! L2 regularisation `c * ||theta||^2` is applied as weight decay in the
 //! optimizer (for SGD the two are the same update).
@@ -22,15 +28,12 @@ pub struct Losses {
     pub total: Tensor,
 }
 
-/// Value target (+1 / 0 / -1 for the side to move) as a WDL class: 0 win, 1 draw, 2 loss.
-pub fn value_class(z: f32) -> i64 {
-    if z > 0.5 {
-        0
-    } else if z < -0.5 {
-        2
-    } else {
-        1
-    }
+/// Value target `z` in `[-1, 1]` (for the side to move) as a WDL
+/// distribution `[win, draw, loss] = [max(z, 0), 1 - |z|, max(-z, 0)]`: one
+/// class for a result, soft for a mixed target; `t_win - t_loss = z`.
+pub fn value_wdl(z: f32) -> [f32; 3] {
+    let z = z.clamp(-1.0, 1.0);
+    [z.max(0.0), 1.0 - z.abs(), (-z).max(0.0)]
 }
 
 /// Policy logits with illegal actions set to -1e9, so the softmax (and the
@@ -47,18 +50,60 @@ pub fn masked_logits(policy_logits: &Tensor, legal: &Tensor) -> Tensor {
 /// Computes the losses.
 ///
 /// * `policy_logits` `[B, A]`, `policy_target` `[B, A]` (rows sum to 1);
-/// * `value_logits` `[B, 3]`, `value_class` `[B]` int64 in {0, 1, 2}.
+/// * `value_logits` `[B, 3]`, `value_target` `[B, 3]` WDL rows from [`value_wdl`].
 pub fn losses(
     policy_logits: &Tensor,
     value_logits: &Tensor,
     policy_target: &Tensor,
-    value_class: &Tensor,
+    value_target: &Tensor,
     value_weight: f64,
 ) -> Losses {
     let policy = -(policy_target * policy_logits.log_softmax(-1, Kind::Float))
         .sum_dim_intlist(-1, false, Kind::Float)
         .mean(Kind::Float);
-    let value = value_logits.cross_entropy_for_logits(value_class);
+    let value = -(value_target * value_logits.log_softmax(-1, Kind::Float))
+        .sum_dim_intlist(-1, false, Kind::Float)
+        .mean(Kind::Float);
     let total = &policy + &value * value_weight;
     Losses { policy, value, total }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_give_one_class_and_mixed_targets_keep_their_value() {
+        assert_eq!(value_wdl(1.0), [1.0, 0.0, 0.0]);
+        assert_eq!(value_wdl(0.0), [0.0, 1.0, 0.0]);
+        assert_eq!(value_wdl(-1.0), [0.0, 0.0, 1.0]);
+        let t = value_wdl(0.4);
+        assert!((t[0] - t[2] - 0.4).abs() < 1e-6 && (t.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        let t = value_wdl(-0.7);
+        assert!((t[0] - t[2] + 0.7).abs() < 1e-6 && t.iter().all(|&x| x >= 0.0));
+    }
+
+    #[test]
+    fn value_term_is_the_class_cross_entropy_for_results() {
+        let logits = Tensor::from_slice(&[0.3f32, -1.0, 2.0, 1.5, 0.2, -0.4]).view([2, 3]);
+        let policy = Tensor::from_slice(&[1.0f32, 0.0, 0.0, 1.0]).view([2, 2]);
+        let pl = Tensor::from_slice(&[0.0f32, 0.0, 0.0, 0.0]).view([2, 2]);
+        let z = [1.0f32, -1.0];
+        let wdl: Vec<f32> = z.iter().flat_map(|&v| value_wdl(v)).collect();
+        let l = losses(&pl, &logits, &policy, &Tensor::from_slice(&wdl).view([2, 3]), 1.0);
+        let ce = logits.cross_entropy_for_logits(&Tensor::from_slice(&[0i64, 2]));
+        assert!((l.value.double_value(&[]) - ce.double_value(&[])).abs() < 1e-6);
+        // A soft target: -sum t log softmax, by hand.
+        let t = value_wdl(0.5);
+        let soft = Tensor::from_slice(&[t, t].concat()).view([2, 3]);
+        let l = losses(&pl, &logits, &policy, &soft, 1.0);
+        let ls = logits.log_softmax(-1, Kind::Float);
+        let mut want = 0.0;
+        for r in 0..2 {
+            for k in 0..3 {
+                want -= t[k] as f64 * ls.double_value(&[r, k as i64]);
+            }
+        }
+        assert!((l.value.double_value(&[]) - want / 2.0).abs() < 1e-5);
+    }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use tch::{Device, Kind, Tensor};
 
 use crate::config::TrainConfig;
-use crate::loss::{losses, masked_logits, value_class};
+use crate::loss::{losses, masked_logits, value_wdl};
 use crate::optim::{OptimError, Optimizer};
 use crate::replay::{Batch, ReplayWindow};
 
@@ -157,8 +157,8 @@ impl Trainer {
             .f_view([b as i64, self.num_actions as i64])?
             .f_to_device(self.device)?
             .f_to_kind(Kind::Bool)?;
-        let classes: Vec<i64> = self.batch.value.iter().map(|&z| value_class(z)).collect();
-        let vc = Tensor::f_from_slice(&classes)?.f_to_device(self.device)?;
+        let wdl: Vec<f32> = self.batch.value.iter().flat_map(|&z| value_wdl(z)).collect();
+        let vc = Tensor::f_from_slice(&wdl)?.f_view([-1, 3])?.f_to_device(self.device)?;
         let z = Tensor::f_from_slice(&self.batch.value)?.f_to_device(self.device)?;
         let saved: Vec<Tensor> = self.buffers.iter().map(|t| t.copy()).collect();
         let out = ckpt.net.forward(&x, true);
