@@ -100,8 +100,8 @@ mod tests {
         let ls = logits.log_softmax(-1, Kind::Float);
         let mut want = 0.0;
         for r in 0..2 {
-            for k in 0..3 {
-                want -= t[k] as f64 * ls.double_value(&[r, k as i64]);
+            for (k, &tk) in t.iter().enumerate() {
+                want -= tk as f64 * ls.double_value(&[r, k as i64]);
             }
         }
         assert!((l.value.double_value(&[]) - want / 2.0).abs() < 1e-5);
