@@ -118,10 +118,38 @@ pub struct MctsPlayer<G: GameState, E> {
     simulations: u32,
     movetime: Option<std::time::Duration>,
     tree: Option<Mcts<G>>,
+    /// The move this player last chose (from the tree's root), for tree reuse.
+    last_move: Option<Move>,
     rng: StdRng,
 }
 
 impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
+    /// With [`MctsConfig::play_tree_reuse`]: moves the tree's root along this
+    /// player's last move and the opponent's reply to `state`, keeping the
+    /// subtree; `false` (and nothing changed) when `state` is not reached that
+    /// way (a new game, or a position set from outside).
+    fn reuse_tree(tree: &mut Mcts<G>, last: Option<Move>, state: &G) -> bool {
+        let Some(mine) = last else { return false };
+        if tree.num_pending() > 0 || !tree.root_children().iter().any(|c| c.mv == mine) {
+            return false;
+        }
+        let mut after = tree.root_state().clone();
+        after.play_unchecked(mine);
+        let reply = tree.root_children().iter().find(|c| c.mv == mine).and_then(|_| {
+            let mut moves = Vec::new();
+            after.legal_moves(&mut moves);
+            moves.into_iter().find(|&r| {
+                let mut s = after.clone();
+                s.play_unchecked(r);
+                s.hash() == state.hash() && s.to_position() == state.to_position()
+            })
+        });
+        let Some(reply) = reply else { return false };
+        tree.advance(mine);
+        tree.advance(reply);
+        true
+    }
+
     /// Limits each move also by wall time: the search runs in batches of
     /// `leaves_per_batch` simulations and stops at the first batch boundary
     /// after `movetime` (or at `simulations`, whichever comes first; at least
@@ -141,6 +169,7 @@ impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
             simulations: simulations.max(1),
             movetime: None,
             tree: None,
+            last_move: None,
             rng: StdRng::seed_from_u64(seed),
         }
     }
@@ -159,23 +188,31 @@ impl<G: GameState, E: Evaluator<G>> Player<G> for MctsPlayer<G, E> {
         if state.outcome().is_some() {
             return Err(PlayerError::NoMove);
         }
+        let reuse = self.cfg.play_tree_reuse;
+        let last = self.last_move.take();
         let tree = match &mut self.tree {
             Some(t) => {
-                t.reset(state.clone());
+                if !(reuse && Self::reuse_tree(t, last, state)) {
+                    t.reset(state.clone());
+                }
                 t
             }
             None => self.tree.insert(Mcts::new(self.cfg.clone(), state.clone())),
         };
+        // With reuse, the limit counts the reused visits (KataGo's visits):
+        // only the playouts still missing are searched (at least one).
+        let new = if reuse { self.simulations.saturating_sub(tree.child_visits()).max(1) } else { self.simulations };
         let res = match self.movetime {
-            None => tree.search(&mut self.evaluator, self.simulations, false, &mut self.rng)?,
+            None => tree.search(&mut self.evaluator, new, false, &mut self.rng)?,
             Some(limit) => {
                 let t0 = std::time::Instant::now();
                 let chunk = self.cfg.leaves_per_batch.max(1);
-                tree.begin_search(false, self.simulations, &mut self.rng);
-                let mut res = tree.search_more(&mut self.evaluator, chunk.min(self.simulations), &mut self.rng)?;
-                while t0.elapsed() < limit && tree.child_visits() < self.simulations {
+                tree.begin_search(false, new, &mut self.rng);
+                let cap = tree.child_visits() + new;
+                let mut res = tree.search_more(&mut self.evaluator, chunk.min(new), &mut self.rng)?;
+                while t0.elapsed() < limit && tree.child_visits() < cap {
                     let before = tree.child_visits();
-                    let n = chunk.min(self.simulations - before);
+                    let n = chunk.min(cap - before);
                     res = tree.search_more(&mut self.evaluator, n, &mut self.rng)?;
                     if tree.child_visits() == before {
                         break; // nothing left to search (every line proven)
@@ -184,7 +221,9 @@ impl<G: GameState, E: Evaluator<G>> Player<G> for MctsPlayer<G, E> {
                 res
             }
         };
-        res.best_move().ok_or(PlayerError::NoMove)
+        let mv = res.best_move().ok_or(PlayerError::NoMove)?;
+        self.last_move = Some(mv);
+        Ok(mv)
     }
 }
 
@@ -272,5 +311,59 @@ mod movetime_tests {
         q.choose_move(&start).unwrap();
         assert!(t0.elapsed() < Duration::from_secs(5));
         assert_eq!(q.tree.as_ref().unwrap().child_visits(), 8);
+    }
+
+    /// Counts the positions it evaluates (uniform priors, value 0).
+    struct Counting(u64);
+    impl<G: GameState> Evaluator<G> for Counting {
+        fn evaluate(
+            &mut self,
+            states: &[&G],
+            moves: &[&[Move]],
+            out: &mut Vec<martian_search::Evaluation>,
+        ) -> Result<(), EvalError> {
+            self.0 += states.len() as u64;
+            UniformEvaluator.evaluate(states, moves, out)
+        }
+    }
+
+    /// With `play_tree_reuse`, the subtree after the player's move and the
+    /// reply is kept and its visits count towards the limit: the next move
+    /// evaluates fewer new positions and still ends with the limit's visits.
+    /// A position not reached that way starts a fresh tree.
+    #[test]
+    fn tree_reuse_keeps_the_subtree_and_counts_its_visits() {
+        let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+        let on = MctsConfig { leaves_per_batch: 4, play_tree_reuse: true, ..MctsConfig::default() };
+        let off = MctsConfig { play_tree_reuse: false, ..on.clone() };
+        let mut p = MctsPlayer::new("t".into(), Counting(0), on, 400, 1);
+        let mine = p.choose_move(&start).unwrap();
+        // The reply the player's own tree searched most (its principal
+        // variation): its subtree is kept.
+        let pv = p.tree.as_ref().unwrap().principal_variation(2);
+        assert_eq!(pv.len(), 2);
+        assert_eq!(pv[0], mine);
+        let reply = pv[1];
+        let mut s = start;
+        s.play_unchecked(mine);
+        s.play_unchecked(reply);
+        let before = p.evaluator().0;
+        p.choose_move(&s).unwrap();
+        let used_with_reuse = p.evaluator().0 - before;
+        let tree = p.tree.as_ref().unwrap();
+        assert_eq!(tree.root_state().to_position(), s.to_position());
+        assert_eq!(tree.child_visits(), 400, "the limit counts reused visits");
+        // Without reuse the same move evaluates a full search's positions.
+        let mut q = MctsPlayer::new("t".into(), Counting(0), off, 400, 1);
+        q.choose_move(&start).unwrap();
+        let before = q.evaluator().0;
+        q.choose_move(&s).unwrap();
+        let used_without = q.evaluator().0 - before;
+        assert!(used_with_reuse < used_without, "reuse evaluated {used_with_reuse}, a fresh search {used_without}");
+        // A position that is not the reply to the last move: a fresh tree.
+        let other = MartianChess::new_game(&MartianRules::default()).unwrap();
+        p.choose_move(&other).unwrap();
+        assert_eq!(p.tree.as_ref().unwrap().root_state().to_position(), other.to_position());
+        assert_eq!(p.tree.as_ref().unwrap().child_visits(), 400);
     }
 }

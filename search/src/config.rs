@@ -61,6 +61,14 @@ pub struct MctsConfig {
     /// `c_scale` of that `sigma` (mctx 0.1; the paper's 1.0 with values in
     /// [0, 1] after min-max rescaling). Range >= 0.
     pub gumbel_c_scale: f32,
+    /// In matches (`evaluate`, the ladder, `play`): keep the subtree of the
+    /// position reached after the player's move and the opponent's reply, and
+    /// count its visits towards the move's limit (KataGo's "visits", as
+    /// opposed to "playouts": a move with a `visits = N` limit searches until
+    /// the root's children hold N visits, so a reused subtree saves time; with
+    /// a `movetime` it is a head start). Self-play always reuses its tree.
+    /// Default false (each move searches `N` new playouts from an empty tree).
+    pub play_tree_reuse: bool,
 }
 
 /// The rule that picks the root child of each simulation ([`MctsConfig::root_selection`]).
@@ -89,6 +97,7 @@ impl Default for MctsConfig {
             gumbel_considered: 16,
             gumbel_c_visit: 50.0,
             gumbel_c_scale: 0.1,
+            play_tree_reuse: false,
         }
     }
 }
