@@ -408,6 +408,7 @@ mod tests {
             value: ndarray::Array1::zeros(rows),
             game_id: ndarray::Array1::from_elem(rows, id as i64),
             ply: ndarray::Array1::from_iter(0..rows as i32),
+            weight: ndarray::Array1::ones(rows),
         };
         let record = GameRecord {
             format_version: RECORD_FORMAT_VERSION,

@@ -73,6 +73,12 @@ pub struct SelfplayConfig {
     /// the solver proved (`search.solver`) get their exact value whatever `w`.
     /// Range 0..=1. Default 0.
     pub value_target_q_weight: f32,
+    /// KataGo's policy surprise weighting: the fraction `f` of each game's
+    /// sample weight given in proportion to KL(policy target || network
+    /// prior), so the replay window draws surprising positions more often
+    /// (`driver::surprise_weights`; KataGo uses 0.5). 0 = every sample
+    /// weighs 1. Range 0..=1. Default 0.
+    pub policy_surprise_weight: f32,
 }
 
 /// What a sample's policy target is.
@@ -106,6 +112,7 @@ impl Default for SelfplayConfig {
             c_scale: 0.1,
             completed_q_rescale: martian_search::QRescale::MinMax,
             value_target_q_weight: 0.0,
+            policy_surprise_weight: 0.0,
         }
     }
 }
@@ -149,6 +156,12 @@ impl SelfplayConfig {
             return Err(format!(
                 "selfplay.c_visit and selfplay.c_scale must be >= 0, got {} and {}",
                 self.c_visit, self.c_scale
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.policy_surprise_weight) {
+            return Err(format!(
+                "selfplay.policy_surprise_weight must be in 0..=1, got {}",
+                self.policy_surprise_weight
             ));
         }
         if !(0.0..=1.0).contains(&self.value_target_q_weight) {

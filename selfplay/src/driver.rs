@@ -38,6 +38,9 @@ pub struct Sample {
     pub value: f32,
     /// Ply of the position.
     pub ply: u32,
+    /// Replay sampling weight (policy surprise weighting,
+    /// `selfplay.policy_surprise_weight`); 1 = ordinary.
+    pub weight: f32,
 }
 
 /// A finished game with its samples.
@@ -106,6 +109,32 @@ impl TargetStats {
     }
 }
 
+/// KL(target || prior) in nats over the same moves (prior floored at 1e-12).
+fn kl_divergence(target: &[f32], prior: &[f32]) -> f64 {
+    target
+        .iter()
+        .zip(prior)
+        .filter(|(&t, _)| t > 0.0)
+        .map(|(&t, &p)| t as f64 * (t as f64 / (p as f64).max(1e-12)).ln())
+        .sum()
+}
+
+/// KataGo's policy surprise weighting (Wu 2019; `docs/KataGoMethods.md`):
+/// of a game's total sample weight, the fraction `f` is shared in proportion
+/// to each sample's KL(target || prior) and the rest evenly:
+/// `w_i = (1 - f) + f * kl_i / mean(kl)`, so the game's weights still sum to
+/// its number of samples and positions where the search disagreed with the
+/// network are trained on more often. All ones when `f` is 0 or no sample
+/// was surprising.
+pub fn surprise_weights(kl: &[f32], f: f32) -> Vec<f32> {
+    let n = kl.len();
+    let mean = kl.iter().map(|&x| x.max(0.0) as f64).sum::<f64>() / n.max(1) as f64;
+    if f <= 0.0 || !(mean > 1e-9) || !mean.is_finite() {
+        return vec![1.0; n];
+    }
+    kl.iter().map(|&x| ((1.0 - f) as f64 + f as f64 * x.max(0.0) as f64 / mean) as f32).collect()
+}
+
 /// Counters of a self-play run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SelfplayStats {
@@ -139,6 +168,8 @@ struct Slot<G: GameState> {
     /// Samples with the mover, the root's proven value (solver) and the
     /// root's search value, both for the mover.
     samples: Vec<(Sample, martian_rules::Side, Option<f32>, f32)>,
+    /// KL(target || network prior) of each sample, nats (for surprise weights).
+    surprise: Vec<f32>,
     targets: TargetStats,
     searching: bool,
     full: bool,
@@ -170,6 +201,7 @@ impl<G: GameState> Slot<G> {
             start: start.to_position(),
             moves: Vec::new(),
             samples: Vec::new(),
+            surprise: Vec::new(),
             targets: TargetStats::default(),
             searching: false,
             full: false,
@@ -233,7 +265,9 @@ impl<G: GameState> Slot<G> {
                         self.tree.improved_policy(cfg.c_visit, cfg.c_scale, cfg.completed_q_rescale)
                     }
                 };
-                self.targets.add(&dense, &self.tree.network_priors());
+                let prior = self.tree.network_priors();
+                self.targets.add(&dense, &prior);
+                self.surprise.push(kl_divergence(&dense, &prior) as f32);
                 let min = if cfg.policy_target == PolicyTarget::Visits { 0.0 } else { 1e-6 };
                 let policy = res
                     .visits
@@ -243,7 +277,7 @@ impl<G: GameState> Slot<G> {
                     .map(|(&(m, _), &p)| (state.action_index(m) as u32, p))
                     .collect();
                 let legal = res.visits.iter().map(|&(m, _)| state.action_index(m) as u32).collect();
-                let sample = Sample { planes, legal, policy, value: 0.0, ply };
+                let sample = Sample { planes, legal, policy, value: 0.0, ply, weight: 1.0 };
                 self.samples.push((sample, state.side_to_move(), self.tree.root_exact(), res.root_value));
             }
         }
@@ -262,13 +296,17 @@ impl<G: GameState> Slot<G> {
         self.searching = false;
     }
 
-    fn take_finished(&mut self, model: &str, q_weight: f32) -> FinishedGame {
+    fn take_finished(&mut self, model: &str, q_weight: f32, surprise_weight: f32) -> FinishedGame {
         let outcome = self.finished.take().expect("finished game");
         let state = self.tree.root_state();
+        let weights = surprise_weights(&self.surprise, surprise_weight);
+        self.surprise.clear();
         let samples: Vec<Sample> = self
             .samples
             .drain(..)
-            .map(|(mut s, side, exact, root_q)| {
+            .zip(weights)
+            .map(|((mut s, side, exact, root_q), w)| {
+                s.weight = w;
                 // A proven position's value is exact; otherwise the result,
                 // mixed with the search's value when `value_target_q_weight` > 0.
                 s.value = match exact {
@@ -326,7 +364,7 @@ where
         slots.par_iter_mut().filter(|s| s.active).for_each(|s| s.step(cfg));
         // Finished games: report and restart.
         for s in slots.iter_mut().filter(|s| s.active && s.finished.is_some()) {
-            let fg = s.take_finished(&params.model_name, cfg.value_target_q_weight);
+            let fg = s.take_finished(&params.model_name, cfg.value_target_q_weight, cfg.policy_surprise_weight);
             stats.games += 1;
             stats.moves += fg.record.plies as u64;
             stats.samples += fg.samples.len() as u64;
@@ -383,4 +421,23 @@ where
     }
     stats.seconds = t0.elapsed().as_secs_f64();
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::surprise_weights;
+
+    #[test]
+    fn surprise_weights_keep_the_games_total_and_follow_the_kl() {
+        let kl = [0.0f32, 0.5, 1.5, 2.0];
+        let w = surprise_weights(&kl, 0.5);
+        assert!((w.iter().sum::<f32>() - 4.0).abs() < 1e-5);
+        // mean KL 1.0: w = 0.5 + 0.5 * kl
+        assert_eq!(w, vec![0.5, 0.75, 1.25, 1.5]);
+        assert_eq!(surprise_weights(&kl, 0.0), vec![1.0; 4]);
+        assert_eq!(surprise_weights(&[0.0, 0.0], 0.5), vec![1.0; 2]);
+        let all = surprise_weights(&kl, 1.0);
+        assert_eq!(all[0], 0.0);
+        assert!((all[3] - 2.0).abs() < 1e-6);
+    }
 }

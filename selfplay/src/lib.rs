@@ -11,7 +11,7 @@ pub mod record;
 pub mod shard;
 
 pub use config::{PolicyTarget, SelfplayConfig};
-pub use driver::{play_games, FinishedGame, PlayParams, Sample, SelfplayStats, TargetStats};
+pub use driver::{play_games, surprise_weights, FinishedGame, PlayParams, Sample, SelfplayStats, TargetStats};
 pub use record::GameRecord;
 pub use shard::{check_samples, read_shard, shard_len, write_shard, SampleCheck, ShardData, ShardError};
 
@@ -30,6 +30,7 @@ pub fn pack_samples(samples: &[(u64, &Sample)], input_shape: [usize; 3], num_act
     let mut value = ndarray::Array1::<f32>::zeros(n);
     let mut game_id = ndarray::Array1::<i64>::zeros(n);
     let mut ply = ndarray::Array1::<i32>::zeros(n);
+    let mut weight = ndarray::Array1::<f32>::ones(n);
     for (i, (gid, s)) in samples.iter().enumerate() {
         let flat = planes.as_slice_mut().expect("standard layout");
         flat[i * c * h * w..(i + 1) * c * h * w].copy_from_slice(&s.planes);
@@ -42,6 +43,7 @@ pub fn pack_samples(samples: &[(u64, &Sample)], input_shape: [usize; 3], num_act
         value[i] = s.value;
         game_id[i] = *gid as i64;
         ply[i] = s.ply as i32;
+        weight[i] = s.weight;
     }
-    ShardData { planes, policy, legal, value, game_id, ply }
+    ShardData { planes, policy, legal, value, game_id, ply, weight }
 }

@@ -3,13 +3,14 @@
 //!
 //! | array            | dtype   | shape                  | meaning |
 //! |------------------|---------|------------------------|---------|
-//! | `format_version` | int32   | `[1]`                  | 1 |
+//! | `format_version` | int32   | `[1]`                  | 2 |
 //! | `planes`         | float32 | `[N, planes, rows, cols]` | network input (`GameState::encode`) |
 //! | `policy`         | float32 | `[N, NUM_ACTIONS]`     | root visit distribution (policy target), sums to 1 |
 //! | `legal`          | uint8   | `[N, NUM_ACTIONS]`     | 1 for the action of every legal move (the policy loss is a softmax over these) |
 //! | `value`          | float32 | `[N]`                  | value target for the side to move, in [-1, 1]: the final result (+1 win, 0 draw, -1 loss), the proven value, or the result mixed with the search value (`selfplay.value_target_q_weight`) |
 //! | `game_id`        | int64   | `[N]`                  | game id (see the game records) |
 //! | `ply`            | int32   | `[N]`                  | ply of the sample within its game |
+//! | `weight`         | float32 | `[N]`                  | replay sampling weight (policy surprise weighting; 1 = ordinary); optional: shards without it read as all ones |
 //!
 //! Shards are written to a temporary name and renamed, so a reader never sees
 //! a partial file; a file that still fails to parse (truncated copy, disk
@@ -62,6 +63,10 @@ pub struct ShardData {
     pub game_id: Array1<i64>,
     /// `[N]` plies.
     pub ply: Array1<i32>,
+    /// `[N]` sampling weights of the replay window (policy surprise weighting,
+    /// `selfplay.policy_surprise_weight`); 1 = ordinary. Shards written before
+    /// this array existed read as all ones.
+    pub weight: Array1<f32>,
 }
 
 impl ShardData {
@@ -94,6 +99,7 @@ impl ShardData {
             value: concatenate(Axis(0), &parts.iter().map(|p| p.value.view()).collect::<Vec<_>>()).map_err(err)?,
             game_id: concatenate(Axis(0), &parts.iter().map(|p| p.game_id.view()).collect::<Vec<_>>()).map_err(err)?,
             ply: concatenate(Axis(0), &parts.iter().map(|p| p.ply.view()).collect::<Vec<_>>()).map_err(err)?,
+            weight: concatenate(Axis(0), &parts.iter().map(|p| p.weight.view()).collect::<Vec<_>>()).map_err(err)?,
         })
     }
 }
@@ -120,6 +126,7 @@ pub fn write_shard(path: &Path, data: &ShardData) -> Result<(), ShardError> {
         npz.add_array("value", &data.value).map_err(enc)?;
         npz.add_array("game_id", &data.game_id).map_err(enc)?;
         npz.add_array("ply", &data.ply).map_err(enc)?;
+        npz.add_array("weight", &data.weight).map_err(enc)?;
         let w = npz.finish().map_err(enc)?;
         let f = w.into_inner().map_err(|e| ShardError::Io { path: p.clone(), source: e.into_error() })?;
         f.sync_all().map_err(io)?;
@@ -165,6 +172,16 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     let game_id: Array1<i64> = npz.by_name("game_id.npy").map_err(|e| corrupt(format!("game_id: {e}")))?;
     let ply: Array1<i32> = npz.by_name("ply.npy").map_err(|e| corrupt(format!("ply: {e}")))?;
     let n = value.len();
+    // Optional (added after format 1's first shards): all ones when absent.
+    let has_weight = npz.names().map_err(|e| corrupt(e.to_string()))?.iter().any(|x| x == "weight");
+    let weight: Array1<f32> = if has_weight {
+        npz.by_name("weight.npy").map_err(|e| corrupt(format!("weight: {e}")))?
+    } else {
+        Array1::ones(n)
+    };
+    if weight.len() != n {
+        return Err(corrupt(format!("weight length {}, expected {n}", weight.len())));
+    }
     let [c, h, w] = input_shape;
     if planes.shape() != [n, c, h, w] {
         return Err(corrupt(format!("planes shape {:?}, expected {:?}", planes.shape(), [n, c, h, w])));
@@ -182,7 +199,7 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     let planes = if planes.is_standard_layout() { planes } else { planes.as_standard_layout().into_owned() };
     let policy = if policy.is_standard_layout() { policy } else { policy.as_standard_layout().into_owned() };
     let legal = if legal.is_standard_layout() { legal } else { legal.as_standard_layout().into_owned() };
-    Ok(ShardData { planes, policy, legal, value, game_id, ply })
+    Ok(ShardData { planes, policy, legal, value, game_id, ply, weight })
 }
 
 /// Tolerance on the sum of a policy target (it must be 1 within this).
@@ -225,7 +242,7 @@ impl SampleCheck {
 /// * planes: finite, and not one constant value (a real position has pieces);
 /// * policy: finite, non-negative, zero on actions not marked legal, summing
 ///   to 1 within [`POLICY_SUM_TOLERANCE`]; at least one legal action;
-/// * value: finite and in `[-1, 1]`;
+/// * value: finite and in `[-1, 1]`; weight: finite and >= 0;
 /// * the shard: with two or more rows, not every row with identical planes
 ///   (an encoder that wrote one position everywhere).
 pub fn check_samples(d: &ShardData) -> SampleCheck {
@@ -269,6 +286,10 @@ pub fn check_samples(d: &ShardData) -> SampleCheck {
         let v = d.value[i];
         if !(v.is_finite() && (-1.0..=1.0).contains(&v)) {
             fail(&mut c, i, "value target not finite or outside [-1, 1]");
+        }
+        let w = d.weight[i];
+        if !(w.is_finite() && w >= 0.0) {
+            fail(&mut c, i, "sampling weight not finite or negative");
         }
     }
     if all_same {

@@ -237,3 +237,36 @@ fn gumbel_self_play_games_are_reproducible_and_complete() {
         assert!((total - 1.0).abs() < 1e-4);
     }
 }
+
+#[test]
+fn shards_without_weights_read_as_ones_and_bad_weights_are_caught() {
+    let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+    let games = play(&start, 1, 4);
+    let samples: Vec<_> = games.iter().flat_map(|g| g.samples.iter().map(move |s| (g.record.game_id, s))).collect();
+    let data = pack_samples(&samples, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS);
+    // A shard as written before the `weight` array existed.
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.npz");
+    {
+        let mut npz = ndarray_npy::NpzWriter::new(fs::File::create(&old).unwrap());
+        npz.add_array("format_version", &ndarray::Array1::from_elem(1, martian_selfplay::shard::SHARD_FORMAT_VERSION))
+            .unwrap();
+        npz.add_array("planes", &data.planes).unwrap();
+        npz.add_array("policy", &data.policy).unwrap();
+        npz.add_array("legal", &data.legal).unwrap();
+        npz.add_array("value", &data.value).unwrap();
+        npz.add_array("game_id", &data.game_id).unwrap();
+        npz.add_array("ply", &data.ply).unwrap();
+        npz.finish().unwrap();
+    }
+    let back = read_shard(&old, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS).unwrap();
+    assert!(back.weight.iter().all(|&w| w == 1.0));
+    assert_eq!(back.weight.len(), data.len());
+    // A negative or NaN weight fails the sample check.
+    let mut bad = data.clone();
+    bad.weight[0] = -1.0;
+    bad.weight[1] = f32::NAN;
+    let check = martian_selfplay::check_samples(&bad);
+    assert_eq!(check.bad(), 2);
+    assert!(check.describe().unwrap().contains("weight"));
+}

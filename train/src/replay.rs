@@ -18,7 +18,7 @@ pub struct Batch {
     pub policy: Vec<f32>,
     /// `[n * A]` legal-move mask, 1 = legal.
     pub legal: Vec<u8>,
-    /// `[n]` value targets, +1 / 0 / -1 for the side to move.
+    /// `[n]` value targets in `[-1, 1]` for the side to move.
     pub value: Vec<f32>,
 }
 
@@ -38,6 +38,9 @@ pub struct ReplayWindow {
     /// Positions of the newest generation in the window (the new data of the
     /// generation being trained, in the pipeline).
     pub newest_generation_len: usize,
+    /// Cumulative sampling weights of `index` when some weight is not 1
+    /// (policy surprise weighting); empty = uniform sampling.
+    cumulative: Vec<f64>,
 }
 
 /// Shard files (`*.npz`, not temporaries) under `dir`, newest first: by the
@@ -95,6 +98,7 @@ impl ReplayWindow {
             skipped: Vec::new(),
             warnings: Vec::new(),
             newest_generation_len: 0,
+            cumulative: Vec::new(),
         };
         // (generation, game id, ply, shard, row) of every usable row.
         let mut rows: Vec<(u32, i64, i32, u32, u32)> = Vec::new();
@@ -144,6 +148,21 @@ impl ReplayWindow {
         rows.truncate(window);
         w.newest_generation_len = rows.first().map_or(0, |n| rows.iter().take_while(|r| r.0 == n.0).count());
         w.index = rows.into_iter().map(|r| (r.3, r.4)).collect();
+        let weight = |&(s, r): &(u32, u32)| w.shards[s as usize].weight[r as usize] as f64;
+        if w.index.iter().any(|x| weight(x) != 1.0) {
+            let mut total = 0.0;
+            w.cumulative = w
+                .index
+                .iter()
+                .map(|x| {
+                    total += weight(x);
+                    total
+                })
+                .collect();
+            if !(total > 0.0) {
+                w.cumulative.clear();
+            }
+        }
         w
     }
 
@@ -157,7 +176,9 @@ impl ReplayWindow {
         self.index.is_empty()
     }
 
-    /// Fills `batch` with `n` positions drawn uniformly with replacement.
+    /// Fills `batch` with `n` positions drawn with replacement: uniformly, or
+    /// in proportion to the samples' weights when some weight is not 1
+    /// (policy surprise weighting).
     /// With `mirror = Some(game)` each sample is mirrored with probability 1/2.
     pub fn fill_batch<R: Rng>(&self, rng: &mut R, n: usize, mirror: Option<GameKind>, batch: &mut Batch) {
         let Batch { planes, policy, legal, value } = batch;
@@ -169,7 +190,14 @@ impl ReplayWindow {
         legal.resize(n * a, 0);
         value.resize(n, 0.0);
         for i in 0..n {
-            let (s, r) = self.index[rng.gen_range(0..self.index.len())];
+            let k = if self.cumulative.is_empty() {
+                rng.gen_range(0..self.index.len())
+            } else {
+                let total = *self.cumulative.last().expect("non-empty");
+                let u = rng.gen::<f64>() * total;
+                self.cumulative.partition_point(|&c| c <= u).min(self.index.len() - 1)
+            };
+            let (s, r) = self.index[k];
             let d = &self.shards[s as usize];
             let r = r as usize;
             let src_p = d.planes.as_slice().expect("standard layout");

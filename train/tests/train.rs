@@ -256,7 +256,8 @@ fn window_does_not_depend_on_file_grouping_or_times() {
         legal: d.legal.slice(ndarray::s![r.clone(), ..]).to_owned(),
         value: d.value.slice(ndarray::s![r.clone()]).to_owned(),
         game_id: d.game_id.slice(ndarray::s![r.clone()]).to_owned(),
-        ply: d.ply.slice(ndarray::s![r]).to_owned(),
+        ply: d.ply.slice(ndarray::s![r.clone()]).to_owned(),
+        weight: d.weight.slice(ndarray::s![r]).to_owned(),
     };
     let n = data.len();
     let one = tempfile::tempdir().unwrap();
@@ -275,5 +276,74 @@ fn window_does_not_depend_on_file_grouping_or_times() {
         b.fill_batch(&mut StdRng::seed_from_u64(9), 64, None, &mut bb);
         assert_eq!(a.len(), b.len());
         assert!(ba.planes == bb.planes && ba.policy == bb.policy && ba.value == bb.value, "window {window} differs");
+    }
+}
+
+/// Policy surprise weighting: the window draws samples in proportion to their
+/// weights (a weight of 0 is never drawn, a weight of 3 about three times as
+/// often as a weight of 1), and shards whose weights are all 1 are drawn
+/// uniformly, with the generator's stream of the unweighted window.
+#[test]
+fn weighted_samples_are_drawn_in_proportion_to_their_weights() {
+    use martian_selfplay::read_shard;
+    let dir = tempfile::tempdir().unwrap();
+    make_window(dir.path(), 1000);
+    let mut data = read_shard(&dir.path().join("a.npz"), MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS).unwrap();
+    let n = data.len();
+    assert!(n >= 20);
+    // Mark rows by their value target and weigh them: rows 0..5 weigh 3, 5..10 weigh 0, the rest 1.
+    for r in 0..n {
+        data.value[r] = r as f32 / n as f32;
+        data.weight[r] = if r < 5 {
+            3.0
+        } else if r < 10 {
+            0.0
+        } else {
+            1.0
+        };
+    }
+    let weighted = tempfile::tempdir().unwrap();
+    write_shard(&weighted.path().join("gen0001-w0-000000.npz"), &data).unwrap();
+    let w = ReplayWindow::load(weighted.path(), n, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS);
+    let mut batch = martian_train::Batch::default();
+    let mut rng = StdRng::seed_from_u64(5);
+    let draws = 20_000;
+    w.fill_batch(&mut rng, draws, None, &mut batch);
+    let mut counts = vec![0u32; n];
+    for &v in &batch.value {
+        counts[(v * n as f32).round() as usize] += 1;
+    }
+    let total_weight = 15.0 + (n - 10) as f64;
+    for r in 0..n {
+        let want = draws as f64
+            * if r < 5 {
+                3.0
+            } else if r < 10 {
+                0.0
+            } else {
+                1.0
+            }
+            / total_weight;
+        let got = counts[r] as f64;
+        assert!((got - want).abs() <= 4.0 * want.sqrt() + 1.0, "row {r}: drew {got}, expected about {want:.0}");
+    }
+    // All-ones weights: uniform draws again (rows 5..10 come back), and the same seed the same batch.
+    for r in 0..n {
+        data.weight[r] = 1.0;
+    }
+    let plain = tempfile::tempdir().unwrap();
+    write_shard(&plain.path().join("gen0001-w0-000000.npz"), &data).unwrap();
+    let p = ReplayWindow::load(plain.path(), n, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS);
+    let (mut a, mut b) = (martian_train::Batch::default(), martian_train::Batch::default());
+    p.fill_batch(&mut StdRng::seed_from_u64(9), draws, None, &mut a);
+    p.fill_batch(&mut StdRng::seed_from_u64(9), draws, None, &mut b);
+    assert_eq!(a.value, b.value);
+    let mut counts = vec![0u32; n];
+    for &v in &a.value {
+        counts[(v * n as f32).round() as usize] += 1;
+    }
+    let want = draws as f64 / n as f64;
+    for (r, &c) in counts.iter().enumerate() {
+        assert!((c as f64 - want).abs() <= 4.0 * want.sqrt() + 1.0, "row {r}: drew {c}, expected about {want:.0}");
     }
 }
