@@ -129,7 +129,7 @@ fn kl_divergence(target: &[f32], prior: &[f32]) -> f64 {
 pub fn surprise_weights(kl: &[f32], f: f32) -> Vec<f32> {
     let n = kl.len();
     let mean = kl.iter().map(|&x| x.max(0.0) as f64).sum::<f64>() / n.max(1) as f64;
-    if f <= 0.0 || !(mean > 1e-9) || !mean.is_finite() {
+    if f <= 0.0 || mean.is_nan() || mean <= 1e-9 || !mean.is_finite() {
         return vec![1.0; n];
     }
     kl.iter().map(|&x| ((1.0 - f) as f64 + f as f64 * x.max(0.0) as f64 / mean) as f32).collect()

@@ -159,7 +159,7 @@ impl ReplayWindow {
                     total
                 })
                 .collect();
-            if !(total > 0.0) {
+            if total.is_nan() || total <= 0.0 {
                 w.cumulative.clear();
             }
         }
