@@ -314,7 +314,7 @@ fn weighted_samples_are_drawn_in_proportion_to_their_weights() {
         counts[(v * n as f32).round() as usize] += 1;
     }
     let total_weight = 15.0 + (n - 10) as f64;
-    for r in 0..n {
+    for (r, &got) in counts.iter().enumerate() {
         let want = draws as f64
             * if r < 5 {
                 3.0
@@ -324,7 +324,7 @@ fn weighted_samples_are_drawn_in_proportion_to_their_weights() {
                 1.0
             }
             / total_weight;
-        let got = counts[r] as f64;
+        let got = got as f64;
         assert!((got - want).abs() <= 4.0 * want.sqrt() + 1.0, "row {r}: drew {got}, expected about {want:.0}");
     }
     // All-ones weights: uniform draws again (rows 5..10 come back), and the same seed the same batch.
