@@ -310,6 +310,8 @@ mod tests {
             ("jetan", include_str!("../../configs/jetan.toml")),
             ("martian-chess-quick", include_str!("../../configs/martian-chess-quick.toml")),
             ("martian-chess", include_str!("../../configs/martian-chess.toml")),
+            ("martian-chess-hour", include_str!("../../configs/martian-chess-hour.toml")),
+            ("jetan-hour", include_str!("../../configs/jetan-hour.toml")),
         ] {
             let cfg = RunConfig::parse(text).unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert_eq!(cfg.device, "auto", "{name}");
