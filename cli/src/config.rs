@@ -124,11 +124,28 @@ pub struct PipelineConfig {
     /// the newest generation then gets the final evaluation and the ladder,
     /// as at the end of a run. Default 0.
     pub max_minutes: f64,
+    /// A bootstrap from the baseline (issue 14; **not zero**: off by default
+    /// and reported separately): this many of generation 1's games are played
+    /// by `bootstrap_player` against itself instead of by the untrained
+    /// network, after `evaluate.opening_plies` random plies (seeded by the game
+    /// id), with the teacher's move as a one-hot policy target and the result
+    /// as the value target (worker `boot` in the shard and record names). Up
+    /// to `games_per_generation`; 0 = off. Default 0.
+    pub bootstrap_games: u32,
+    /// The teacher of `bootstrap_games`: a fixed alpha-beta player spec
+    /// (`alphabeta:depth=N` or `nodes=N`). Default `alphabeta:depth=2`.
+    pub bootstrap_player: String,
 }
 
 impl Default for PipelineConfig {
     fn default() -> Self {
-        PipelineConfig { generations: 4, games_per_generation: 64, max_minutes: 0.0 }
+        PipelineConfig {
+            generations: 4,
+            games_per_generation: 64,
+            max_minutes: 0.0,
+            bootstrap_games: 0,
+            bootstrap_player: "alphabeta:depth=2".into(),
+        }
     }
 }
 
@@ -258,6 +275,21 @@ impl RunConfig {
         }
         if self.pipeline.games_per_generation == 0 {
             bail!("pipeline.games_per_generation must be >= 1");
+        }
+        if self.pipeline.bootstrap_games > self.pipeline.games_per_generation {
+            bail!(
+                "pipeline.bootstrap_games ({}) must be at most pipeline.games_per_generation ({})",
+                self.pipeline.bootstrap_games,
+                self.pipeline.games_per_generation
+            );
+        }
+        match crate::ops::PlayerSpec::parse(&self.pipeline.bootstrap_player) {
+            Ok(crate::ops::PlayerSpec::AlphaBeta { limits, .. }) if limits.movetime.is_none() => {}
+            Ok(_) => bail!(
+                "pipeline.bootstrap_player: {:?} is not a fixed alpha-beta player (use alphabeta:depth=N or nodes=N)",
+                self.pipeline.bootstrap_player
+            ),
+            Err(err) => bail!("pipeline.bootstrap_player: {err}"),
         }
         if self.pipeline.max_minutes.is_nan() || self.pipeline.max_minutes < 0.0 {
             bail!("pipeline.max_minutes must be >= 0");

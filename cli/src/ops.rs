@@ -141,6 +141,96 @@ pub fn batch_seed(seed: u64, g: u32, step: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// Plays the missing games of the bootstrap from the baseline
+/// (`pipeline.bootstrap_games`, see [`crate::config::PipelineConfig`]) into
+/// generation 1's shards and records as worker `boot`: `bootstrap_player`
+/// against itself after `evaluate.opening_plies` random plies (a generator
+/// seeded by the run's seed and the game id, so a resumed run plays the same
+/// games), every later position a sample with the teacher's move as a
+/// one-hot policy target and the result as the value target. Finished games
+/// go through the spool like self-play games, so a kill loses nothing
+/// finished and ids never repeat. Returns the games played now.
+///
+/// # Errors
+/// A bad `bootstrap_player` spec, or I/O errors writing shards and records.
+pub fn bootstrap_games<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, device: Device) -> Result<u64> {
+    use rand::seq::SliceRandom;
+    let want = cfg.pipeline.bootstrap_games as u64;
+    let out = run.selfplay_out(1, "boot");
+    let mut pending = spool::recover(&out, G::INPUT_SHAPE, G::NUM_ACTIONS)?;
+    let mut seq = out.next_seq();
+    let per_shard = cfg.selfplay.games_per_shard as usize;
+    let done = out.done_ids()?;
+    let have = done.len() as u64;
+    if have >= want {
+        spool::merge(&out, &mut pending, &mut seq)?;
+        return Ok(0);
+    }
+    let ids = out.next_ids(&done, want - have)?;
+    let spec = PlayerSpec::parse(&cfg.pipeline.bootstrap_player)?;
+    let mut teacher = make_player::<G>(cfg, &spec, &None, device, cfg.seed)?;
+    let start = G::new_game(rules)?;
+    let pb = progress(ids.len() as u64, "bootstrap");
+    let [c, h, w] = G::INPUT_SHAPE;
+    let mut moves = Vec::new();
+    for &id in &ids {
+        let mut rng = StdRng::seed_from_u64(cfg.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut s = start.clone();
+        let mut played = Vec::new();
+        let mut samples: Vec<(martian_selfplay::Sample, martian_rules::Side)> = Vec::new();
+        while s.outcome().is_none() {
+            let mv = if played.len() < cfg.evaluate.opening_plies as usize {
+                s.legal_moves(&mut moves);
+                *moves.choose(&mut rng).context("a position without an outcome has legal moves")?
+            } else {
+                let mv = teacher.choose_move(&s).map_err(|e| anyhow!("bootstrap teacher: {e}"))?;
+                s.legal_moves(&mut moves);
+                let mut planes = vec![0.0; c * h * w];
+                s.encode(&mut planes);
+                let legal = moves.iter().map(|&m| s.action_index(m) as u32).collect();
+                let policy = vec![(s.action_index(mv) as u32, 1.0)];
+                let sample = martian_selfplay::Sample { planes, legal, policy, value: 0.0, ply: s.ply(), weight: 1.0 };
+                samples.push((sample, s.side_to_move()));
+                mv
+            };
+            played.push(s.move_to_string(mv));
+            s.play(mv).map_err(|e| anyhow!("bootstrap: the teacher played an illegal move: {e}"))?;
+        }
+        let outcome = s.outcome().context("finished game")?;
+        let samples: Vec<martian_selfplay::Sample> = samples
+            .into_iter()
+            .map(|(mut x, side)| {
+                x.value = outcome.value_for(side);
+                x
+            })
+            .collect();
+        let record = martian_selfplay::GameRecord {
+            format_version: martian_selfplay::record::RECORD_FORMAT_VERSION,
+            game: G::KIND,
+            rules: serde_json::to_value(s.rules()).ok(),
+            game_id: id,
+            start: start.to_position(),
+            moves: played,
+            winner: outcome.winner.map(|x| G::side_name(x).to_string()),
+            reason: outcome.reason,
+            plies: s.ply(),
+            samples: samples.len() as u32,
+            model: format!("{} (bootstrap)", cfg.pipeline.bootstrap_player),
+        };
+        let refs: Vec<(u64, &martian_selfplay::Sample)> = samples.iter().map(|x| (id, x)).collect();
+        let sg = SpooledGame { data: pack_samples(&refs, G::INPUT_SHAPE, G::NUM_ACTIONS), record };
+        spool::spool_game(&out, &sg)?;
+        pending.push(sg);
+        if pending.len() >= per_shard {
+            spool::merge(&out, &mut pending, &mut seq)?;
+        }
+        pb.inc(1);
+    }
+    spool::merge(&out, &mut pending, &mut seq)?;
+    pb.finish_and_clear();
+    Ok(ids.len() as u64)
+}
+
 /// Trains generation `g` of a run: starts from generation `g - 1`'s checkpoint
 /// (or resumes the newest complete partial checkpoint `gen<g>-partial-<step>`
 /// with its optimizer state), runs `steps_per_generation` steps (fewer with

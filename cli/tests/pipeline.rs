@@ -174,3 +174,77 @@ fn time_limit_ends_with_final_evaluation_and_ladder() {
     assert!(run.join("eval/ladder-gen0001.json").exists());
     assert!(String::from_utf8_lossy(&out.stdout).contains("ladder Elo of gen0001.safetensors after generation 1"));
 }
+
+/// The bootstrap from the baseline (`pipeline.bootstrap_games`): generation 1's
+/// games come from the alpha-beta teacher (worker `boot`), every sample after
+/// the random opening plies has a one-hot policy target on the teacher's move,
+/// game ids are unique, the self-play of generation 1 plays only the rest, and
+/// running the command again plays no bootstrap game twice.
+#[test]
+fn bootstrap_games_come_from_the_teacher() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("boot.toml");
+    let text = MICRO
+        .replace(
+            "generations = 2\n",
+            "generations = 1\nbootstrap_games = 3\nbootstrap_player = \"alphabeta:depth=1\"\n",
+        )
+        .replace("ladder_every = 2", "ladder_every = 0");
+    std::fs::write(&cfg, text).unwrap();
+    let run = dir.path().join("run");
+    let args = ["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", run.to_str().unwrap()];
+    let out = mz(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 bootstrap games by alphabeta:depth=1"));
+    let mut boot = Vec::new();
+    let mut others = 0;
+    for e in std::fs::read_dir(run.join("games")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        for line in std::fs::read_to_string(&p).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            if name.starts_with("gen0001-wboot-") {
+                assert_eq!(v["model"], "alphabeta:depth=1 (bootstrap)");
+                boot.push(v["game_id"].as_u64().unwrap());
+            } else {
+                others += 1;
+            }
+        }
+    }
+    boot.sort_unstable();
+    boot.dedup();
+    assert_eq!(boot.len(), 3, "three bootstrap games with distinct ids");
+    assert_eq!(others, 1, "self-play plays the rest of the generation's 4 games");
+    // The teacher's samples: one-hot policy targets on a legal action.
+    let mut checked = 0;
+    for e in std::fs::read_dir(run.join("shards")).unwrap() {
+        let p = e.unwrap().path();
+        if !p.file_name().unwrap().to_string_lossy().starts_with("gen0001-wboot-") {
+            continue;
+        }
+        use martian_rules::martian::MartianChess;
+        use martian_rules::GameState;
+        let d = martian_selfplay::read_shard(&p, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS).unwrap();
+        for r in 0..d.len() {
+            let row = d.policy.row(r);
+            assert_eq!(row.iter().filter(|&&x| x == 1.0).count(), 1);
+            assert_eq!(row.iter().filter(|&&x| x != 0.0).count(), 1);
+            let a = row.iter().position(|&x| x == 1.0).unwrap();
+            assert_eq!(d.legal[[r, a]], 1);
+            checked += 1;
+        }
+    }
+    assert!(checked > 0);
+    // Again: nothing is played twice.
+    let again = mz(&args);
+    assert!(again.status.success());
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("bootstrap games by"));
+    // A teacher that is not a fixed alpha-beta player is refused, naming the key.
+    let bad =
+        MICRO.replace("generations = 2\n", "generations = 1\nbootstrap_games = 1\nbootstrap_player = \"random\"\n");
+    std::fs::write(&cfg, bad).unwrap();
+    let out =
+        mz(&["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", dir.path().join("r2").to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pipeline.bootstrap_player"));
+}

@@ -134,6 +134,17 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             return Ok(());
         }
         let best = run.best().context("run has no best checkpoint")?;
+        // 0. The bootstrap from the baseline (not zero; off by default): part
+        // or all of generation 1's games come from the alpha-beta teacher.
+        if g == 1 && cfg.pipeline.bootstrap_games > 0 {
+            let n = crate::ops::bootstrap_games::<G>(cfg, &rules, &run, device)?;
+            if n > 0 {
+                eprintln!(
+                    "generation 1: {n} bootstrap games by {} (pipeline.bootstrap_games: this run is not from zero)",
+                    cfg.pipeline.bootstrap_player
+                );
+            }
+        }
         // 1. Self-play.
         let want = cfg.pipeline.games_per_generation as u64;
         let have = run.games_done(g);
