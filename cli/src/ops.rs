@@ -745,7 +745,7 @@ fn mcts_limits(base: &str, visits: Option<u32>, movetime: Option<u64>, default_v
 pub fn describe_match(m: &MatchResult) -> String {
     let elo = m
         .elo
-        .map(|e| format!("score {:.3}, Elo {:+.0} [{:+.0}, {:+.0}] (95%)", e.score, e.elo, e.elo_low, e.elo_high))
+        .map(|e| format!("score {:.3}, Elo {} (95%)", e.score, e.text()))
         .unwrap_or_else(|| "no games".into());
     format!("{} vs {}: +{} ={} -{} ({elo})", m.a, m.b, m.wins, m.draws, m.losses)
 }
