@@ -283,6 +283,7 @@ pub fn train_generation<G: GameState>(
                 m.total_loss, m.policy_loss, m.value_loss, m.policy_accuracy
             ));
             append_line(&run.train_log(), &serde_json::to_string(&m)?)?;
+            crate::tensorboard::train_metrics(run.root(), &m);
             acc = [0.0; 5];
             n_acc = 0;
             t_log = std::time::Instant::now();
