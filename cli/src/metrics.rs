@@ -392,7 +392,7 @@ mod tests {
 
     #[test]
     fn calibration_bins_average_prediction_and_outcome() {
-        let b = calibration(&[-0.95, -0.9, 0.05, 0.15, 0.99, 1.0], &[-1.0, 0.0, 1.0, 0.0, 1.0, 1.0]);
+        let b = calibration(&[-0.95, -0.9, 0.05, 0.25, 0.99, 1.0], &[-1.0, 0.0, 1.0, 0.0, 1.0, 1.0]);
         assert_eq!(b.len(), 4);
         assert_eq!(b[0].count, 2);
         assert!((b[0].predicted + 0.925).abs() < 1e-6 && (b[0].outcome + 0.5).abs() < 1e-9);
