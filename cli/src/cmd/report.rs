@@ -578,7 +578,8 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
         return (0.0, 1.0);
     }
     if hi <= lo {
-        return (lo - 1.0, hi + 1.0);
+        let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
+        return (lo - pad, hi + pad);
     }
     let pad = (hi - lo) * 0.06;
     (lo - pad, hi + pad)
@@ -676,7 +677,8 @@ fn chart(spec: &Spec, series: &[Series]) -> Result<String> {
             .y_label_formatter(&fy)
             .x_desc(spec.x_desc)
             .y_desc(spec.y_desc)
-            .label_style(("sans-serif", 13))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 14))
             .draw());
         if !any {
             pe!(plot.draw(&Text::new(spec.empty.to_string(), (280, 180), ("sans-serif", 18))));
@@ -732,11 +734,11 @@ fn chart(spec: &Spec, series: &[Series]) -> Result<String> {
                     Mark::ErrorBars => pe!(legend.draw(&Circle::new((13, yc), 4, c.filled()))),
                     _ => pe!(legend.draw(&PathElement::new(vec![(4, yc), (24, yc)], c.stroke_width(2)))),
                 }
-                let mut name: String = s.name.chars().take(30).collect();
-                if s.name.chars().count() > 30 {
+                let mut name: String = s.name.chars().take(28).collect();
+                if s.name.chars().count() > 28 {
                     name.push('…');
                 }
-                pe!(legend.draw(&Text::new(name, (30, y), ("sans-serif", 12))));
+                pe!(legend.draw(&Text::new(name, (30, y), ("sans-serif", 13))));
                 y += 20;
                 if y > CHART_H as i32 - 30 {
                     break;
@@ -744,13 +746,13 @@ fn chart(spec: &Spec, series: &[Series]) -> Result<String> {
             }
             if series.iter().any(|s| !s.open.is_empty()) {
                 pe!(legend.draw(&TriangleMarker::new((13, y + 7), 6, BLACK.filled())));
-                pe!(legend.draw(&Text::new("bound only (all won/lost)", (30, y), ("sans-serif", 12))));
+                pe!(legend.draw(&Text::new("bound only (all won/lost)", (30, y), ("sans-serif", 13))));
                 y += 20;
             }
             if !spec.vlines.is_empty() {
                 let g = RGBColor(150, 150, 150);
                 pe!(legend.draw(&PathElement::new(vec![(4, y + 7), (24, y + 7)], g.stroke_width(1))));
-                pe!(legend.draw(&Text::new("generation boundary", (30, y), ("sans-serif", 12))));
+                pe!(legend.draw(&Text::new("generation boundary", (30, y), ("sans-serif", 13))));
             }
             pe!(legend.draw(&Text::new("@@CLOSE@@", (0, 0), ("sans-serif", 1))));
             pe!(root.present());
@@ -1149,7 +1151,7 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
             let Some(x) = x_of(r.generation) else { continue };
             let f = &r.rating;
             if f.perfect {
-                s.open.push((x, if f.score > 0.5 { f.low } else { f.high }, f.score > 0.5));
+                s.open.push((x, f.elo, f.score > 0.5));
             } else {
                 s.err.push((x, f.elo, f.low, f.high));
             }
@@ -1181,10 +1183,12 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     out.push(("ladder-time", "Strength", "Ladder Elo against wall time", chart(&s, &with_base(vec![by_time]))?));
     let mut s = Spec::new("Ladder Elo against self-play games", "self-play games", "Elo (ladder scale)");
     s.empty = "no ladder match yet";
+    s.x_int = true;
     let by_games = ladder_series(&|g| Some(games_until(g)));
     out.push(("ladder-games", "Strength", "Ladder Elo against self-play games", chart(&s, &with_base(vec![by_games]))?));
     let mut s = Spec::new("Ladder Elo against training steps", "training step", "Elo (ladder scale)");
     s.empty = "no ladder match yet";
+    s.x_int = true;
     let by_steps = ladder_series(&|g| d.ckpts.get(&g).map(|c| c.step as f64));
     out.push(("ladder-steps", "Strength", "Ladder Elo against training steps", chart(&s, &with_base(vec![by_steps]))?));
 
@@ -1274,13 +1278,18 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     let per_gen = |f: &dyn Fn(&GenerationMetrics) -> Option<f64>| -> Vec<(f64, f64)> {
         d.gens.iter().filter_map(|(&g, m)| Some((g as f64, f(m)?))).collect()
     };
-    let mut s = gen_spec("Self-play throughput", "per second");
+    let mut s = gen_spec("Self-play positions per second", "positions/s");
     s.y_min = Some(0.0);
     let tp = vec![
         Series::new("positions/s", Mark::Line, 0).with(per_gen(&|m| Some(m.selfplay.as_ref()?.positions_per_s()))),
+    ];
+    out.push(("selfplay-speed", "Throughput", "Self-play positions per second", chart(&s, &tp)?));
+    let mut s = gen_spec("Self-play network evaluations per second", "evaluations/s");
+    s.y_min = Some(0.0);
+    let tp = vec![
         Series::new("NN evaluations/s", Mark::Line, 1).with(per_gen(&|m| Some(m.selfplay.as_ref()?.nn_evals_per_s()))),
     ];
-    out.push(("selfplay-speed", "Throughput", "Self-play throughput", chart(&s, &tp)?));
+    out.push(("nn-speed", "Throughput", "Self-play network evaluations per second", chart(&s, &tp)?));
     let mut s = step_spec("Training throughput", "samples per second");
     s.y_min = Some(0.0);
     out.push(("train-speed", "Throughput", "Training throughput", chart(&s, &[Series::new("training samples/s", Mark::Line, 0).with(series_of("samples_per_s"))])?));
@@ -1420,8 +1429,8 @@ const CSS: &str = "body{font-family:sans-serif;margin:16px auto;max-width:1100px
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #bbb;padding:3px 8px;font-size:13px}\
 th{background:#eee;text-align:left}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 .scroll{max-width:100%;overflow-x:auto}pre{background:#f6f6f6;padding:8px;font-size:12px;overflow-x:auto}\
-.chart svg{width:100%;height:auto;display:block}.chart{margin:8px 0;max-width:100%}\
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr));gap:8px}\
+.chart svg{width:100%;height:auto;display:block}.chart{margin:8px 0;max-width:960px}\
+.grid{display:block}\
 .warning{background:#fff3cd;border:1px solid #e0c060;padding:6px 10px;margin:6px 0}\
 .note{background:#eef4fb;border:1px solid #9cc;padding:6px 10px;margin:6px 0}";
 
@@ -1578,7 +1587,7 @@ mod tests {
         let (md, html) = write_report(tmp.path(), None).unwrap();
         let md = std::fs::read_to_string(md).unwrap();
         let html = std::fs::read_to_string(html).unwrap();
-        for stem in ["elo", "ladder", "losses", "accuracy", "lr", "value-mse", "window", "selfplay-speed", "train-speed",
+        for stem in ["elo", "ladder", "losses", "accuracy", "lr", "value-mse", "window", "selfplay-speed", "nn-speed", "train-speed",
             "heldout", "entropy", "calibration", "first-player", "length", "results", "length-histogram"]
         {
             assert!(html.contains(&format!("id=\"{stem}\"")), "{stem} missing");
@@ -1631,7 +1640,7 @@ mod tests {
         std::fs::create_dir_all(tmp.path().join("models")).unwrap();
         let (_, html) = write_report(tmp.path(), None).unwrap();
         let html = std::fs::read_to_string(html).unwrap();
-        assert_eq!(html.matches("<svg").count(), 19);
+        assert_eq!(html.matches("<svg").count(), 20);
         assert!(write_report(&tmp.path().join("nope"), None).is_err());
     }
 
