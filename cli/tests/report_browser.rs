@@ -103,6 +103,8 @@ fn fixture(dir: &Path) {
     let gauntlet = serde_json::json!({"player": net(3, 8), "matches": [
         mr(&net(3, 8), "alphabeta:depth=4", 3, 2, 1), mr(&net(3, 8), "greedy", 1, 2, 3)], "ratings": null});
     w(&dir.join("eval/gauntlet-x.json"), &gauntlet.to_string());
+    // Two kinds of player of generation 2 (another visit count), connected: two series at x = 2.
+    w(&dir.join("eval/match-b.json"), &mr(&net(2, 64), &net(2, 32), 3, 2, 1).to_string());
     let fin = serde_json::json!({"trained": "gen0003.safetensors", "best": "gen0003.safetensors",
         "vs_untrained": mr(&net(3, 32), &net(0, 32), 19, 1, 0), "vs_random": mr(&net(3, 32), "random", 20, 0, 0)});
     w(&dir.join("final-eval.json"), &fin.to_string());
@@ -139,7 +141,10 @@ const PROBE: &str = r#"<script>
     const ticks = Array.from(svg.querySelectorAll('text')).map(t => t.textContent.trim());
     out.charts.push({id: c.id, width: r.width, fits: r.right <= vw + 1 && r.left >= -1,
       has_data: data.length > 0, has_legend: !!legend, overlaps: overlaps,
-      bad_ticks: ticks.filter(t => t === '-0' || /^-?\d+\.0+$/.test(t))});
+      legend: legend ? Array.from(legend.querySelectorAll('text')).map(t => t.textContent.trim()) : [],
+      bad_ticks: ticks.filter(t => t === '-0' || /^-?\d+\.0+$/.test(t)),
+      y_ticks: Array.from(svg.querySelectorAll('text[text-anchor="end"]')).map(t => t.textContent.trim())
+        .filter(t => /^-?[\d.]+k?$/.test(t)).sort((a, b) => parseFloat(a) - parseFloat(b))});
   }
   out.numbers_not_right = [];
   for (const td of document.querySelectorAll('td')) {
@@ -227,6 +232,15 @@ fn report_in_headless_chromium() {
             assert_eq!(c["overlaps"], 0, "{id}: the legend covers data points: {c}");
             assert!(c["bad_ticks"].as_array().unwrap().is_empty(), "{id}: ticks like 1.0 or -0: {c}");
         }
+        // Players of one generation at two visit counts: two labelled series.
+        let elo = charts.iter().find(|c| c["id"] == "elo").unwrap();
+        let legend: Vec<&str> = elo["legend"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+        for l in ["fit: gen*,visits=32", "fit: gen*,visits=64", "gate chain (gen g vs best)"] {
+            assert!(legend.contains(&l), "{l} not in the Elo legend {legend:?}");
+        }
+        // The accuracy axis starts at 0.
+        let acc = charts.iter().find(|c| c["id"] == "accuracy").unwrap();
+        assert_eq!(acc["y_ticks"][0], "0", "{acc}");
         // Numbers are right-aligned.
         assert!(p["numbers_not_right"].as_array().unwrap().is_empty(), "{}", p["numbers_not_right"]);
         // Item 1: every player is in the ratings, the unconnected gauntlet group is flagged.

@@ -355,6 +355,45 @@ fn split_camel(s: &str) -> String {
     out
 }
 
+/// Players of the anchor's group (not themselves perfect) that are linked to
+/// the anchor only through one-sided pairings (one player won every game
+/// between them): their distance from the anchor has no finite
+/// maximum-likelihood value and is set by the prior.
+fn prior_placed(matches: &[Match], anchor: &str, r: &Ratings) -> Vec<String> {
+    let mut pair: BTreeMap<(&str, &str), (f64, u32)> = BTreeMap::new();
+    for m in matches {
+        let (k, s) = if m.a <= m.b {
+            ((m.a.as_str(), m.b.as_str()), m.wins as f64 + 0.5 * m.draws as f64)
+        } else {
+            ((m.b.as_str(), m.a.as_str()), m.losses as f64 + 0.5 * m.draws as f64)
+        };
+        let e = pair.entry(k).or_default();
+        e.0 += s;
+        e.1 += m.wins + m.draws + m.losses;
+    }
+    let mut adj: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (&(a, b), &(s, n)) in &pair {
+        if n > 0 && s > 0.0 && s < n as f64 {
+            adj.entry(a).or_default().push(b);
+            adj.entry(b).or_default().push(a);
+        }
+    }
+    let mut seen = BTreeSet::from([anchor]);
+    let mut stack = vec![anchor];
+    while let Some(p) = stack.pop() {
+        for &q in adj.get(p).map(|v| v.as_slice()).unwrap_or(&[]) {
+            if seen.insert(q) {
+                stack.push(q);
+            }
+        }
+    }
+    r.players
+        .iter()
+        .filter(|p| p.relative_to.is_none() && !p.perfect && !seen.contains(p.name.as_str()))
+        .map(|p| p.name.clone())
+        .collect()
+}
+
 /// The players of the largest group connected by games (most players, then
 /// most games; ties: the first name).
 fn largest_group(matches: &[Match]) -> BTreeSet<String> {
@@ -902,6 +941,7 @@ fn build(root: &Path, d: &RunData, anchor: Option<&str>) -> Result<View> {
         _ => (None, "no evaluation matches yet".to_string()),
     };
     let anchor_text = anchor.clone().unwrap_or_else(|| "-".into());
+    let one_sided = ratings.as_ref().map(|r| prior_placed(&d.matches, &anchor_text, r)).unwrap_or_default();
     if let Some(r) = &ratings {
         let mut groups: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for p in r.disconnected() {
@@ -913,6 +953,12 @@ fn build(root: &Path, d: &RunData, anchor: Option<&str>) -> Result<View> {
                  `{reference}` (= 0) within their own group; their Elo is not comparable with the others'.",
                 members.len(),
                 members.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if !one_sided.is_empty() {
+            notes.push(format!(
+                "{} are linked to the anchor `{anchor_text}` only through matches that one side won (or lost)                  entirely: how far apart the two sides are rests on the prior (sd {PRIOR_SD_ELO} Elo), not on the                  games; their ratings relative to the anchor are not measured, only the order.",
+                one_sided.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
             ));
         }
         let perfect: Vec<&Rating> = r.players.iter().filter(|p| p.perfect).collect();
@@ -992,6 +1038,9 @@ fn build(root: &Path, d: &RunData, anchor: Option<&str>) -> Result<View> {
             }
             if p.perfect {
                 note.push(if p.score > 0.5 { "won every game".into() } else { "lost every game".into() });
+            }
+            if one_sided.contains(&p.name) {
+                note.push("distance from the anchor set by the prior".into());
             }
             if p.relative_to.as_deref() == Some(p.name.as_str()) {
                 note.push("reference of its group".to_string());
@@ -1660,6 +1709,24 @@ mod tests {
         assert_eq!(int_tick(2.5), "");
         assert_eq!(int_tick(3.0), "3");
         assert_eq!(wrap_groups("<a/><text x=\"1\">\n@@OPEN:legend@@\n</text><b/><text>\n@@CLOSE@@\n</text>"), "<a/><g class=\"legend\"><b/></g>");
+    }
+
+    #[test]
+    fn players_behind_one_sided_results_are_found() {
+        let m = |a: &str, b: &str, w, d, l| Match { a: a.into(), b: b.into(), wins: w, draws: d, losses: l };
+        // A-B informative; B beat C in every game; C-D informative: C and D hang on the prior.
+        let ms = [m("A", "B", 3, 1, 2), m("B", "C", 5, 0, 0), m("D", "C", 2, 2, 2)];
+        let results: Vec<PairResult> = ms
+            .iter()
+            .map(|x| PairResult { a: x.a.clone(), b: x.b.clone(), wins: x.wins, draws: x.draws, losses: x.losses })
+            .collect();
+        let r = fit_ratings(&results, "A", PRIOR_SD_ELO).unwrap();
+        let mut found = prior_placed(&ms, "A", &r);
+        found.sort();
+        assert_eq!(found, vec!["C".to_string(), "D".to_string()]);
+        // With one drawn game between B and C everything is measured.
+        let ms = [m("A", "B", 3, 1, 2), m("B", "C", 5, 1, 0), m("D", "C", 2, 2, 2)];
+        assert!(prior_placed(&ms, "A", &r).is_empty());
     }
 
     #[test]
