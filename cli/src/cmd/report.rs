@@ -360,17 +360,7 @@ fn split_camel(s: &str) -> String {
 /// between them): their distance from the anchor has no finite
 /// maximum-likelihood value and is set by the prior.
 fn prior_placed(matches: &[Match], anchor: &str, r: &Ratings) -> Vec<String> {
-    let mut pair: BTreeMap<(&str, &str), (f64, u32)> = BTreeMap::new();
-    for m in matches {
-        let (k, s) = if m.a <= m.b {
-            ((m.a.as_str(), m.b.as_str()), m.wins as f64 + 0.5 * m.draws as f64)
-        } else {
-            ((m.b.as_str(), m.a.as_str()), m.losses as f64 + 0.5 * m.draws as f64)
-        };
-        let e = pair.entry(k).or_default();
-        e.0 += s;
-        e.1 += m.wins + m.draws + m.losses;
-    }
+    let pair = pairings(matches);
     let mut adj: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (&(a, b), &(s, n)) in &pair {
         if n > 0 && s > 0.0 && s < n as f64 {
@@ -394,14 +384,34 @@ fn prior_placed(matches: &[Match], anchor: &str, r: &Ratings) -> Vec<String> {
         .collect()
 }
 
-/// The players of the largest group connected by games (most players, then
-/// most games; ties: the first name).
+/// Aggregated pairings `(a, b) -> (points of a, games)` with `a < b`.
+fn pairings(matches: &[Match]) -> BTreeMap<(&str, &str), (f64, u32)> {
+    let mut pair: BTreeMap<(&str, &str), (f64, u32)> = BTreeMap::new();
+    for m in matches {
+        let (k, s) = if m.a <= m.b {
+            ((m.a.as_str(), m.b.as_str()), m.wins as f64 + 0.5 * m.draws as f64)
+        } else {
+            ((m.b.as_str(), m.a.as_str()), m.losses as f64 + 0.5 * m.draws as f64)
+        };
+        let e = pair.entry(k).or_default();
+        e.0 += s;
+        e.1 += m.wins + m.draws + m.losses;
+    }
+    pair
+}
+
+/// The players of the largest group linked by informative pairings (neither
+/// side won every game: their distances are measured, not set by the prior);
+/// most players, then most games. With no informative pairing, by any games.
 fn largest_group(matches: &[Match]) -> BTreeSet<String> {
-    let played: Vec<&Match> = matches.iter().filter(|m| m.wins + m.draws + m.losses > 0).collect();
-    let mut adj: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for m in &played {
-        adj.entry(&m.a).or_default().push(&m.b);
-        adj.entry(&m.b).or_default().push(&m.a);
+    let pairs = pairings(matches);
+    let informative = pairs.values().any(|&(s, n)| n > 0 && s > 0.0 && s < n as f64);
+    let mut adj: BTreeMap<&str, Vec<(&str, u32)>> = BTreeMap::new();
+    for (&(a, b), &(s, n)) in &pairs {
+        if n > 0 && (!informative || (s > 0.0 && s < n as f64)) {
+            adj.entry(a).or_default().push((b, n));
+            adj.entry(b).or_default().push((a, n));
+        }
     }
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     let mut best: (BTreeSet<String>, u32) = (BTreeSet::new(), 0);
@@ -410,16 +420,17 @@ fn largest_group(matches: &[Match]) -> BTreeSet<String> {
             continue;
         }
         let mut group = BTreeSet::from([start.to_string()]);
+        let mut games = 0;
         let mut stack = vec![start];
         while let Some(p) = stack.pop() {
-            for &q in &adj[p] {
+            for &(q, n) in &adj[p] {
+                games += n;
                 if seen.insert(q) {
                     group.insert(q.to_string());
                     stack.push(q);
                 }
             }
         }
-        let games: u32 = played.iter().filter(|m| group.contains(&m.a)).map(|m| m.wins + m.draws + m.losses).sum();
         if (group.len(), games) > (best.0.len(), best.1) {
             best = (group, games);
         }
@@ -428,8 +439,9 @@ fn largest_group(matches: &[Match]) -> BTreeSet<String> {
 }
 
 /// The anchor: `wanted` (which must be a player), else from the largest
-/// group of connected players: `alphabeta:depth=1`, else `random`, else
-/// generation 0, else its first player.
+/// group of players linked by informative results ([`largest_group`]):
+/// `alphabeta:depth=1`, else `random`, else generation 0, else its first
+/// player (one that won or lost every game only as a last resort).
 fn choose_anchor(players: &[String], matches: &[Match], wanted: Option<&str>) -> Result<Option<String>> {
     if let Some(w) = wanted {
         if players.iter().any(|p| p == w) {
@@ -957,7 +969,9 @@ fn build(root: &Path, d: &RunData, anchor: Option<&str>) -> Result<View> {
         }
         if !one_sided.is_empty() {
             notes.push(format!(
-                "{} are linked to the anchor `{anchor_text}` only through matches that one side won (or lost)                  entirely: how far apart the two sides are rests on the prior (sd {PRIOR_SD_ELO} Elo), not on the                  games; their ratings relative to the anchor are not measured, only the order.",
+                "{} are linked to the anchor `{anchor_text}` only through matches that one side won (or lost) \
+                 entirely: how far apart the two sides are rests on the prior (sd {PRIOR_SD_ELO} Elo), not on the \
+                 games; their ratings relative to the anchor are not measured, only the order.",
                 one_sided.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
             ));
         }
