@@ -149,10 +149,7 @@ pub fn path(root: &Path) -> PathBuf {
 /// The lines of `R/generations.jsonl` by generation (lines that do not parse are skipped).
 pub fn read(root: &Path) -> BTreeMap<u32, GenerationMetrics> {
     let text = std::fs::read_to_string(path(root)).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<GenerationMetrics>(l).ok())
-        .map(|m| (m.generation, m))
-        .collect()
+    text.lines().filter_map(|l| serde_json::from_str::<GenerationMetrics>(l).ok()).map(|m| (m.generation, m)).collect()
 }
 
 /// Updates generation `g`'s line with `f` and rewrites the file atomically.
@@ -213,7 +210,7 @@ pub fn heldout<G: GameState>(
     }
     let net_path = run.checkpoint(g - 1);
     let ck = load_checkpoint::<G>(&net_path, rules, ConfigModel::Fixed(&cfg.model), device)?;
-    let mut rng = StdRng::seed_from_u64(0x4E1D_0u64 ^ g as u64);
+    let mut rng = StdRng::seed_from_u64(0x4E1D_0000_u64 ^ g as u64);
     let mut b = Batch::default();
     window.fill_batch(&mut rng, HELDOUT_SAMPLES, None, &mut b);
     let mut h = heldout_batch(&ck.net, &b, G::INPUT_SHAPE, G::NUM_ACTIONS, device)?;

@@ -744,10 +744,8 @@ fn mcts_limits(base: &str, visits: Option<u32>, movetime: Option<u64>, default_v
 
 /// One line summary of a match.
 pub fn describe_match(m: &MatchResult) -> String {
-    let elo = m
-        .elo
-        .map(|e| format!("score {:.3}, Elo {} (95%)", e.score, e.text()))
-        .unwrap_or_else(|| "no games".into());
+    let elo =
+        m.elo.map(|e| format!("score {:.3}, Elo {} (95%)", e.score, e.text())).unwrap_or_else(|| "no games".into());
     format!("{} vs {}: +{} ={} -{} ({elo})", m.a, m.b, m.wins, m.draws, m.losses)
 }
 

@@ -33,7 +33,7 @@ const CASTAGNOLI: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
 /// The masked CRC-32C of TFRecords.
 pub fn masked_crc(data: &[u8]) -> u32 {
     let c = CASTAGNOLI.checksum(data);
-    ((c >> 15) | (c << 17)).wrapping_add(0xa282_ead8)
+    c.rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 fn varint(mut v: u64, out: &mut Vec<u8>) {
@@ -115,7 +115,8 @@ pub fn append(root: &Path, step: u64, scalars: &[(&str, f64)]) -> Result<()> {
         return Ok(());
     }
     let p = file_for(root)?;
-    let mut f = std::fs::OpenOptions::new().append(true).open(&p).with_context(|| format!("opening {}", p.display()))?;
+    let mut f =
+        std::fs::OpenOptions::new().append(true).open(&p).with_context(|| format!("opening {}", p.display()))?;
     f.write_all(&record(&event(crate::metrics::now_unix_s(), step as i64, None, &scalars)))
         .with_context(|| format!("writing {}", p.display()))?;
     Ok(())
@@ -189,9 +190,13 @@ fn read_varint(b: &[u8], i: &mut usize) -> Result<u64> {
     anyhow::bail!("varint too long")
 }
 
+/// A protocol-buffer field: number, wire type, varint value, bytes.
 #[cfg(test)]
+type Field<'a> = (u64, u8, u64, &'a [u8]);
+
 /// Protocol-buffer fields `(number, wire type, varint or bytes)` of `b`.
-fn fields(b: &[u8]) -> Result<Vec<(u64, u8, u64, &[u8])>> {
+#[cfg(test)]
+fn fields(b: &[u8]) -> Result<Vec<Field<'_>>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
@@ -256,8 +261,7 @@ mod tests {
     fn crc_is_castagnoli_and_masked_as_tensorflow_does() {
         // The CRC-32C check value (RFC 3720, B.4) and the TFRecord masking.
         assert_eq!(CASTAGNOLI.checksum(b"123456789"), 0xE306_9283);
-        let c = 0xE306_9283u32;
-        assert_eq!(masked_crc(b"123456789"), ((c >> 15) | (c << 17)).wrapping_add(0xa282_ead8));
+        assert_eq!(masked_crc(b"123456789"), 0xC78A_B0E5);
     }
 
     #[test]

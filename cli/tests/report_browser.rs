@@ -181,9 +181,10 @@ fn probe(page: &Path, width: u32) -> serde_json::Value {
         .output()
         .unwrap_or_else(|e| panic!("{} did not start ({e}); scripts/setup installs Debian's chromium", chromium()));
     let dom = String::from_utf8_lossy(&out.stdout);
-    let start = dom.find("<pre id=\"probe\">").unwrap_or_else(|| {
-        panic!("no probe output; chromium stderr:\n{}", String::from_utf8_lossy(&out.stderr))
-    }) + "<pre id=\"probe\">".len();
+    let start = dom
+        .find("<pre id=\"probe\">")
+        .unwrap_or_else(|| panic!("no probe output; chromium stderr:\n{}", String::from_utf8_lossy(&out.stderr)))
+        + "<pre id=\"probe\">".len();
     let end = start + dom[start..].find("</pre>").unwrap();
     let json = dom[start..end].replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&amp;", "&");
     serde_json::from_str(&json).unwrap_or_else(|e| panic!("probe JSON: {e}\n{json}"))
@@ -217,10 +218,28 @@ fn report_in_headless_chromium() {
         assert!(vw <= width.max(500) as f64, "viewport {vw} for a {width}px window");
         let charts = p["charts"].as_array().unwrap();
         let ids: Vec<&str> = charts.iter().map(|c| c["id"].as_str().unwrap()).collect();
-        for id in ["ladder", "ladder-time", "ladder-games", "ladder-steps", "elo", "losses", "accuracy", "lr",
-            "value-mse", "window", "selfplay-speed", "nn-speed", "train-speed", "heldout", "entropy", "calibration",
-            "first-player", "results", "length", "length-histogram"]
-        {
+        for id in [
+            "ladder",
+            "ladder-time",
+            "ladder-games",
+            "ladder-steps",
+            "elo",
+            "losses",
+            "accuracy",
+            "lr",
+            "value-mse",
+            "window",
+            "selfplay-speed",
+            "nn-speed",
+            "train-speed",
+            "heldout",
+            "entropy",
+            "calibration",
+            "first-player",
+            "results",
+            "length",
+            "length-histogram",
+        ] {
             assert!(ids.contains(&id), "chart {id} missing: {ids:?}");
         }
         for c in charts {

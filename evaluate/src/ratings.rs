@@ -175,10 +175,7 @@ pub fn fit_ratings(results: &[PairResult], anchor: &str, prior_sd_elo: f64) -> R
         let reference = if s == anc {
             anc
         } else {
-            *members
-                .iter()
-                .max_by(|&&a, &&b| total(a).total_cmp(&total(b)).then(names[b].cmp(names[a])))
-                .unwrap_or(&s)
+            *members.iter().max_by(|&&a, &&b| total(a).total_cmp(&total(b)).then(names[b].cmp(names[a]))).unwrap_or(&s)
         };
         refs.push(reference);
     }
@@ -235,7 +232,8 @@ pub fn fit_ratings(results: &[PairResult], anchor: &str, prior_sd_elo: f64) -> R
         let (mut low, mut high) = (elo - 1.96 * se, elo + 1.96 * se);
         let perfect = pos[i].is_some() && g > 0.0 && (s == 0.0 || s == g);
         if perfect {
-            let opps: Vec<(f64, f64)> = (0..n).filter(|&j| games[i][j] > 0.0).map(|j| (r[j] * ELO_PER_NAT, games[i][j])).collect();
+            let opps: Vec<(f64, f64)> =
+                (0..n).filter(|&j| games[i][j] > 0.0).map(|j| (r[j] * ELO_PER_NAT, games[i][j])).collect();
             let b = perfect_bound(&opps, s == g);
             if s == g {
                 low = b;

@@ -244,11 +244,9 @@ pub fn promotion_reason(
         None if cfg.evaluate.gate_score <= 0.0 => {
             format!("always promote: gate_score = {}, the score is not checked", cfg.evaluate.gate_score)
         }
-        None => format!(
-            "score {score:.3} {} gate_score {}",
-            if promoted { ">=" } else { "<" },
-            cfg.evaluate.gate_score
-        ),
+        None => {
+            format!("score {score:.3} {} gate_score {}", if promoted { ">=" } else { "<" }, cfg.evaluate.gate_score)
+        }
     }
 }
 

@@ -749,13 +749,20 @@ fn chart(spec: &Spec, series: &[Series]) -> Result<String> {
                         pe!(ch.draw_series(s.pts.iter().map(|&p| Circle::new(p, 3, c.filled()))));
                     }
                     Mark::ErrorBars => {
-                        pe!(ch.draw_series(
-                            s.err.iter().map(|&(x, y, lo, hi)| ErrorBar::new_vertical(x, lo, y, hi, c.stroke_width(2), 8))
-                        ));
+                        pe!(ch.draw_series(s.err.iter().map(|&(x, y, lo, hi)| ErrorBar::new_vertical(
+                            x,
+                            lo,
+                            y,
+                            hi,
+                            c.stroke_width(2),
+                            8
+                        ))));
                         pe!(ch.draw_series(s.err.iter().map(|&(x, y, _, _)| Circle::new((x, y), 4, c.filled()))));
                     }
                     Mark::Bars => {
-                        pe!(ch.draw_series(s.rects.iter().map(|&(a, b, cc, d)| Rectangle::new([(a, b), (cc, d)], c.filled()))));
+                        pe!(ch.draw_series(
+                            s.rects.iter().map(|&(a, b, cc, d)| Rectangle::new([(a, b), (cc, d)], c.filled()))
+                        ));
                     }
                     Mark::HLine => {
                         if let Some(&(_, y)) = s.pts.first() {
@@ -829,7 +836,11 @@ struct Table {
 impl Table {
     /// `cols`: (header, numeric).
     fn new(cols: &[(&str, bool)]) -> Table {
-        Table { head: cols.iter().map(|c| (c.0.to_string(), c.1)).collect(), rows: Vec::new(), code: vec![false; cols.len()] }
+        Table {
+            head: cols.iter().map(|c| (c.0.to_string(), c.1)).collect(),
+            rows: Vec::new(),
+            code: vec![false; cols.len()],
+        }
     }
 
     fn code(mut self, col: usize) -> Table {
@@ -1039,8 +1050,9 @@ fn build(root: &Path, d: &RunData, anchor: Option<&str>) -> Result<View> {
         ));
     }
     // Ratings table.
-    let mut t = Table::new(&[("player", false), ("Elo (95%)", true), ("games", true), ("score", true), ("note", false)])
-        .code(0);
+    let mut t =
+        Table::new(&[("player", false), ("Elo (95%)", true), ("games", true), ("score", true), ("note", false)])
+            .code(0);
     if let Some(r) = &ratings {
         for p in &r.players {
             let mut note = Vec::new();
@@ -1083,10 +1095,9 @@ fn build(root: &Path, d: &RunData, anchor: Option<&str>) -> Result<View> {
     ]);
     for g in &d.gates {
         let (res, e) = match g.wdl {
-            Some((w, dr, l)) => (
-                format!("+{w} ={dr} -{l}"),
-                elo_estimate(w, dr, l).map(|e| e.text()).unwrap_or_else(|| "-".into()),
-            ),
+            Some((w, dr, l)) => {
+                (format!("+{w} ={dr} -{l}"), elo_estimate(w, dr, l).map(|e| e.text()).unwrap_or_else(|| "-".into()))
+            }
             None => ("-".into(), "-".into()),
         };
         t.rows.push(vec![
@@ -1168,20 +1179,11 @@ fn build(root: &Path, d: &RunData, anchor: Option<&str>) -> Result<View> {
     }
     let mut crosstable_key = Table::new(&[("#", true), ("player", false), ("Elo (95%)", true)]).code(1);
     for (i, p) in order.iter().enumerate() {
-        let e = ratings.as_ref().and_then(|r| r.get(p)).map(|r| rating_cell(r, &anchor_text)).unwrap_or_else(|| "-".into());
+        let e =
+            ratings.as_ref().and_then(|r| r.get(p)).map(|r| rating_cell(r, &anchor_text)).unwrap_or_else(|| "-".into());
         crosstable_key.rows.push(vec![(i + 1).to_string(), p.clone(), e]);
     }
-    Ok(View {
-        name,
-        summary,
-        warnings,
-        notes,
-        sections,
-        charts,
-        crosstable,
-        crosstable_key,
-        config: d.config.clone(),
-    })
+    Ok(View { name, summary, warnings, notes, sections, charts, crosstable, crosstable_key, config: d.config.clone() })
 }
 
 /// A rating as table text: `0 (fixed)` for the anchor and group references
@@ -1239,7 +1241,12 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     };
     let mut s = gen_spec("Ladder Elo of the promoted network", "Elo (ladder scale)");
     s.empty = "no ladder match yet";
-    out.push(("ladder", "Strength", "Ladder Elo by generation", chart(&s, &with_base(vec![ladder_series(&|g| Some(g as f64))]))?));
+    out.push((
+        "ladder",
+        "Strength",
+        "Ladder Elo by generation",
+        chart(&s, &with_base(vec![ladder_series(&|g| Some(g as f64))]))?,
+    ));
     let mut s = Spec::new("Ladder Elo against wall time", "minutes since the run started", "Elo (ladder scale)");
     s.empty = "no ladder match yet";
     let by_time = ladder_series(&|g| Some((finished(g)? - t0?) / 60.0));
@@ -1248,7 +1255,12 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     s.empty = "no ladder match yet";
     s.x_int = true;
     let by_games = ladder_series(&|g| Some(games_until(g)));
-    out.push(("ladder-games", "Strength", "Ladder Elo against self-play games", chart(&s, &with_base(vec![by_games]))?));
+    out.push((
+        "ladder-games",
+        "Strength",
+        "Ladder Elo against self-play games",
+        chart(&s, &with_base(vec![by_games]))?,
+    ));
     let mut s = Spec::new("Ladder Elo against training steps", "training step", "Elo (ladder scale)");
     s.empty = "no ladder match yet";
     s.x_int = true;
@@ -1311,7 +1323,14 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     let series_of = |k: &str| -> Vec<(f64, f64)> {
         d.train.iter().filter_map(|m| Some((*m.get("step")?, *m.get(k)?))).filter(|p| p.1.is_finite()).collect()
     };
-    let bounds: Vec<f64> = d.ckpts.iter().filter(|(&g, _)| g >= 1).filter_map(|(&g, _)| d.ckpts.get(&(g - 1))).map(|c| c.step as f64).filter(|&s| s > 0.0).collect();
+    let bounds: Vec<f64> = d
+        .ckpts
+        .iter()
+        .filter(|(&g, _)| g >= 1)
+        .filter_map(|(&g, _)| d.ckpts.get(&(g - 1)))
+        .map(|c| c.step as f64)
+        .filter(|&s| s > 0.0)
+        .collect();
     let step_spec = |title: &'static str, y: &'static str| {
         let mut s = Spec::new(title, "training step", y);
         s.vlines = bounds.clone();
@@ -1329,13 +1348,28 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     out.push(("accuracy", "Training", "Policy accuracy", chart(&s, &acc)?));
     let mut s = step_spec("Learning rate", "learning rate");
     s.y_min = Some(0.0);
-    out.push(("lr", "Training", "Learning rate", chart(&s, &[Series::new("learning rate", Mark::Line, 0).with(series_of("lr"))])?));
+    out.push((
+        "lr",
+        "Training",
+        "Learning rate",
+        chart(&s, &[Series::new("learning rate", Mark::Line, 0).with(series_of("lr"))])?,
+    ));
     let mut s = step_spec("Value MSE (P(win) - P(loss) vs result)", "MSE");
     s.y_min = Some(0.0);
-    out.push(("value-mse", "Training", "Value MSE", chart(&s, &[Series::new("value MSE", Mark::Line, 0).with(series_of("value_mse"))])?));
+    out.push((
+        "value-mse",
+        "Training",
+        "Value MSE",
+        chart(&s, &[Series::new("value MSE", Mark::Line, 0).with(series_of("value_mse"))])?,
+    ));
     let mut s = step_spec("Replay window", "positions");
     s.y_min = Some(0.0);
-    out.push(("window", "Training", "Replay window", chart(&s, &[Series::new("window size", Mark::Line, 0).with(series_of("window"))])?));
+    out.push((
+        "window",
+        "Training",
+        "Replay window",
+        chart(&s, &[Series::new("window size", Mark::Line, 0).with(series_of("window"))])?,
+    ));
 
     // Throughput.
     let per_gen = |f: &dyn Fn(&GenerationMetrics) -> Option<f64>| -> Vec<(f64, f64)> {
@@ -1344,18 +1378,23 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     let mut s = gen_spec("Self-play positions per second", "positions/s");
     s.y_min = Some(0.0);
     let tp = vec![
-        Series::new("positions/s", Mark::Line, 0).with(per_gen(&|m| Some(m.selfplay.as_ref()?.positions_per_s()))),
+        Series::new("positions/s", Mark::Line, 0).with(per_gen(&|m| Some(m.selfplay.as_ref()?.positions_per_s())))
     ];
     out.push(("selfplay-speed", "Throughput", "Self-play positions per second", chart(&s, &tp)?));
     let mut s = gen_spec("Self-play network evaluations per second", "evaluations/s");
     s.y_min = Some(0.0);
-    let tp = vec![
-        Series::new("NN evaluations/s", Mark::Line, 1).with(per_gen(&|m| Some(m.selfplay.as_ref()?.nn_evals_per_s()))),
-    ];
+    let tp =
+        vec![Series::new("NN evaluations/s", Mark::Line, 1)
+            .with(per_gen(&|m| Some(m.selfplay.as_ref()?.nn_evals_per_s())))];
     out.push(("nn-speed", "Throughput", "Self-play network evaluations per second", chart(&s, &tp)?));
     let mut s = step_spec("Training throughput", "samples per second");
     s.y_min = Some(0.0);
-    out.push(("train-speed", "Throughput", "Training throughput", chart(&s, &[Series::new("training samples/s", Mark::Line, 0).with(series_of("samples_per_s"))])?));
+    out.push((
+        "train-speed",
+        "Throughput",
+        "Training throughput",
+        chart(&s, &[Series::new("training samples/s", Mark::Line, 0).with(series_of("samples_per_s"))])?,
+    ));
 
     // Health.
     let mut s = gen_spec("Held-out loss (network g-1 on generation g's new games)", "loss (nats)");
@@ -1369,10 +1408,14 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     let mut s = gen_spec("Policy entropy and KL(target || network)", "nats");
     s.y_min = Some(0.0);
     let ent = vec![
-        Series::new("network entropy (held-out)", Mark::Line, 0).with(per_gen(&|m| Some(m.heldout.as_ref()?.policy_entropy))),
-        Series::new("KL(target||net) (held-out)", Mark::Line, 1).with(per_gen(&|m| Some(m.heldout.as_ref()?.kl_target_net))),
-        Series::new("target entropy (self-play)", Mark::Line, 2).with(per_gen(&|m| Some(m.selfplay.as_ref()?.target_entropy))),
-        Series::new("KL(target||prior) (self-play)", Mark::Line, 3).with(per_gen(&|m| Some(m.selfplay.as_ref()?.kl_target_net))),
+        Series::new("network entropy (held-out)", Mark::Line, 0)
+            .with(per_gen(&|m| Some(m.heldout.as_ref()?.policy_entropy))),
+        Series::new("KL(target||net) (held-out)", Mark::Line, 1)
+            .with(per_gen(&|m| Some(m.heldout.as_ref()?.kl_target_net))),
+        Series::new("target entropy (self-play)", Mark::Line, 2)
+            .with(per_gen(&|m| Some(m.selfplay.as_ref()?.target_entropy))),
+        Series::new("KL(target||prior) (self-play)", Mark::Line, 3)
+            .with(per_gen(&|m| Some(m.selfplay.as_ref()?.kl_target_net))),
     ];
     out.push(("entropy", "Health", "Policy entropy and KL", chart(&s, &ent)?));
     let latest = d.gens.iter().rev().find_map(|(&g, m)| Some((g, m.heldout.as_ref()?)));
@@ -1428,7 +1471,8 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     s.empty = "no self-play games yet";
     out.push(("results", "Health", "Self-play results by reason", chart(&s, &rs)?));
     let lengths = vec![
-        Series::new("mean plies", Mark::Line, 0).with(d.games.iter().map(|(&g, gg)| (g as f64, mean(&gg.lengths))).collect()),
+        Series::new("mean plies", Mark::Line, 0)
+            .with(d.games.iter().map(|(&g, gg)| (g as f64, mean(&gg.lengths))).collect()),
         Series::new("shortest", Mark::Line, 1)
             .with(d.games.iter().filter_map(|(&g, gg)| Some((g as f64, *gg.lengths.iter().min()? as f64))).collect()),
         Series::new("longest", Mark::Line, 2)
@@ -1441,16 +1485,21 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     let maxlen = d.games.values().flat_map(|g| g.lengths.iter()).copied().max().unwrap_or(0);
     let bin = (maxlen as f64 / 20.0).ceil().max(1.0);
     let keys: Vec<u32> = d.games.keys().copied().collect();
-    let mut picks: Vec<u32> = [keys.first(), keys.get(keys.len() / 2), keys.last()].into_iter().flatten().copied().collect();
+    let mut picks: Vec<u32> =
+        [keys.first(), keys.get(keys.len() / 2), keys.last()].into_iter().flatten().copied().collect();
     picks.dedup();
     let mut hist = Vec::new();
     for (i, g) in picks.iter().enumerate() {
         let l = &d.games[g].lengths;
-        let mut counts = vec![0u32; 21];
+        let mut counts = [0u32; 21];
         for &x in l {
             counts[((x as f64 / bin) as usize).min(20)] += 1;
         }
-        let pts = counts.iter().enumerate().map(|(k, &c)| ((k as f64 + 0.5) * bin, c as f64 / l.len().max(1) as f64)).collect();
+        let pts = counts
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| ((k as f64 + 0.5) * bin, c as f64 / l.len().max(1) as f64))
+            .collect();
         hist.push(Series::new(format!("generation {g}"), Mark::Line, i).with(pts));
     }
     let mut s = Spec::new("Game length histogram", "plies", "share of games");
@@ -1541,7 +1590,12 @@ fn html(v: &View) -> String {
         let _ = writeln!(h, "<h2>{}</h2><div class=\"grid\">", esc(sec));
         for (stem, s, title, svg) in &v.charts {
             if *s == sec {
-                let _ = writeln!(h, "<div class=\"chart\" id=\"{stem}\" title=\"{}\">{}</div>", esc(title), responsive(svg));
+                let _ = writeln!(
+                    h,
+                    "<div class=\"chart\" id=\"{stem}\" title=\"{}\">{}</div>",
+                    esc(title),
+                    responsive(svg)
+                );
             }
         }
         let _ = writeln!(h, "</div>");
@@ -1574,8 +1628,11 @@ mod tests {
         std::fs::create_dir_all(dir.join("games")).unwrap();
         std::fs::create_dir_all(dir.join("eval")).unwrap();
         std::fs::create_dir_all(dir.join("models")).unwrap();
-        std::fs::write(dir.join("config.toml"), "game = \"jetan\"\nseed = 1\n[evaluate]\npairs = 2\ngate_score = 0.0\n")
-            .unwrap();
+        std::fs::write(
+            dir.join("config.toml"),
+            "game = \"jetan\"\nseed = 1\n[evaluate]\npairs = 2\ngate_score = 0.0\n",
+        )
+        .unwrap();
         let mut train = String::new();
         for step in (10..=60).step_by(10) {
             let l = 5.0 - step as f64 / 20.0;
@@ -1650,9 +1707,25 @@ mod tests {
         let (md, html) = write_report(tmp.path(), None).unwrap();
         let md = std::fs::read_to_string(md).unwrap();
         let html = std::fs::read_to_string(html).unwrap();
-        for stem in ["elo", "ladder", "losses", "accuracy", "lr", "value-mse", "window", "selfplay-speed", "nn-speed", "train-speed",
-            "heldout", "entropy", "calibration", "first-player", "length", "results", "length-histogram"]
-        {
+        for stem in [
+            "elo",
+            "ladder",
+            "losses",
+            "accuracy",
+            "lr",
+            "value-mse",
+            "window",
+            "selfplay-speed",
+            "nn-speed",
+            "train-speed",
+            "heldout",
+            "entropy",
+            "calibration",
+            "first-player",
+            "length",
+            "results",
+            "length-histogram",
+        ] {
             assert!(html.contains(&format!("id=\"{stem}\"")), "{stem} missing");
             assert!(md.contains(&format!("report/{stem}.svg")));
             let svg = std::fs::read_to_string(tmp.path().join(format!("report/{stem}.svg"))).unwrap();
@@ -1722,7 +1795,10 @@ mod tests {
         assert_eq!(tick(0.25), "0.25");
         assert_eq!(int_tick(2.5), "");
         assert_eq!(int_tick(3.0), "3");
-        assert_eq!(wrap_groups("<a/><text x=\"1\">\n@@OPEN:legend@@\n</text><b/><text>\n@@CLOSE@@\n</text>"), "<a/><g class=\"legend\"><b/></g>");
+        assert_eq!(
+            wrap_groups("<a/><text x=\"1\">\n@@OPEN:legend@@\n</text><b/><text>\n@@CLOSE@@\n</text>"),
+            "<a/><g class=\"legend\"><b/></g>"
+        );
     }
 
     #[test]
@@ -1748,6 +1824,9 @@ mod tests {
         assert_eq!(gate_rule("[evaluate]\ngate_score = 0.0\n"), GateRule::Score(0.0));
         assert_eq!(gate_rule("[evaluate]\ngate = \"sprt\"\n"), GateRule::Sprt);
         assert!(derived_reason(&GateRule::Score(0.0), Some((0, 0, 4)), true, None).starts_with("always promote"));
-        assert_eq!(derived_reason(&GateRule::Score(0.55), Some((1, 0, 3)), false, None), "score 0.250 < gate_score 0.55");
+        assert_eq!(
+            derived_reason(&GateRule::Score(0.55), Some((1, 0, 3)), false, None),
+            "score 0.250 < gate_score 0.55"
+        );
     }
 }
