@@ -224,15 +224,26 @@ fn load(root: &Path) -> Result<RunData> {
     }
     let config = std::fs::read_to_string(root.join("config.toml")).unwrap_or_else(|_| "(no config.toml)".into());
     let rule = gate_rule(&config);
-    let mut train = Vec::new();
+    // One line per step, in step order: a log that repeats steps (written by a
+    // version that kept the lines of an interrupted generation) keeps the last
+    // line of each step, so that no curve runs back on itself.
+    let mut by_step: BTreeMap<u64, BTreeMap<String, f64>> = BTreeMap::new();
+    let mut unstepped = Vec::new();
     if let Ok(text) = std::fs::read_to_string(root.join("train.jsonl")) {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else {
                 continue;
             };
-            train.push(m.iter().filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x))).collect());
+            let row: BTreeMap<String, f64> = m.iter().filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x))).collect();
+            match m.get("step").and_then(Value::as_u64) {
+                Some(step) => {
+                    by_step.insert(step, row);
+                }
+                None => unstepped.push(row),
+            }
         }
     }
+    let train: Vec<BTreeMap<String, f64>> = by_step.into_values().chain(unstepped).collect();
     let mut games: BTreeMap<u32, GenGames> = BTreeMap::new();
     for f in sorted_files(&root.join("games"), "jsonl") {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -1204,6 +1215,12 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
         s.x_int = true;
         s
     };
+    // Self-play charts: generation g's games come from the network of generation g - 1.
+    let games_spec = |title: &'static str, y: &'static str| {
+        let mut s = Spec::new(title, "generation (games played by the best network after g-1)", y);
+        s.x_int = true;
+        s
+    };
     // Ladder Elo by generation, wall time, games and steps.
     let t0 = d.ckpts.get(&0).map(|c| c.created).filter(|&t| t > 0.0);
     let finished = |g: u32| -> Option<f64> {
@@ -1375,13 +1392,13 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     let per_gen = |f: &dyn Fn(&GenerationMetrics) -> Option<f64>| -> Vec<(f64, f64)> {
         d.gens.iter().filter_map(|(&g, m)| Some((g as f64, f(m)?))).collect()
     };
-    let mut s = gen_spec("Self-play positions per second", "positions/s");
+    let mut s = games_spec("Self-play positions per second", "positions/s");
     s.y_min = Some(0.0);
     let tp = vec![
         Series::new("positions/s", Mark::Line, 0).with(per_gen(&|m| Some(m.selfplay.as_ref()?.positions_per_s())))
     ];
     out.push(("selfplay-speed", "Throughput", "Self-play positions per second", chart(&s, &tp)?));
-    let mut s = gen_spec("Self-play network evaluations per second", "evaluations/s");
+    let mut s = games_spec("Self-play network evaluations per second", "evaluations/s");
     s.y_min = Some(0.0);
     let tp =
         vec![Series::new("NN evaluations/s", Mark::Line, 1)
@@ -1405,7 +1422,7 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
         Series::new("held-out value MSE", Mark::Line, 2).with(per_gen(&|m| Some(m.heldout.as_ref()?.value_mse))),
     ];
     out.push(("heldout", "Health", "Held-out loss", chart(&s, &ho)?));
-    let mut s = gen_spec("Policy entropy and KL(target || network)", "nats");
+    let mut s = games_spec("Policy entropy and KL(target || network)", "nats");
     s.y_min = Some(0.0);
     let ent = vec![
         Series::new("network entropy (held-out)", Mark::Line, 0)
@@ -1430,7 +1447,7 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
         cal.push(Series::new("perfect calibration", Mark::Dashed, 7).with(vec![(-1.0, -1.0), (1.0, 1.0)]));
     }
     out.push(("calibration", "Health", "Value calibration", chart(&s, &cal)?));
-    let mut s = gen_spec("First-player wins and draws in self-play", "share of games");
+    let mut s = games_spec("First-player wins and draws in self-play", "share of games");
     (s.y_min, s.y_max) = (Some(0.0), Some(1.0));
     let share = |f: &dyn Fn(&GenGames) -> u32| -> Vec<(f64, f64)> {
         d.games
@@ -1466,7 +1483,7 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
         }
         rs.push(s);
     }
-    let mut s = gen_spec("Self-play results by reason (share of games)", "share");
+    let mut s = games_spec("Self-play results by reason (share of games)", "share");
     (s.y_min, s.y_max) = (Some(0.0), Some(1.0));
     s.empty = "no self-play games yet";
     out.push(("results", "Health", "Self-play results by reason", chart(&s, &rs)?));
@@ -1478,7 +1495,7 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
         Series::new("longest", Mark::Line, 2)
             .with(d.games.iter().filter_map(|(&g, gg)| Some((g as f64, *gg.lengths.iter().max()? as f64))).collect()),
     ];
-    let mut s = gen_spec("Self-play game length", "plies");
+    let mut s = games_spec("Self-play game length", "plies");
     s.y_min = Some(0.0);
     out.push(("length", "Health", "Self-play game length", chart(&s, &lengths)?));
     // Histogram of game lengths: first, middle and newest generation.
@@ -1757,6 +1774,20 @@ mod tests {
         assert!(html.contains("Crosstable") && html.contains("+3 =1 -2"));
         assert!(html.contains("gate_score = 0.0"));
         assert!(!html.contains("<svg width=\"900\""), "charts must scale with the page");
+    }
+
+    #[test]
+    fn repeated_steps_do_not_loop_the_training_curves() {
+        let tmp = tempfile::tempdir().unwrap();
+        let line = |step: u32, loss: f64| format!("{{\"step\":{step},\"generation\":1,\"total_loss\":{loss}}}\n");
+        // Steps 10..30, then a resume that logged 20 and 30 again.
+        let text: String =
+            [line(10, 3.0), line(20, 2.9), line(30, 2.8), line(20, 2.5), line(30, 2.4), line(40, 2.3)].concat();
+        std::fs::write(tmp.path().join("train.jsonl"), text).unwrap();
+        let d = load(tmp.path()).unwrap();
+        let steps: Vec<f64> = d.train.iter().map(|m| m["step"]).collect();
+        assert_eq!(steps, vec![10.0, 20.0, 30.0, 40.0]);
+        assert_eq!(d.train[1]["total_loss"], 2.5, "the later line of a step wins");
     }
 
     #[test]
