@@ -1159,7 +1159,7 @@ fn build(root: &Path, d: &RunData, anchor: Option<&str>) -> Result<View> {
         vec![t],
     ));
 
-    let charts = charts(d, ratings.as_ref())?;
+    let charts = charts(d, ratings.as_ref(), &one_sided)?;
 
     // Crosstable: players numbered in rating order.
     let order: Vec<String> = match &ratings {
@@ -1208,7 +1208,7 @@ fn rating_cell(p: &Rating, anchor: &str) -> String {
 }
 
 /// Every chart of the report.
-fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
+fn charts(d: &RunData, ratings: Option<&Ratings>, prior_set: &[String]) -> Result<Vec<Chart>> {
     let mut out: Vec<Chart> = Vec::new();
     let gen_spec = |title: &'static str, y: &'static str| {
         let mut s = Spec::new(title, "generation", y);
@@ -1330,7 +1330,15 @@ fn charts(d: &RunData, ratings: Option<&Ratings>) -> Result<Vec<Chart>> {
     }
     series.push(chain);
     for (i, p) in base.iter().enumerate() {
-        series.push(Series::new(short(&p.name), Mark::HLine, fams.len() + 1 + i).with(vec![(0.0, p.elo)]));
+        // A bound is drawn at the bound; a rating set by the prior says so.
+        let (label, y) = if p.perfect {
+            (format!("{} ({})", short(&p.name), p.text()), if p.score > 0.5 { p.low } else { p.high })
+        } else if prior_set.contains(&p.name) {
+            (format!("{} (prior)", short(&p.name)), p.elo)
+        } else {
+            (short(&p.name), p.elo)
+        };
+        series.push(Series::new(label, Mark::HLine, fams.len() + 1 + i).with(vec![(0.0, y)]));
     }
     let mut s = gen_spec("Elo of each generation (Bradley-Terry fit, 95%)", "Elo");
     s.empty = "no evaluation yet";
