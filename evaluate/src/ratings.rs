@@ -426,7 +426,9 @@ pub struct FixedAnchorRating {
     /// Score share of those games.
     pub score: f64,
     /// True when the player won every game or lost every game: the estimate
-    /// then rests on the virtual draw and says only "above" or "below".
+    /// then rests on the virtual draw, and only `low` (every game won) or
+    /// `high` (every game lost) is measured: the one-sided 95% bound at which
+    /// that result has probability 5% against the fixed opponents.
     pub perfect: bool,
 }
 
@@ -467,14 +469,22 @@ pub fn rate_against_fixed(rows: &[(f64, u32, u32, u32)]) -> Option<FixedAnchorRa
         })
         .sum();
     let se = 400.0 / std::f64::consts::LN_10 / info.max(1e-12).sqrt();
-    Some(FixedAnchorRating {
-        elo,
-        low: elo - 1.96 * se,
-        high: elo + 1.96 * se,
-        games,
-        score: points / games as f64,
-        perfect: points == 0.0 || points == games as f64,
-    })
+    let perfect = points == 0.0 || points == games as f64;
+    let (mut low, mut high) = (elo - 1.96 * se, elo + 1.96 * se);
+    if perfect {
+        // Only one side is measured: the one-sided 95% bound against the fixed opponents.
+        let opps: Vec<(f64, f64)> =
+            rows.iter().map(|r| (r.0, (r.1 + r.2 + r.3) as f64)).filter(|o| o.1 > 0.0).collect();
+        let b = perfect_bound(&opps, points > 0.0);
+        if points > 0.0 {
+            low = b;
+            high = high.max(b);
+        } else {
+            high = b;
+            low = low.min(b);
+        }
+    }
+    Some(FixedAnchorRating { elo, low, high, games, score: points / games as f64, perfect })
 }
 
 #[cfg(test)]
@@ -494,6 +504,8 @@ mod fixed_anchor_tests {
         // Perfect scores: finite, flagged, above the opponent.
         let r = rate_against_fixed(&[(100.0, 20, 0, 0)]).unwrap();
         assert!(r.perfect && r.elo.is_finite() && r.elo > 100.0, "{r:?}");
+        // The measured end: P(20 wins) = 5% at 100 + 316.7.
+        assert!((r.low - 416.7).abs() < 0.5, "{r:?}");
         let r = rate_against_fixed(&[(100.0, 0, 0, 20)]).unwrap();
         assert!(r.perfect && r.elo < 100.0, "{r:?}");
         assert!(rate_against_fixed(&[]).is_none());

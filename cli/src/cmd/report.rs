@@ -1001,8 +1001,9 @@ fn build(root: &Path, d: &RunData, anchor: Option<&str>) -> Result<View> {
         if !perfect.is_empty() {
             notes.push(format!(
                 "{} won or lost every game: such a result has no finite Elo, so only a one-sided 95% bound is shown \
-                 (`> +X`: P(every game won) = 5% at +X, with the opponents at their ratings); the fit places them \
-                 with its prior alone (sd {PRIOR_SD_ELO} Elo).",
+                 (`> +X`: every game won, a result with probability 5% at +X with the opponents at their \
+                 ratings; `< X` the same for every game lost); the fit places them with its prior alone (sd \
+                 {PRIOR_SD_ELO} Elo).",
                 perfect.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(", ")
             ));
         }
@@ -1233,7 +1234,7 @@ fn charts(d: &RunData, ratings: Option<&Ratings>, prior_set: &[String]) -> Resul
             let Some(x) = x_of(r.generation) else { continue };
             let f = &r.rating;
             if f.perfect {
-                s.open.push((x, f.elo, f.score > 0.5));
+                s.open.push((x, if f.score > 0.5 { f.low } else { f.high }, f.score > 0.5));
             } else {
                 s.err.push((x, f.elo, f.low, f.high));
             }
