@@ -115,6 +115,14 @@ fn pipeline_runs_two_generations_and_resumes() {
     let gens = std::fs::read_to_string(run.join("generations.jsonl")).unwrap();
     assert_eq!(gens.lines().count(), 2, "{gens}");
     assert!(gens.contains("\"positions\"") && gens.contains("\"nn_evals\""), "{gens}");
+    // The held-out check of generation 1: network 0 on generation 1's games.
+    let g1: serde_json::Value = serde_json::from_str(gens.lines().next().unwrap()).unwrap();
+    assert_eq!(g1["heldout"]["network"], "gen0000.safetensors", "{g1}");
+    let pl = g1["heldout"]["policy_loss"].as_f64().unwrap();
+    assert!(pl.is_finite() && pl > 0.0, "{g1}");
+    assert!(!g1["heldout"]["calibration"].as_array().unwrap().is_empty(), "{g1}");
+    // The terminal says why a generation was promoted.
+    assert!(err.contains("-> promoted (always promote: gate_score = 0"), "{err}");
     let tb: Vec<_> = std::fs::read_dir(run.join("tensorboard")).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(tb.len(), 2, "one event file per invocation: {tb:?}");
     let events: Vec<u8> = tb.iter().flat_map(|p| std::fs::read(p).unwrap()).collect();
