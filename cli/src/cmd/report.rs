@@ -1228,16 +1228,36 @@ fn charts(d: &RunData, ratings: Option<&Ratings>, prior_set: &[String]) -> Resul
         d.gens.get(&g).and_then(|m| m.finished_unix_s).or(d.ckpts.get(&g).map(|c| c.created)).filter(|&t| t > 0.0)
     };
     let games_until = |g: u32| -> f64 { d.games.range(..=g).map(|(_, x)| x.lengths.len() as f64).sum() };
+    // Without ladder records: the Bradley-Terry Elo of the kind of generation
+    // player with the most generations (e.g. the gate players).
+    let has_ladder = !d.ladder.is_empty();
+    let mut fit_fams: BTreeMap<String, Vec<&Rating>> = BTreeMap::new();
+    for p in ratings.map(|r| r.players.iter()).into_iter().flatten() {
+        if p.relative_to.is_none() && generation_of(&p.name).is_some() {
+            fit_fams.entry(family_of(&p.name)).or_default().push(p);
+        }
+    }
+    let main_fam = fit_fams.iter().max_by_key(|(_, v)| v.len());
     let ladder_series = |x_of: &dyn Fn(u32) -> Option<f64>| -> Series {
         let mut s = Series::new("network on the ladder", Mark::ErrorBars, 0);
-        for r in &d.ladder {
-            let Some(x) = x_of(r.generation) else { continue };
-            let f = &r.rating;
-            if f.perfect {
-                s.open.push((x, if f.score > 0.5 { f.low } else { f.high }, f.score > 0.5));
+        let mut add = |g: u32, elo: f64, low: f64, high: f64, perfect: bool, score: f64| {
+            let Some(x) = x_of(g) else { return };
+            if perfect {
+                s.open.push((x, if score > 0.5 { low } else { high }, score > 0.5));
             } else {
-                s.err.push((x, f.elo, f.low, f.high));
+                s.err.push((x, elo, low, high));
             }
+        };
+        if has_ladder {
+            for r in &d.ladder {
+                let f = &r.rating;
+                add(r.generation, f.elo, f.low, f.high, f.perfect, f.score);
+            }
+        } else if let Some((fam, ps)) = main_fam {
+            for p in ps {
+                add(generation_of(&p.name).unwrap_or(0), p.elo, p.low, p.high, p.perfect, p.score);
+            }
+            s.name = format!("fit: {}", short(fam));
         }
         s
     };
@@ -1257,33 +1277,29 @@ fn charts(d: &RunData, ratings: Option<&Ratings>, prior_set: &[String]) -> Resul
         v.extend(baselines(2));
         v
     };
-    let mut s = gen_spec("Ladder Elo of the promoted network", "Elo (ladder scale)");
-    s.empty = "no ladder match yet";
-    out.push((
-        "ladder",
-        "Strength",
-        "Ladder Elo by generation",
-        chart(&s, &with_base(vec![ladder_series(&|g| Some(g as f64))]))?,
-    ));
-    let mut s = Spec::new("Ladder Elo against wall time", "minutes since the run started", "Elo (ladder scale)");
-    s.empty = "no ladder match yet";
+    let y_desc = if has_ladder { "Elo (ladder scale)" } else { "Elo (Bradley-Terry fit)" };
+    let pick = |ladder: &'static str, fit: &'static str| if has_ladder { ladder } else { fit };
+    let mut s = gen_spec(pick("Ladder Elo of the promoted network", "Elo of the generations (no ladder yet)"), y_desc);
+    s.empty = "no ladder match or evaluation yet";
+    let t = pick("Ladder Elo by generation", "Elo by generation");
+    out.push(("ladder", "Strength", t, chart(&s, &with_base(vec![ladder_series(&|g| Some(g as f64))]))?));
+    let t = pick("Ladder Elo against wall time", "Elo against wall time");
+    let mut s = Spec::new(t, "minutes since the run started", y_desc);
+    s.empty = "no ladder match or evaluation yet";
     let by_time = ladder_series(&|g| Some((finished(g)? - t0?) / 60.0));
-    out.push(("ladder-time", "Strength", "Ladder Elo against wall time", chart(&s, &with_base(vec![by_time]))?));
-    let mut s = Spec::new("Ladder Elo against self-play games", "self-play games", "Elo (ladder scale)");
-    s.empty = "no ladder match yet";
+    out.push(("ladder-time", "Strength", t, chart(&s, &with_base(vec![by_time]))?));
+    let t = pick("Ladder Elo against self-play games", "Elo against self-play games");
+    let mut s = Spec::new(t, "self-play games", y_desc);
+    s.empty = "no ladder match or evaluation yet";
     s.x_int = true;
     let by_games = ladder_series(&|g| Some(games_until(g)));
-    out.push((
-        "ladder-games",
-        "Strength",
-        "Ladder Elo against self-play games",
-        chart(&s, &with_base(vec![by_games]))?,
-    ));
-    let mut s = Spec::new("Ladder Elo against training steps", "training step", "Elo (ladder scale)");
-    s.empty = "no ladder match yet";
+    out.push(("ladder-games", "Strength", t, chart(&s, &with_base(vec![by_games]))?));
+    let t = pick("Ladder Elo against training steps", "Elo against training steps");
+    let mut s = Spec::new(t, "training step", y_desc);
+    s.empty = "no ladder match or evaluation yet";
     s.x_int = true;
     let by_steps = ladder_series(&|g| d.ckpts.get(&g).map(|c| c.step as f64));
-    out.push(("ladder-steps", "Strength", "Ladder Elo against training steps", chart(&s, &with_base(vec![by_steps]))?));
+    out.push(("ladder-steps", "Strength", t, chart(&s, &with_base(vec![by_steps]))?));
 
     // Bradley-Terry Elo by generation: one series per kind of player, the gate chain, baselines.
     let mut series = Vec::new();
@@ -1758,6 +1774,11 @@ mod tests {
             assert!(svg.starts_with("<svg") && svg.contains("<text"), "{stem}: no text");
             assert!(!svg.contains("@@"), "{stem}: marker left");
         }
+        // Without ladder records the strength charts show the fit of the generations.
+        assert!(md.contains("### Elo against wall time") && !md.contains("### Ladder Elo"), "{md}");
+        let svg = std::fs::read_to_string(tmp.path().join("report/ladder-time.svg")).unwrap();
+        assert!(svg.contains("<g class=\"data\">") && svg.contains("<circle"), "{svg}");
+        assert!(svg.contains("fit: gen*,visits=8"));
         // Item 1: every player is rated; the gauntlet group is flagged. The anchor comes from the
         // largest group, and not `random`, which lost every game.
         assert!(md.contains("anchor `mcts:model=gen0000.safetensors,visits=8` = 0"), "{md}");
