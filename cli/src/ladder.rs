@@ -189,14 +189,16 @@ pub fn records(root: &std::path::Path) -> Vec<LadderRecord> {
     v
 }
 
-/// The rating as table text: `+X [lo, hi]`, or `> +X` / `< +X` for a perfect score.
+/// The rating as table text: `+X [lo, hi]`, or `> +lo` / `< +hi` (the
+/// one-sided 95% bound) for a perfect score.
 pub fn rating_text(r: &FixedAnchorRating) -> String {
     if r.perfect {
+        let won = r.score > 0.5;
         format!(
             "{} {:+.0} (all {})",
-            if r.score > 0.5 { ">" } else { "<" },
-            r.elo,
-            if r.score > 0.5 { "won" } else { "lost" }
+            if won { ">" } else { "<" },
+            if won { r.low } else { r.high },
+            if won { "won" } else { "lost" }
         )
     } else {
         format!("{:+.0} [{:+.0}, {:+.0}]", r.elo, r.low, r.high)

@@ -7,9 +7,11 @@ mod checkpoints;
 mod cmd;
 mod config;
 mod ladder;
+mod metrics;
 mod ops;
 mod rundir;
 mod spool;
+mod tensorboard;
 
 use std::process::ExitCode;
 

@@ -381,6 +381,7 @@ pub fn train_generation<G: GameState>(
                 m.total_loss, m.policy_loss, m.value_loss, m.policy_accuracy
             ));
             append_line(&run.train_log(), &serde_json::to_string(&m)?)?;
+            crate::tensorboard::train_metrics(run.root(), &m);
             acc = [0.0; 5];
             n_acc = 0;
             t_log = std::time::Instant::now();
@@ -841,10 +842,8 @@ fn mcts_limits(base: &str, visits: Option<u32>, movetime: Option<u64>, default_v
 
 /// One line summary of a match.
 pub fn describe_match(m: &MatchResult) -> String {
-    let elo = m
-        .elo
-        .map(|e| format!("score {:.3}, Elo {:+.0} [{:+.0}, {:+.0}] (95%)", e.score, e.elo, e.elo_low, e.elo_high))
-        .unwrap_or_else(|| "no games".into());
+    let elo =
+        m.elo.map(|e| format!("score {:.3}, Elo {} (95%)", e.score, e.text())).unwrap_or_else(|| "no games".into());
     format!("{} vs {}: +{} ={} -{} ({elo})", m.a, m.b, m.wins, m.draws, m.losses)
 }
 

@@ -102,6 +102,33 @@ fn pipeline_runs_two_generations_and_resumes() {
     assert!(stdout.contains("ladder Elo of gen0002.safetensors after generation 2"), "{stdout}");
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("## Elo against the alpha-beta ladder"), "{report}");
+    // Issue 9: the report of the resumed run counts every match (2 gates, 2 final, 1 ladder
+    // calibration, 2 ladder), its training log has each step once, and the gate says why it promoted.
+    assert!(report.contains("7 evaluation matches"), "{report}");
+    assert!(report.contains("always promote: gate_score = 0"), "{report}");
+    let steps: Vec<u64> = train_log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["step"].as_u64().unwrap())
+        .collect();
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "steps logged once, in order: {steps:?}");
+    // Per-generation metrics and TensorBoard events written during the run.
+    let gens = std::fs::read_to_string(run.join("generations.jsonl")).unwrap();
+    assert_eq!(gens.lines().count(), 2, "{gens}");
+    assert!(gens.contains("\"positions\"") && gens.contains("\"nn_evals\""), "{gens}");
+    // The held-out check of generation 1: network 0 on generation 1's games.
+    let g1: serde_json::Value = serde_json::from_str(gens.lines().next().unwrap()).unwrap();
+    assert_eq!(g1["heldout"]["network"], "gen0000.safetensors", "{g1}");
+    let pl = g1["heldout"]["policy_loss"].as_f64().unwrap();
+    assert!(pl.is_finite() && pl > 0.0, "{g1}");
+    assert!(!g1["heldout"]["calibration"].as_array().unwrap().is_empty(), "{g1}");
+    // The terminal says why a generation was promoted.
+    assert!(err.contains("-> promoted (always promote: gate_score = 0"), "{err}");
+    let tb: Vec<_> = std::fs::read_dir(run.join("tensorboard")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(tb.len(), 2, "one event file per invocation: {tb:?}");
+    let events: Vec<u8> = tb.iter().flat_map(|p| std::fs::read(p).unwrap()).collect();
+    for tag in ["train/total_loss", "selfplay/positions_per_s", "gate/score", "elo/ladder"] {
+        assert!(events.windows(tag.len()).any(|w| w == tag.as_bytes()), "{tag} not in the event files");
+    }
 
     // Running again does nothing new.
     let out = mz(&["pipeline", "--config", c, "--run-dir", r]);

@@ -1,50 +1,110 @@
 //! Elo from match results, with a 95% confidence interval.
 //!
 //! Score `p = (W + D/2) / N`; Elo difference `400 * log10(p / (1 - p))`
-//! (logistic model). The interval uses the per-game variance of the score
-//! (trinomial W/D/L, as fishtest/cutechess do): `se = sqrt(var / N)`,
-//! `p +- 1.96 se`, each end mapped through the Elo formula. Scores of exactly
-//! 0 or 1 have no finite Elo; they are clamped to `1/(2N)` and `1 - 1/(2N)`.
+//! (logistic model). The interval is the Wilson score interval of `p`
+//! (Wilson 1927) with `N` games, each end mapped through the Elo formula:
+//!
+//! ```text
+//! centre = (p + z^2 / 2N) / (1 + z^2 / N)
+//! half   = z sqrt(p (1 - p) / N + z^2 / 4N^2) / (1 + z^2 / N),   z = 1.96
+//! ```
+//!
+//! Unlike `p +- 1.96 se`, it stays honest at 0% and 100% and with few games:
+//! `+0 =2 -0` gives `[-390, +390]`, not `[0, 0]`. A perfect score has no
+//! finite Elo: the estimate and the upper end are `+inf` (written as `null`
+//! in JSON) and only the lower end is measured, shown as `> +X`
+//! ([`EloEstimate::text`]); a zero score mirrors that. Counting a draw as half
+//! a win with the binomial variance `p (1 - p)` makes the interval a little
+//! wider than the trinomial one when there are many draws (conservative).
 
 use serde::{Deserialize, Serialize};
 
+/// The 95% normal quantile.
+const Z95: f64 = 1.959_963_984_540_054;
+
 /// An Elo estimate.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "EloEstimateFile")]
 pub struct EloEstimate {
     /// Score of the first player, in `[0, 1]`.
     pub score: f64,
-    /// Elo difference (first minus second).
+    /// Elo difference (first minus second); `+inf` / `-inf` for a score of 1 / 0.
     pub elo: f64,
-    /// Lower end of the 95% interval.
+    /// Lower end of the 95% interval (`-inf` for a score of 0).
     pub elo_low: f64,
-    /// Upper end of the 95% interval.
+    /// Upper end of the 95% interval (`+inf` for a score of 1).
     pub elo_high: f64,
 }
 
-/// Elo difference for a score `p` in (0, 1).
+/// The stored form: JSON has no infinities, `serde_json` writes them as
+/// `null`; they are read back by their meaning.
+#[derive(Deserialize)]
+struct EloEstimateFile {
+    score: f64,
+    elo: Option<f64>,
+    elo_low: Option<f64>,
+    elo_high: Option<f64>,
+}
+
+impl From<EloEstimateFile> for EloEstimate {
+    fn from(f: EloEstimateFile) -> Self {
+        let inf = if f.score >= 0.5 { f64::INFINITY } else { f64::NEG_INFINITY };
+        EloEstimate {
+            score: f.score,
+            elo: f.elo.unwrap_or(inf),
+            elo_low: f.elo_low.unwrap_or(f64::NEG_INFINITY),
+            elo_high: f.elo_high.unwrap_or(f64::INFINITY),
+        }
+    }
+}
+
+impl EloEstimate {
+    /// `+X [lo, hi]`, or `> +X` (every game won: only the lower end is
+    /// known) / `< -X` (every game lost).
+    pub fn text(&self) -> String {
+        if self.elo_high == f64::INFINITY {
+            format!("> {:+.0}", self.elo_low)
+        } else if self.elo_low == f64::NEG_INFINITY {
+            format!("< {:+.0}", self.elo_high)
+        } else {
+            format!("{:+.0} [{:+.0}, {:+.0}]", self.elo, self.elo_low, self.elo_high)
+        }
+    }
+}
+
+/// Elo difference for a score `p`: `+inf` at 1, `-inf` at 0.
 pub fn elo_from_score(p: f64) -> f64 {
-    400.0 * (p / (1.0 - p)).log10()
+    if p >= 1.0 {
+        f64::INFINITY
+    } else if p <= 0.0 {
+        f64::NEG_INFINITY
+    } else {
+        400.0 * (p / (1.0 - p)).log10()
+    }
+}
+
+/// The Wilson score interval `(low, high)` of a score `p` over `n` games at
+/// the 95% level; `low = 0` exactly when `p = 0`, `high = 1` when `p = 1`.
+pub fn wilson_interval(p: f64, n: f64) -> (f64, f64) {
+    let z2 = Z95 * Z95;
+    let denom = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denom;
+    let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    let lo = if p <= 0.0 { 0.0 } else { (centre - half).max(0.0) };
+    let hi = if p >= 1.0 { 1.0 } else { (centre + half).min(1.0) };
+    (lo, hi)
 }
 
 /// Elo estimate from wins, draws and losses of the first player.
 /// `None` when no game was played.
 pub fn elo_estimate(wins: u32, draws: u32, losses: u32) -> Option<EloEstimate> {
-    let n = (wins + draws + losses) as f64;
+    let n = wins as f64 + draws as f64 + losses as f64;
     if n == 0.0 {
         return None;
     }
-    let (w, d, l) = (wins as f64 / n, draws as f64 / n, losses as f64 / n);
-    let p = w + d / 2.0;
-    let var = w * (1.0 - p).powi(2) + d * (0.5 - p).powi(2) + l * p.powi(2);
-    let se = (var / n).sqrt();
-    let lo_clamp = 1.0 / (2.0 * n);
-    let clamp = |x: f64| x.clamp(lo_clamp, 1.0 - lo_clamp);
-    Some(EloEstimate {
-        score: p,
-        elo: elo_from_score(clamp(p)),
-        elo_low: elo_from_score(clamp(p - 1.96 * se)),
-        elo_high: elo_from_score(clamp(p + 1.96 * se)),
-    })
+    let p = (wins as f64 + draws as f64 / 2.0) / n;
+    let (lo, hi) = wilson_interval(p, n);
+    Some(EloEstimate { score: p, elo: elo_from_score(p), elo_low: elo_from_score(lo), elo_high: elo_from_score(hi) })
 }
 
 #[cfg(test)]
@@ -55,9 +115,11 @@ mod tests {
     fn even_score_is_zero_elo() {
         let e = elo_estimate(10, 0, 10).unwrap();
         assert!(e.elo.abs() < 1e-9);
-        // p = .5, var = .25, se = sqrt(.25/20) = .1118; p +- .2191 -> +-(400 log10(.7191/.2809)) = 163.3
-        assert!((e.elo_high - 163.3).abs() < 0.5, "{e:?}");
-        assert!((e.elo_low + 163.3).abs() < 0.5, "{e:?}");
+        // Wilson, p = .5, n = 20: centre .5, half = 1.96 sqrt(.0125 + .0096) / 1.1921 = .2005
+        // -> 400 log10(.7005 / .2995) = +147.7.
+        assert!((e.elo_high - 147.7).abs() < 0.5, "{e:?}");
+        assert!((e.elo_low + 147.7).abs() < 0.5, "{e:?}");
+        assert_eq!(e.text(), "+0 [-148, +148]");
     }
 
     #[test]
@@ -70,9 +132,36 @@ mod tests {
     }
 
     #[test]
-    fn perfect_score_is_clamped_and_finite() {
-        let e = elo_estimate(10, 0, 0).unwrap();
-        assert!(e.elo.is_finite() && e.elo > 300.0);
+    fn degenerate_results_get_honest_intervals() {
+        // +20 =0 -0: Wilson lower end n / (n + z^2) = 20 / 23.84 = .8389 -> +286.6; no upper end.
+        let e = elo_estimate(20, 0, 0).unwrap();
+        assert_eq!((e.elo, e.elo_high), (f64::INFINITY, f64::INFINITY));
+        assert!((e.elo_low - 286.6).abs() < 0.1, "{e:?}");
+        assert_eq!(e.text(), "> +287");
+        // +0 =0 -40: only an upper end.
+        let e = elo_estimate(0, 0, 40).unwrap();
+        assert_eq!(e.elo_low, f64::NEG_INFINITY);
+        assert!(e.elo_high < -300.0 && e.elo_high.is_finite(), "{e:?}");
+        assert!(e.text().starts_with("< -"), "{}", e.text());
+        // +0 =2 -0: an even score from two games says little.
+        let e = elo_estimate(0, 2, 0).unwrap();
+        assert!(e.elo.abs() < 1e-9 && e.elo_low < -300.0 && e.elo_high > 300.0, "{e:?}");
+        // More games, narrower.
+        let (a, b) = (elo_estimate(3, 0, 1).unwrap(), elo_estimate(30, 0, 10).unwrap());
+        assert!(b.elo_high - b.elo_low < a.elo_high - a.elo_low);
         assert!(elo_estimate(0, 0, 0).is_none());
+    }
+
+    #[test]
+    fn infinite_ends_survive_json() {
+        let e = elo_estimate(20, 0, 0).unwrap();
+        let s = serde_json::to_string(&e).unwrap();
+        assert!(s.contains("null"), "{s}");
+        assert_eq!(serde_json::from_str::<EloEstimate>(&s).unwrap(), e);
+        let e = elo_estimate(0, 0, 5).unwrap();
+        let back: EloEstimate = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+        assert_eq!(back, e);
+        let e = elo_estimate(4, 1, 2).unwrap();
+        assert_eq!(serde_json::from_str::<EloEstimate>(&serde_json::to_string(&e).unwrap()).unwrap(), e);
     }
 }

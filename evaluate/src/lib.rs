@@ -17,7 +17,7 @@ mod sprt;
 pub use arena::{gauntlet, play_game, play_match, play_match_book, random_opening, GameResult, MatchResult};
 pub use batched::{play_match_mcts, summarize_games, MctsSide};
 pub use book::{OpeningBook, BALANCED_SCORE};
-pub use elo::{elo_estimate, elo_from_score, EloEstimate};
+pub use elo::{elo_estimate, elo_from_score, wilson_interval, EloEstimate};
 pub use player::{AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Player, PlayerError, RandomPlayer};
 pub use ratings::{fit_ratings, rate_against_fixed, FixedAnchorRating, PairResult, Rating, Ratings};
 pub use sprt::{expected_score, llr_logistic, SprtDecision, SprtParams, SprtState};

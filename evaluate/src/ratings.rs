@@ -35,7 +35,7 @@ pub struct PairResult {
 pub struct Rating {
     /// Player name.
     pub name: String,
-    /// Elo relative to the anchor.
+    /// Elo relative to the anchor (or to [`Rating::relative_to`]).
     pub elo: f64,
     /// Lower end of the 95% interval.
     pub low: f64,
@@ -45,6 +45,31 @@ pub struct Rating {
     pub games: u32,
     /// Score over all its games, in `[0, 1]`.
     pub score: f64,
+    /// `None` when the player is connected to the anchor through games (its
+    /// Elo is relative to the anchor); else the reference player of its own
+    /// group (rated 0 there): such ratings are not comparable with the
+    /// anchor's group.
+    #[serde(default)]
+    pub relative_to: Option<String>,
+    /// True when the player won every game (or lost every game): its Elo has
+    /// no finite maximum-likelihood value, `elo` and `high` (`low`) are
+    /// placed by the prior alone, and only `low` (`high`) is measured: the
+    /// one-sided 95% bound with its opponents held at their ratings.
+    #[serde(default)]
+    pub perfect: bool,
+}
+
+impl Rating {
+    /// `+X [lo, hi]`, or `> +lo` / `< +hi` for a perfect score.
+    pub fn text(&self) -> String {
+        if self.perfect && self.score > 0.5 {
+            format!("> {:+.0}", self.low)
+        } else if self.perfect {
+            format!("< {:+.0}", self.high)
+        } else {
+            format!("{:+.0} [{:+.0}, {:+.0}]", self.elo, self.low, self.high)
+        }
+    }
 }
 
 /// The fit.
@@ -52,7 +77,8 @@ pub struct Rating {
 pub struct Ratings {
     /// The anchor (rated 0).
     pub anchor: String,
-    /// Ratings, best first; players not connected to the anchor are left out.
+    /// Ratings, best first: the anchor's group, then each group not
+    /// connected to it (see [`Rating::relative_to`]).
     pub players: Vec<Rating>,
 }
 
@@ -60,6 +86,11 @@ impl Ratings {
     /// The rating of `name`.
     pub fn get(&self, name: &str) -> Option<&Rating> {
         self.players.iter().find(|r| r.name == name)
+    }
+
+    /// Players not connected to the anchor through games.
+    pub fn disconnected(&self) -> impl Iterator<Item = &Rating> {
+        self.players.iter().filter(|r| r.relative_to.is_some())
     }
 }
 
@@ -70,8 +101,13 @@ const ELO_PER_NAT: f64 = 400.0 / std::f64::consts::LN_10;
 /// anchor): it keeps perfect scores finite; `f64::INFINITY` gives the plain
 /// maximum-likelihood fit.
 ///
+/// Every player is rated: players with no chain of games to the anchor form
+/// groups of their own, each anchored at its player with the most games
+/// (ties: the first name) and marked with [`Rating::relative_to`].
+///
 /// # Errors
-/// When the anchor played no game.
+/// When the anchor played no game (the message lists the players), or the
+/// plain fit has no solution.
 pub fn fit_ratings(results: &[PairResult], anchor: &str, prior_sd_elo: f64) -> Result<Ratings, String> {
     // Players and pairwise (score, games).
     let mut idx: BTreeMap<&str, usize> = BTreeMap::new();
@@ -91,6 +127,13 @@ pub fn fit_ratings(results: &[PairResult], anchor: &str, prior_sd_elo: f64) -> R
         ));
     };
     let n = idx.len();
+    let names: Vec<&str> = {
+        let mut v = vec![""; n];
+        for (name, &i) in &idx {
+            v[i] = name;
+        }
+        v
+    };
     let mut games = vec![vec![0f64; n]; n];
     let mut score = vec![vec![0f64; n]; n];
     for r in results {
@@ -107,34 +150,51 @@ pub fn fit_ratings(results: &[PairResult], anchor: &str, prior_sd_elo: f64) -> R
         score[i][j] += s;
         score[j][i] += g - s;
     }
-    // Players connected to the anchor.
-    let mut conn = vec![false; n];
-    conn[anc] = true;
-    let mut stack = vec![anc];
-    while let Some(i) = stack.pop() {
-        for j in 0..n {
-            if games[i][j] > 0.0 && !conn[j] {
-                conn[j] = true;
-                stack.push(j);
+    let total = |i: usize| games[i].iter().sum::<f64>();
+    // Connected groups; the anchor's first, each with its reference player.
+    let mut group = vec![usize::MAX; n];
+    let mut refs: Vec<usize> = Vec::new();
+    let order: Vec<usize> = std::iter::once(anc).chain(idx.values().copied().filter(|&i| i != anc)).collect();
+    for &s in &order {
+        if group[s] != usize::MAX {
+            continue;
+        }
+        let gi = refs.len();
+        group[s] = gi;
+        let mut members = vec![s];
+        let mut stack = vec![s];
+        while let Some(i) = stack.pop() {
+            for j in 0..n {
+                if games[i][j] > 0.0 && group[j] == usize::MAX {
+                    group[j] = gi;
+                    members.push(j);
+                    stack.push(j);
+                }
             }
         }
+        let reference = if s == anc {
+            anc
+        } else {
+            *members.iter().max_by(|&&a, &&b| total(a).total_cmp(&total(b)).then(names[b].cmp(names[a]))).unwrap_or(&s)
+        };
+        refs.push(reference);
     }
-    let free: Vec<usize> = (0..n).filter(|&i| conn[i] && i != anc).collect();
+    let free: Vec<usize> = (0..n).filter(|i| !refs.contains(i)).collect();
     let m = free.len();
     let prior =
         if prior_sd_elo.is_finite() && prior_sd_elo > 0.0 { 1.0 / (prior_sd_elo / ELO_PER_NAT).powi(2) } else { 0.0 };
     let mut r = vec![0f64; n];
     let mut cov = vec![vec![0f64; m]; m];
+    let pos: Vec<Option<usize>> = (0..n).map(|i| free.iter().position(|&f| f == i)).collect();
     for _iter in 0..100 {
         // Gradient and negative Hessian over the free players.
         let mut grad = vec![0f64; m];
         let mut h = vec![vec![0f64; m]; m];
-        let pos: Vec<Option<usize>> = (0..n).map(|i| free.iter().position(|&f| f == i)).collect();
         for (a, &i) in free.iter().enumerate() {
             grad[a] -= prior * r[i];
             h[a][a] += prior;
             for j in 0..n {
-                if games[i][j] == 0.0 || !conn[j] {
+                if games[i][j] == 0.0 {
                     continue;
                 }
                 let p = 1.0 / (1.0 + (-(r[i] - r[j])).exp());
@@ -164,25 +224,71 @@ pub fn fit_ratings(results: &[PairResult], anchor: &str, prior_sd_elo: f64) -> R
         }
     }
     let mut players = Vec::new();
-    for (name, &i) in &idx {
-        if !conn[i] {
-            continue;
-        }
-        let se = free.iter().position(|&f| f == i).map(|a| cov[a][a].max(0.0).sqrt()).unwrap_or(0.0) * ELO_PER_NAT;
+    for i in 0..n {
+        let se = pos[i].map(|a| cov[a][a].max(0.0).sqrt()).unwrap_or(0.0) * ELO_PER_NAT;
         let elo = r[i] * ELO_PER_NAT;
-        let g: f64 = games[i].iter().sum();
+        let g = total(i);
         let s: f64 = score[i].iter().sum();
-        players.push(Rating {
-            name: name.to_string(),
-            elo,
-            low: elo - 1.96 * se,
-            high: elo + 1.96 * se,
-            games: g as u32,
-            score: if g > 0.0 { s / g } else { 0.0 },
-        });
+        let (mut low, mut high) = (elo - 1.96 * se, elo + 1.96 * se);
+        let perfect = pos[i].is_some() && g > 0.0 && (s == 0.0 || s == g);
+        if perfect {
+            let opps: Vec<(f64, f64)> =
+                (0..n).filter(|&j| games[i][j] > 0.0).map(|j| (r[j] * ELO_PER_NAT, games[i][j])).collect();
+            let b = perfect_bound(&opps, s == g);
+            if s == g {
+                low = b;
+                high = high.max(b);
+            } else {
+                high = b;
+                low = low.min(b);
+            }
+        }
+        let reference = refs[group[i]];
+        players.push((
+            group[i],
+            Rating {
+                name: names[i].to_string(),
+                elo,
+                low,
+                high,
+                games: g as u32,
+                score: if g > 0.0 { s / g } else { 0.0 },
+                relative_to: (reference != anc).then(|| names[reference].to_string()),
+                perfect,
+            },
+        ));
     }
-    players.sort_by(|a, b| b.elo.total_cmp(&a.elo).then(a.name.cmp(&b.name)));
-    Ok(Ratings { anchor: anchor.to_string(), players })
+    players.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.elo.total_cmp(&a.1.elo)).then(a.1.name.cmp(&b.1.name)));
+    Ok(Ratings { anchor: anchor.to_string(), players: players.into_iter().map(|p| p.1).collect() })
+}
+
+/// The one-sided 95% bound of a player who won (`won`) or lost every game
+/// against opponents `(Elo, games)` held fixed: the rating `R` at which that
+/// result has probability 5%, `prod_j E_j(R)^{n_j} = 0.05` (for one opponent
+/// and `n` wins, `E = 0.05^(1/n)`: 20 wins put the player above `+316`).
+fn perfect_bound(opps: &[(f64, f64)], won: bool) -> f64 {
+    let log_p = |r: f64| -> f64 {
+        opps.iter()
+            .map(|&(o, n)| {
+                let e = 1.0 / (1.0 + 10f64.powf((o - r) / 400.0));
+                n * if won { e.ln() } else { (1.0 - e).ln() }
+            })
+            .sum()
+    };
+    let target = 0.05f64.ln();
+    let lo0 = opps.iter().map(|o| o.0).fold(f64::INFINITY, f64::min) - 4000.0;
+    let hi0 = opps.iter().map(|o| o.0).fold(f64::NEG_INFINITY, f64::max) + 4000.0;
+    let (mut lo, mut hi) = (lo0, hi0);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        // log_p rises with R when every game was won, falls when every game was lost.
+        if (log_p(mid) < target) == won {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
 }
 
 /// Gauss-Jordan inverse of a small symmetric matrix; `None` if singular.
@@ -264,6 +370,43 @@ mod tests {
         assert!(a.elo.is_finite() && a.elo > 0.0 && a.elo < 1000.0, "{a:?}");
         assert!(fit_ratings(&res, "Z", 400.0).is_err());
     }
+
+    #[test]
+    fn every_player_is_rated_and_groups_apart_from_the_anchor_are_marked() {
+        // A-B-C are connected; X-Y played only each other.
+        let res = [pr("A", "B", 5, 2, 3), pr("B", "C", 4, 4, 2), pr("X", "Y", 6, 0, 4), pr("Y", "X", 3, 1, 2)];
+        let r = fit_ratings(&res, "C", 1000.0).unwrap();
+        assert_eq!(r.players.len(), 5);
+        for p in ["A", "B", "C"] {
+            assert_eq!(r.get(p).unwrap().relative_to, None, "{p}");
+        }
+        // X and Y are in a group of their own, rated relative to the one with more games (a tie: X).
+        assert_eq!(r.get("X").unwrap().relative_to.as_deref(), Some("X"));
+        assert_eq!(r.get("Y").unwrap().relative_to.as_deref(), Some("X"));
+        assert_eq!(r.get("X").unwrap().elo, 0.0);
+        assert!(r.get("Y").unwrap().elo < 0.0);
+        assert_eq!(r.disconnected().count(), 2);
+        // The anchor's group comes first.
+        assert!(r.players[..3].iter().all(|p| p.relative_to.is_none()));
+    }
+
+    #[test]
+    fn perfect_scores_are_flagged_with_a_one_sided_bound() {
+        // 20 wins against the anchor: P(20 wins) = E^20 = 0.05 at E = 0.8609, i.e. +316.7.
+        let r = fit_ratings(&[pr("A", "B", 20, 0, 0)], "B", 1000.0).unwrap();
+        let a = r.get("A").unwrap();
+        assert!(a.perfect, "{a:?}");
+        assert!((a.low - 316.7).abs() < 0.5, "{a:?}");
+        assert_eq!(a.text(), "> +317");
+        // 40 losses: mirrored.
+        let r = fit_ratings(&[pr("A", "B", 0, 0, 40)], "B", 1000.0).unwrap();
+        let a = r.get("A").unwrap();
+        assert!(a.perfect && a.high < -300.0 && a.text().starts_with("< -"), "{a:?}");
+        // A draw is not perfect.
+        let r = fit_ratings(&[pr("A", "B", 19, 1, 0)], "B", 1000.0).unwrap();
+        assert!(!r.get("A").unwrap().perfect);
+        assert!(!r.get("B").unwrap().perfect);
+    }
 }
 
 /// The rating of one player from its results against opponents whose
@@ -283,7 +426,9 @@ pub struct FixedAnchorRating {
     /// Score share of those games.
     pub score: f64,
     /// True when the player won every game or lost every game: the estimate
-    /// then rests on the virtual draw and says only "above" or "below".
+    /// then rests on the virtual draw, and only `low` (every game won) or
+    /// `high` (every game lost) is measured: the one-sided 95% bound at which
+    /// that result has probability 5% against the fixed opponents.
     pub perfect: bool,
 }
 
@@ -324,14 +469,22 @@ pub fn rate_against_fixed(rows: &[(f64, u32, u32, u32)]) -> Option<FixedAnchorRa
         })
         .sum();
     let se = 400.0 / std::f64::consts::LN_10 / info.max(1e-12).sqrt();
-    Some(FixedAnchorRating {
-        elo,
-        low: elo - 1.96 * se,
-        high: elo + 1.96 * se,
-        games,
-        score: points / games as f64,
-        perfect: points == 0.0 || points == games as f64,
-    })
+    let perfect = points == 0.0 || points == games as f64;
+    let (mut low, mut high) = (elo - 1.96 * se, elo + 1.96 * se);
+    if perfect {
+        // Only one side is measured: the one-sided 95% bound against the fixed opponents.
+        let opps: Vec<(f64, f64)> =
+            rows.iter().map(|r| (r.0, (r.1 + r.2 + r.3) as f64)).filter(|o| o.1 > 0.0).collect();
+        let b = perfect_bound(&opps, points > 0.0);
+        if points > 0.0 {
+            low = b;
+            high = high.max(b);
+        } else {
+            high = b;
+            low = low.min(b);
+        }
+    }
+    Some(FixedAnchorRating { elo, low, high, games, score: points / games as f64, perfect })
 }
 
 #[cfg(test)]
@@ -351,6 +504,8 @@ mod fixed_anchor_tests {
         // Perfect scores: finite, flagged, above the opponent.
         let r = rate_against_fixed(&[(100.0, 20, 0, 0)]).unwrap();
         assert!(r.perfect && r.elo.is_finite() && r.elo > 100.0, "{r:?}");
+        // The measured end: P(20 wins) = 5% at 100 + 316.7.
+        assert!((r.low - 416.7).abs() < 0.5, "{r:?}");
         let r = rate_against_fixed(&[(100.0, 0, 0, 20)]).unwrap();
         assert!(r.perfect && r.elo < 100.0, "{r:?}");
         assert!(rate_against_fixed(&[]).is_none());

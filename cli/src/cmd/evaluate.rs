@@ -137,10 +137,11 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         Ok(r) => {
             println!("Bradley-Terry ratings (anchor {anchor} = 0, 95% intervals):");
             for p in &r.players {
-                println!(
-                    "  {:>7.0} [{:>6.0}, {:>6.0}]  {} ({} games, score {:.3})",
-                    p.elo, p.low, p.high, p.name, p.games, p.score
-                );
+                let note = match &p.relative_to {
+                    Some(x) => format!("; not connected to {anchor}: relative to {x}"),
+                    None => String::new(),
+                };
+                println!("  {:>20}  {} ({} games, score {:.3}{note})", p.text(), p.name, p.games, p.score);
             }
             Some(r)
         }

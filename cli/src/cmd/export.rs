@@ -88,9 +88,9 @@ fn eval_info(source: &str, opponent: &str, m: &MatchResult, as_a: bool) -> EvalI
             draws: m.draws,
             losses: m.losses,
             score: e.map(|e| e.score),
-            elo: e.map(|e| e.elo),
-            elo_low: e.map(|e| e.elo_low),
-            elo_high: e.map(|e| e.elo_high),
+            elo: e.map(|e| e.elo).filter(|x| x.is_finite()),
+            elo_low: e.map(|e| e.elo_low).filter(|x| x.is_finite()),
+            elo_high: e.map(|e| e.elo_high).filter(|x| x.is_finite()),
         }
     } else {
         EvalInfo {
@@ -100,9 +100,9 @@ fn eval_info(source: &str, opponent: &str, m: &MatchResult, as_a: bool) -> EvalI
             draws: m.draws,
             losses: m.wins,
             score: e.map(|e| 1.0 - e.score),
-            elo: e.map(|e| -e.elo),
-            elo_low: e.map(|e| -e.elo_high),
-            elo_high: e.map(|e| -e.elo_low),
+            elo: e.map(|e| -e.elo).filter(|x| x.is_finite()),
+            elo_low: e.map(|e| -e.elo_high).filter(|x| x.is_finite()),
+            elo_high: e.map(|e| -e.elo_low).filter(|x| x.is_finite()),
         }
     }
 }

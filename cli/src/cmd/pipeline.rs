@@ -55,6 +55,11 @@ pub struct GateRecord {
     pub best: String,
     /// Whether the candidate was promoted.
     pub promoted: bool,
+    /// Why (the gate rule and how the match met it), e.g. `always promote
+    /// (gate_score = 0)` or `score 0.458 < gate_score 0.55`; empty in records
+    /// written before it was kept.
+    #[serde(default)]
+    pub reason: String,
     /// The match.
     pub result: martian_evaluate::MatchResult,
     /// The SPRT state at the end of the match (`gate = "sprt"` only).
@@ -164,6 +169,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
                 st.moves as f64 / st.seconds.max(1e-9),
                 100.0 * st.eval_seconds / st.seconds.max(1e-9)
             );
+            crate::metrics::after_selfplay::<G>(cfg, &rules, &run, g, &st, device);
         }
         // 2. Train.
         eprintln!("generation {g}: training");
@@ -192,12 +198,19 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             }
             None => score >= cfg.evaluate.gate_score,
         };
-        eprintln!("generation {g}: {} -> {}", describe_match(&m), if promoted { "promoted" } else { "not promoted" });
+        let reason = promotion_reason(cfg, score, sprt_state.as_ref(), promoted);
+        eprintln!(
+            "generation {g}: {} -> {} ({reason})",
+            describe_match(&m),
+            if promoted { "promoted" } else { "not promoted" }
+        );
+        crate::metrics::after_gate(&run, g, &m, promoted);
         let rec = GateRecord {
             generation: g,
             candidate: file_name(&cand),
             best: file_name(&best),
             promoted,
+            reason,
             result: m,
             sprt: sprt_state,
         };
@@ -221,6 +234,33 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     Ok(())
 }
 
+/// Why a gate promoted or kept the candidate, in words.
+pub fn promotion_reason(
+    cfg: &RunConfig,
+    score: f64,
+    sprt: Option<&martian_evaluate::SprtState>,
+    promoted: bool,
+) -> String {
+    match sprt {
+        Some(st) => format!(
+            "SPRT: LLR {:.2} {}",
+            st.llr,
+            match st.decision {
+                martian_evaluate::SprtDecision::AcceptH1 => format!(">= {:.2}, H1 accepted", st.upper),
+                martian_evaluate::SprtDecision::AcceptH0 => format!("<= {:.2}, H0 accepted", st.lower),
+                martian_evaluate::SprtDecision::Continue =>
+                    format!("undecided in ({:.2}, {:.2}) after all pairs: keep the best", st.lower, st.upper),
+            }
+        ),
+        None if cfg.evaluate.gate_score <= 0.0 => {
+            format!("always promote: gate_score = {}, the score is not checked", cfg.evaluate.gate_score)
+        }
+        None => {
+            format!("score {score:.3} {} gate_score {}", if promoted { ">=" } else { "<" }, cfg.evaluate.gate_score)
+        }
+    }
+}
+
 /// Plays generation `g`'s ladder with the promoted network and prints its rating.
 fn ladder_step<G: AbGame>(
     cfg: &RunConfig,
@@ -231,6 +271,7 @@ fn ladder_step<G: AbGame>(
 ) -> Result<crate::ladder::LadderRecord> {
     let best = run.best().context("run has no best checkpoint")?;
     let rec = crate::ladder::play::<G>(cfg, rules, run, g, &best, device)?;
+    crate::metrics::after_ladder(run, &rec);
     eprintln!("generation {g}: {}", crate::ladder::describe(&rec));
     Ok(rec)
 }
