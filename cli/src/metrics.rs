@@ -20,7 +20,7 @@ use anyhow::Result;
 use martian_model::ConfigModel;
 use martian_rules::GameState;
 use martian_selfplay::SelfplayStats;
-use martian_train::loss::{masked_logits, value_class};
+use martian_train::loss::{masked_logits, value_wdl};
 use martian_train::{Batch, ReplayWindow};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -241,9 +241,12 @@ fn heldout_batch(
     let ce = -(&pt * &logp).sum_dim_intlist(-1, false, Kind::Float);
     let target_h = -(&pt * pt.clamp_min(1e-12).log()).sum_dim_intlist(-1, false, Kind::Float);
     let net_h = -(&p * logp.masked_fill(&legal.logical_not(), 0.0)).sum_dim_intlist(-1, false, Kind::Float);
-    let classes: Vec<i64> = b.value.iter().map(|&z| value_class(z)).collect();
-    let vc = Tensor::f_from_slice(&classes)?.f_to_device(device)?;
-    let value_loss = out.value_logits.cross_entropy_for_logits(&vc).f_double_value(&[])?;
+    // The training loss's value term: cross-entropy against the WDL target of each value.
+    let wdl: Vec<f32> = b.value.iter().flat_map(|&z| value_wdl(z)).collect();
+    let vt = Tensor::f_from_slice(&wdl)?.f_view([n, 3])?.f_to_device(device)?;
+    let value_loss = (-(&vt * out.value_logits.log_softmax(-1, Kind::Float)).sum_dim_intlist(-1, false, Kind::Float))
+        .mean(Kind::Float)
+        .f_double_value(&[])?;
     let probs = out.value_logits.softmax(-1, Kind::Float);
     let v = (probs.select(1, 0) - probs.select(1, 2)).to_device(Device::Cpu);
     let v: Vec<f32> = Vec::<f32>::try_from(&v)?;
