@@ -17,8 +17,8 @@ pub(crate) fn square_name(sq: u8) -> String {
 
 /// Parses a square name `a1`..`d8` from two characters.
 fn parse_square(f: char, r: char) -> Option<u8> {
-    let file = match f {
-        'a'..='d' => f as u8 - b'a',
+    let file = match f.to_ascii_lowercase() {
+        c @ 'a'..='d' => c as u8 - b'a',
         _ => return None,
     };
     let rank = match r {
@@ -42,7 +42,7 @@ pub(crate) fn parse_move_text(text: &str) -> Result<Move, RulesError> {
     let chars: Vec<char> = text.trim().chars().collect();
     let (a, b) = match chars.len() {
         4 => ((chars[0], chars[1]), (chars[2], chars[3])),
-        5 if matches!(chars[2], '-' | 'x' | '+') => ((chars[0], chars[1]), (chars[3], chars[4])),
+        5 if matches!(chars[2], '-' | 'x' | 'X' | '+') => ((chars[0], chars[1]), (chars[3], chars[4])),
         5 => return Err(bad("the separator must be '-', 'x' or '+'")),
         _ => return Err(bad("expected <from><to>, e.g. d3d5")),
     };
@@ -203,29 +203,38 @@ pub(crate) fn format_position(s: &MartianChess) -> String {
     format!("{} {side} {a} {b} {last} {clock} {} {}", placement(s), s.quiet(), s.ply())
 }
 
-/// The text board (spec §10): rank 8 first, a `----` canal line between ranks 5
-/// and 4, file letters, then a status line.
-pub(crate) fn board_text(s: &MartianChess) -> String {
+/// The text board (spec §10) seen from `bottom`'s side: for `Side::South` rank
+/// 8 first, for `Side::North` rank 1 first with the files reversed; a `----`
+/// canal line between the two halves, file letters, then a status line (the
+/// side to move, or the result once the game is over, then scores and clocks).
+pub(crate) fn board_text_from(s: &MartianChess, bottom: Side) -> String {
+    let flipped = bottom == Side::North;
+    let files: Vec<u8> = if flipped { (0..4).rev().collect() } else { (0..4).collect() };
+    let ranks: Vec<u8> = if flipped { (0..8).collect() } else { (0..8).rev().collect() };
     let mut out = String::with_capacity(160);
-    for rank in (0..8u8).rev() {
+    for (i, &rank) in ranks.iter().enumerate() {
         out.push((b'1' + rank) as char);
         out.push(' ');
-        for file in 0..4u8 {
+        for &file in &files {
             out.push(s.piece_at(square(file, rank)).map_or('.', Piece::letter));
         }
         out.push('\n');
-        if rank == 4 {
+        if i == 3 {
             out.push_str("  ----\n");
         }
     }
-    out.push_str("  abcd\n");
+    out.push_str("  ");
+    out.extend(files.iter().map(|f| (b'a' + f) as char));
+    out.push('\n');
     let [a, b] = s.scores();
     let clock = s.clock_countdown().map_or_else(|| "-".to_string(), |c| c.to_string());
-    out.push_str(&format!(
-        "{} to move; score South {a} North {b}; clock {clock}; quiet {}; ply {}\n",
-        MartianChess::side_name(s.side_to_move()),
-        s.quiet(),
-        s.ply()
-    ));
+    let head = match s.outcome() {
+        Some(o) => {
+            let who = o.winner.map_or_else(|| "draw".to_string(), |w| format!("{} wins", MartianChess::side_name(w)));
+            format!("game over: {who} ({})", o.reason)
+        }
+        None => format!("{} to move", MartianChess::side_name(s.side_to_move())),
+    };
+    out.push_str(&format!("{head}; score South {a} North {b}; clock {clock}; quiet {}; ply {}\n", s.quiet(), s.ply()));
     out
 }
