@@ -10,6 +10,7 @@ mod ladder;
 mod ops;
 mod rundir;
 mod spool;
+mod think;
 
 use std::process::ExitCode;
 
@@ -76,7 +77,7 @@ enum Command {
     Play(cmd::play::Args),
     /// Speed benchmarks: perft, MCTS, self-play, training.
     Bench(cmd::bench::Args),
-    /// Search a position with the alpha-beta engine: score and principal variation.
+    /// Search a position (alpha-beta, or MCTS with a network): score or value, top moves, principal variation.
     Analyse(cmd::analyse::Args),
     /// Write R/report.md and R/report.html (Elo, losses, self-play, crosstable).
     Report(cmd::report::Args),
