@@ -52,8 +52,23 @@ macro_rules! with_game {
     };
 }
 
+/// `--version`: the crate version, the git commit it was built from and the
+/// libtorch it links (both found by `cli/build.rs`).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("MARTIAN_ZERO_GIT_COMMIT"),
+    ", libtorch ",
+    env!("MARTIAN_ZERO_LIBTORCH"),
+    ")"
+);
+
 #[derive(Parser)]
-#[command(name = "martian-zero", version, about = "Self-play training for Jetan and Looney's Martian Chess")]
+#[command(
+    name = "martian-zero",
+    version = VERSION,
+    about = "Self-play training for Jetan and Looney's Martian Chess"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -104,6 +104,37 @@ impl RunDir {
         Ok(RunDir { root: root.to_path_buf() })
     }
 
+    /// Opens the existing run at `root` for a command that continues a run
+    /// (`train`, `selfplay --model best`): as [`RunDir::open`], but a directory
+    /// that is not a run (no `config.toml`, e.g. a mistyped path) is refused
+    /// before anything is created in it.
+    ///
+    /// # Errors
+    /// Not a run directory (naming the path and how to start a run), or those of [`RunDir::open`].
+    pub fn open_existing(root: &Path, cfg: &RunConfig) -> Result<RunDir> {
+        Self::check_is_run(root)?;
+        Self::open(root, cfg)
+    }
+
+    /// Checks that `root` is a run directory (it has the `config.toml` written
+    /// when a run starts).
+    ///
+    /// # Errors
+    /// Naming the path: missing, not a directory, or without `config.toml`.
+    pub fn check_is_run(root: &Path) -> Result<()> {
+        let how = "check the path; `martian-zero pipeline --config C --run-dir DIR` starts a new run";
+        if !root.exists() {
+            bail!("run directory {} does not exist ({how})", root.display());
+        }
+        if !root.is_dir() {
+            bail!("{} is not a directory, so not a run directory ({how})", root.display());
+        }
+        if !root.join("config.toml").is_file() {
+            bail!("{} is not a run directory: it has no config.toml ({how})", root.display());
+        }
+        Ok(())
+    }
+
     /// Opens an existing run directory without a config check.
     pub fn existing(root: &Path) -> Result<RunDir> {
         if !root.join("models").is_dir() {

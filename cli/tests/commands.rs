@@ -184,3 +184,67 @@ fn analyse_and_engine_print_one_score_unit() {
         out(&e).lines().filter(|l| l.starts_with("info depth 3 ")).last().expect("depth 3 info line").to_string();
     assert!(info.contains(&format!("score {score} pv")), "analyse {best:?} vs engine {info:?}");
 }
+
+#[test]
+fn commands_that_continue_a_run_refuse_other_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = jetan_run(dir.path());
+    let cfg = dir.path().join("jetan.toml");
+    let cfg = cfg.to_str().unwrap();
+    let typo = dir.path().join("rnu");
+    let t = typo.to_str().unwrap();
+    for args in [
+        vec!["train", "--config", cfg, "--run-dir", t],
+        vec!["selfplay", "--config", cfg, "--run-dir", t, "--games", "1"],
+        vec!["evaluate", "--config", cfg, "--a", "random", "--b", "greedy", "--games", "2", "--run-dir", t],
+    ] {
+        let o = mz(&args);
+        assert!(!o.status.success(), "{args:?}");
+        let e = err(&o);
+        assert!(e.contains(t) && e.contains("does not exist") && e.contains("pipeline --config"), "{args:?}: {e}");
+        assert!(!e.contains("martian-zero: device"), "no device banner before an argument error: {e}");
+        assert!(!typo.exists(), "{args:?} created {t}");
+    }
+    // An existing directory that is not a run.
+    let o = mz(&["train", "--config", cfg, "--run-dir", dir.path().to_str().unwrap()]);
+    assert!(err(&o).contains("is not a run directory: it has no config.toml"), "{}", err(&o));
+    // The real run: train gets past the check (and stops: no self-play data yet).
+    let o = mz(&["train", "--config", cfg, "--run-dir", run.to_str().unwrap()]);
+    let e = err(&o);
+    assert!(e.contains("replay window"), "{e}");
+    let banner = e.lines().find(|l| l.starts_with("martian-zero: device ")).expect("device banner");
+    assert!(banner.starts_with("martian-zero: device cpu ") || banner.starts_with("martian-zero: device cuda:"), "{banner}");
+}
+
+#[test]
+fn version_names_commit_and_libtorch() {
+    let o = mz(&["--version"]);
+    assert!(o.status.success());
+    let v = out(&o);
+    assert!(v.starts_with(&format!("martian-zero {} (commit ", env!("CARGO_PKG_VERSION"))), "{v}");
+    let torch = v.split("libtorch ").nth(1).expect("libtorch version");
+    assert!(torch.chars().next().is_some_and(|c| c.is_ascii_digit()), "a version number: {v}");
+}
+
+#[test]
+fn evaluate_names_unknown_keys_and_keeps_earlier_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("mc.toml");
+    std::fs::write(&cfg, "game = \"martian-chess\"\nthreads = 1\n[evaluate]\nopening_plies = 2\n").unwrap();
+    let c = cfg.to_str().unwrap();
+    let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "alphabeta:depht=2", "--games", "2"]);
+    assert!(!o.status.success());
+    assert!(err(&o).contains("unknown key \"depht\""), "{}", err(&o));
+    let res = dir.path().join("r.json");
+    let r = res.to_str().unwrap();
+    let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--games", "2", "--out", r]);
+    assert!(o.status.success(), "{}", err(&o));
+    let first = std::fs::read_to_string(&res).unwrap();
+    std::fs::write(&res, "earlier").unwrap();
+    let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--games", "2", "--out", r]);
+    assert!(!o.status.success() && err(&o).contains("--force"), "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(&res).unwrap(), "earlier", "the earlier result is kept");
+    let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--games", "2", "--out", r, "--force"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(&res).unwrap(), first, "replaced with --force (same seed, same games)");
+}

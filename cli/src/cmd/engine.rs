@@ -235,15 +235,6 @@ fn torch_threads(n: u32) -> i32 {
     n.clamp(1, 1024) as i32
 }
 
-/// A device as the protocol names it: `cpu`, `cuda:0`, ...
-fn device_name(d: Device) -> String {
-    match d {
-        Device::Cpu => "cpu".into(),
-        Device::Cuda(n) => format!("cuda:{n}"),
-        other => format!("{other:?}").to_lowercase(),
-    }
-}
-
 /// Runs `engine`.
 pub fn run(a: Args) -> Result<()> {
     tch::set_num_threads(torch_threads(a.threads));
@@ -367,7 +358,7 @@ impl Engine {
         let device_line = match &net {
             Some(_) => format!(
                 "info string device {} torch_threads {} search_threads 1",
-                device_name(device),
+                super::device_name(device),
                 tch::get_num_threads()
             ),
             None => "info string device none (no network) search_threads 1".to_string(),

@@ -73,9 +73,9 @@ fn file_name(p: &Path) -> String {
 }
 
 fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
-    let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let run = RunDir::open(&a.run_dir, cfg)?;
+    let device = super::setup_runtime(cfg)?;
     let _worker =
         crate::spool::WorkerLock::acquire(run.root(), "0").context("the pipeline plays as self-play worker 0")?;
     // Temporaries of writes a kill interrupted (the pipeline owns these directories).
