@@ -223,6 +223,12 @@ pub fn train_generation<G: GameState>(
     let done = ckpt.meta.step.saturating_sub(parent_step);
     let total_run = steps_total * cfg.pipeline.generations.max(g) as u64;
     let pb = progress(steps_total, "train");
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "train {bar:30} {pos}/{len} steps ({per_sec}) [{elapsed_precise}<{eta}] {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
     pb.set_position(done);
     let mut acc = [0f64; 5];
     let mut n_acc = 0u32;

@@ -248,3 +248,99 @@ fn evaluate_names_unknown_keys_and_keeps_earlier_results() {
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(std::fs::read_to_string(&res).unwrap(), first, "replaced with --force (same seed, same games)");
 }
+
+/// A run small enough for a few seconds per generation.
+const MICRO: &str = r#"
+game = "martian-chess"
+seed = 3
+threads = 1
+[model]
+blocks = 1
+channels = 8
+policy_channels = 2
+value_hidden = 8
+[search]
+leaves_per_batch = 2
+[selfplay]
+games_in_flight = 4
+simulations = 8
+cheap_simulations = 2
+full_search_prob = 1.0
+games_per_shard = 2
+[train]
+batch_size = 16
+steps_per_generation = 400
+replay_window = 2000
+log_every = 2
+checkpoint_every = 3
+[evaluate]
+pairs = 1
+simulations = 4
+gate_score = 0.0
+final_pairs = 0
+[pipeline]
+generations = 2
+games_per_generation = 4
+"#;
+
+#[test]
+fn pipeline_terminal_summaries_log_and_interrupt() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("micro.toml");
+    std::fs::write(&cfg, MICRO).unwrap();
+    let run = dir.path().join("run");
+    let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
+    let o = mz(&["pipeline", "--config", c, "--run-dir", r, "--stop-after", "1"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let (e, s) = (err(&o), out(&o));
+    assert!(e.contains("generation 1/2 (elapsed "), "{e}");
+    let summary = s.lines().find(|l| l.starts_with("generation 1/2 done: 4 games, ")).expect("summary");
+    for part in ["positions/s", "training steps", "steps/s", "loss ", "gate +", "promoted"] {
+        assert!(summary.contains(part), "{part}: {summary}");
+    }
+    assert_eq!(e.matches("report: ").count(), 1, "report: once: {e}");
+    assert!(s.contains("pipeline: 1/2 generations finished; this invocation ran 1 in "), "{s}");
+    assert!(s.contains("best network gen0001.safetensors (generation 1)"), "{s}");
+    let log = std::fs::read_to_string(run.join("pipeline.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(lines[0].ends_with(summary) && lines[0].starts_with("20") && lines[0].contains("Z generation"), "{log}");
+
+    // Resumed, then Ctrl-C during generation 2's training (400 steps).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+        .args(["pipeline", "--config", c, "--run-dir", r])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        seen.push_str(&line);
+        if line.starts_with("generation 2: training") {
+            break;
+        }
+        line.clear();
+    }
+    assert!(seen.lines().nth(1).is_some_and(|l| l.starts_with("resuming ")), "said first: {seen}");
+    assert!(seen.contains("1 of 2 generations finished, best network gen0001.safetensors"), "{seen}");
+    assert!(seen.contains("generation 2: 0 of 4 self-play games kept"), "{seen}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let k = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(k.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(2), "ends as Ctrl-C does: {rest}");
+    assert!(rest.contains("interrupted: 1 of 2 generations finished"), "{rest}");
+    // Training had started: the games and perhaps a partial checkpoint are kept.
+    assert!(rest.contains("generation 2: all 4 self-play games kept; training "), "{rest}");
+    let resume = format!("pipeline --config {c} --run-dir {r}");
+    assert!(rest.contains("continue the run with:") && rest.contains(&resume), "{rest}");
+    assert!(!run.join("workers/w0.lock").exists(), "the worker claim is released");
+    let log = std::fs::read_to_string(run.join("pipeline.log")).unwrap();
+    assert!(log.lines().last().unwrap().contains("interrupted: "), "{log}");
+}
