@@ -86,8 +86,12 @@ fn play_and_analyse_use_the_rules_of_the_network() {
     let run = jetan_run(dir.path());
     let ck = run.join("models/gen0000.safetensors");
     let ck = ck.to_str().unwrap();
-    // A checkpoint, and the run directory (its best), under the run's rules.
-    for model in [ck, run.to_str().unwrap()] {
+    let bundle = dir.path().join("bundle");
+    let o = mz(&["export", "--checkpoint", ck, "--out", bundle.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    // A checkpoint, the run directory (its best) and a bundle, under the run's rules.
+    let mut analyses = Vec::new();
+    for model in [ck, run.to_str().unwrap(), bundle.to_str().unwrap()] {
         let o = mz_stdin(&["play", "--game", "jetan", "--engine", "mcts", "--model", model, "--visits", "4"], "quit\n");
         assert!(o.status.success(), "{model}: {}", err(&o));
         let text = out(&o);
@@ -104,7 +108,12 @@ fn play_and_analyse_use_the_rules_of_the_network() {
         let best = text.lines().find(|l| l.starts_with("bestmove ")).expect("bestmove");
         let first = pv.split_whitespace().nth(1).expect("a move");
         assert!(best.starts_with(&format!("bestmove {first} value ")), "{pv} / {best}");
+        // The same network gives the same search, wherever it was loaded from.
+        let same = |l: &&str| l.starts_with("pv ") || l.starts_with("bestmove ") || l.contains("% ");
+        analyses.push(text.lines().filter(same).map(String::from).collect::<Vec<_>>());
     }
+    assert_eq!(analyses[0], analyses[1]);
+    assert_eq!(analyses[0], analyses[2]);
     // The game of the network is checked.
     let o = mz(&["analyse", "--game", "martian-chess", "--model", ck]);
     assert!(!o.status.success());
