@@ -1,8 +1,9 @@
 //! Loading checkpoints: the one function every command uses, so that the
 //! architecture rule is the same everywhere ([`ConfigModel`]).
 //!
-//! * Commands without a config (`play`, `export`, `engine`): the checkpoint's
-//!   architecture ([`ConfigModel::Absent`]).
+//! * Commands without a config (`play`, `analyse`, `export`, `engine`): the
+//!   checkpoint's architecture ([`ConfigModel::Absent`]), and the rules it was
+//!   trained with ([`load_model`]: a checkpoint, a bundle or a run directory).
 //! * Commands with a config that do not train a run (`evaluate`, `selfplay
 //!   --out`, the pipeline's matches): the checkpoint's architecture, and when the
 //!   config's `[model]` differs, the notice `notice: <path>: the checkpoint's

@@ -2,7 +2,8 @@
 //! command again resumes, and several self-play workers can share it.
 //!
 //! ```text
-//! R/config.toml              resolved config, written at the first start
+//! R/config.toml              resolved config, written at the first start (marks a run directory)
+//! R/pipeline.log             one line per finished generation, end of invocation, Ctrl-C
 //! R/best                     file name of the promoted checkpoint (atomic rewrite)
 //! R/models/gen0000.safetensors + gen0000.json        checkpoints (gen 0 = untrained)
 //! R/models/gen0003-partial-000000450.safetensors     training in progress (resume point),

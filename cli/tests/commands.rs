@@ -66,15 +66,8 @@ fn jetan_run(dir: &Path) -> std::path::PathBuf {
     let cfg = dir.join("jetan.toml");
     std::fs::write(&cfg, JETAN).unwrap();
     let run = dir.join("run");
-    let o = mz(&[
-        "pipeline",
-        "--config",
-        cfg.to_str().unwrap(),
-        "--run-dir",
-        run.to_str().unwrap(),
-        "--stop-after",
-        "0",
-    ]);
+    let o =
+        mz(&["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", run.to_str().unwrap(), "--stop-after", "0"]);
     assert!(o.status.success(), "{}", err(&o));
     assert!(run.join("models/gen0000.safetensors").exists());
     run
@@ -168,7 +161,8 @@ fn a_finished_game_says_the_result() {
          policy_channels = 2\nvalue_hidden = 8\n",
     )
     .unwrap();
-    let o = mz(&["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", run.to_str().unwrap(), "--stop-after", "0"]);
+    let o =
+        mz(&["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", run.to_str().unwrap(), "--stop-after", "0"]);
     assert!(o.status.success(), "{}", err(&o));
     let o = mz_stdin(&["play", "--model", run.to_str().unwrap(), "--visits", "2"], "d3d5\n");
     assert!(o.status.success(), "{}", err(&o));
@@ -222,7 +216,10 @@ fn commands_that_continue_a_run_refuse_other_directories() {
     let e = err(&o);
     assert!(e.contains("replay window"), "{e}");
     let banner = e.lines().find(|l| l.starts_with("martian-zero: device ")).expect("device banner");
-    assert!(banner.starts_with("martian-zero: device cpu ") || banner.starts_with("martian-zero: device cuda:"), "{banner}");
+    assert!(
+        banner.starts_with("martian-zero: device cpu ") || banner.starts_with("martian-zero: device cuda:"),
+        "{banner}"
+    );
 }
 
 #[test]

@@ -394,9 +394,10 @@ fn training_step(run: &RunDir, g: u32) -> u64 {
 /// The last total loss that `train.jsonl` logged for generation `g`.
 fn last_loss(run: &RunDir, g: u32) -> Option<f64> {
     let text = std::fs::read_to_string(run.train_log()).ok()?;
-    text.lines().rev().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).find_map(|v| {
-        (v.get("generation")?.as_u64()? == u64::from(g)).then(|| v.get("total_loss")?.as_f64()).flatten()
-    })
+    text.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| (v.get("generation")?.as_u64()? == u64::from(g)).then(|| v.get("total_loss")?.as_f64()).flatten())
 }
 
 /// The one-line summary of a finished generation (terminal and `pipeline.log`).

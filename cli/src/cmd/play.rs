@@ -119,8 +119,7 @@ fn engine_kind(a: &Args) -> Result<EngineKind> {
     Ok(match a.engine.as_str() {
         "mcts" => EngineKind::Mcts { visits: a.visits },
         "alphabeta" => {
-            let mut limits =
-                Limits { depth: a.depth, movetime: a.movetime.map(Duration::from_millis), nodes: None };
+            let mut limits = Limits { depth: a.depth, movetime: a.movetime.map(Duration::from_millis), nodes: None };
             if limits == Limits::default() {
                 limits.depth = Some(4);
             }
