@@ -229,7 +229,7 @@ impl<'a, G: AbGame> Engine<'a, G> {
             })
             .collect();
         // Most visited first; the move to play leads among equals.
-        root_moves.sort_by(|a, b| (b.visits, b.mv == best).cmp(&(a.visits, a.mv == best)));
+        root_moves.sort_by_key(|m| std::cmp::Reverse((m.visits, m.mv == best)));
         Ok(Thought {
             best,
             eval: Some(Eval::Value(res.root_value)),

@@ -183,8 +183,7 @@ fn analyse_and_engine_print_one_score_unit() {
     assert!(score.starts_with("cp ") || score.starts_with("win ") || score.starts_with("loss "), "{best}");
     let e = mz_stdin(&["engine", "--engine", "alphabeta"], "game martian-chess\nposition startpos\ngo depth 3\n");
     assert!(e.status.success(), "{}", err(&e));
-    let info =
-        out(&e).lines().filter(|l| l.starts_with("info depth 3 ")).last().expect("depth 3 info line").to_string();
+    let info = out(&e).lines().rev().find(|l| l.starts_with("info depth 3 ")).expect("depth 3 info line").to_string();
     assert!(info.contains(&format!("score {score} pv")), "analyse {best:?} vs engine {info:?}");
 }
 
