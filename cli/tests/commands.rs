@@ -107,6 +107,10 @@ fn play_and_analyse_use_the_rules_of_the_network() {
     }
     assert_eq!(analyses[0], analyses[1]);
     assert_eq!(analyses[0], analyses[2]);
+    // The engine takes a run directory too, and its game.
+    let o = mz_stdin(&["engine", "--model", run.to_str().unwrap()], "hello\nquit\n");
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("engine mcts games jetan model "), "{}", out(&o));
     // The game of the network is checked.
     let o = mz(&["analyse", "--game", "martian-chess", "--model", ck]);
     assert!(!o.status.success());

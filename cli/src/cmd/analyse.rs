@@ -82,29 +82,28 @@ pub fn run(a: Args) -> Result<()> {
         }
         e => bail!("unknown engine {e:?}: analyse supports alphabeta and mcts"),
     };
-    let model = match &a.model {
-        Some(p) => Some(load_model(p, martian_model::parse_device(&a.device)?)?),
-        None => None,
+    let (model, device) = match &a.model {
+        Some(p) => {
+            let device = martian_model::parse_device(&a.device)?;
+            (Some(load_model(p, device)?), device)
+        }
+        None => (None, tch::Device::Cpu),
     };
     let game = match (a.game.map(GameKind::from), &model) {
         (Some(g), _) => g,
         (None, Some(m)) => m.game,
         (None, None) => bail!("give --game jetan|martian-chess (or --model, whose game is used)"),
     };
-    with_game!(game, G => run_game::<G>(&a, kind, model.as_ref()))
+    with_game!(game, G => run_game::<G>(&a, kind, model.as_ref(), device))
 }
 
-fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>) -> Result<()> {
+fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
     let rules: G::Rules = model_rules::<G>(model)?;
     let pos: G = super::position(a.position.as_deref(), &rules).context("bad --position")?;
     println!("{}", pos.board_text());
     if pos.outcome().is_some() {
         return Ok(());
     }
-    let device = match model {
-        Some(_) => martian_model::parse_device(&a.device)?,
-        None => tch::Device::Cpu,
-    };
     let mut engine = Engine::<G>::new(kind.clone(), model.map(|m| &m.ck), device);
     match model {
         Some(m) => println!("{} with {}", engine.describe(), m.source.display()),

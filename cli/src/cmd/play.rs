@@ -96,22 +96,22 @@ an empty line asks again";
 /// Runs `play`.
 pub fn run(a: Args) -> Result<()> {
     let engine = engine_kind(&a)?;
-    let model = match &a.model {
+    let (model, device) = match &a.model {
         Some(p) => {
             if !matches!(engine, EngineKind::Mcts { .. }) {
                 bail!("--model is used by the mcts engine; --engine {} takes no model", a.engine);
             }
             let device = martian_model::parse_device(&a.device)?;
-            Some(load_model(p, device)?)
+            (Some(load_model(p, device)?), device)
         }
-        None => None,
+        None => (None, tch::Device::Cpu),
     };
     let game = match (a.game.map(GameKind::from), &model) {
         (Some(g), _) => g,
         (None, Some(m)) => m.game,
         (None, None) => bail!("give --game jetan|martian-chess (or --model, whose game is used)"),
     };
-    with_game!(game, G => run_game::<G>(&a, engine, model.as_ref()))
+    with_game!(game, G => run_game::<G>(&a, engine, model.as_ref(), device))
 }
 
 /// The engine the arguments name, with its limits.
@@ -154,13 +154,9 @@ fn thought_text<G: GameState>(pos: &G, t: &Thought) -> String {
     s
 }
 
-fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>) -> Result<()> {
+fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
     let rules: G::Rules = model_rules::<G>(model)?;
     let mut pos: G = super::position(a.position.as_deref(), &rules)?;
-    let device = match model {
-        Some(_) => martian_model::parse_device(&a.device)?,
-        None => tch::Device::Cpu,
-    };
     let mut engine = Engine::<G>::new(kind, model.map(|m| &m.ck), device);
     let human: Side = if a.second { pos.side_to_move().opponent() } else { pos.side_to_move() };
     let against = match model {
