@@ -15,7 +15,9 @@ use martian_evaluate::{GreedyPlayer, Player, RandomPlayer};
 use martian_model::{Checkpoint, NetEvaluator};
 use martian_rules::{GameState, Move};
 use martian_search::alphabeta::{MATE, MATE_BOUND};
-use martian_search::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, Mcts, MctsConfig, UniformEvaluator};
+use martian_search::{
+    AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, Mcts, MctsConfig, SearchResult, UniformEvaluator,
+};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tch::Device;
@@ -202,20 +204,7 @@ impl<'a, G: AbGame> Engine<'a, G> {
                 elapsed: t0.elapsed(),
             });
         }
-        let EngineKind::Mcts { visits } = self.kind else {
-            return Err(anyhow!("engine {} has no search", self.describe()));
-        };
-        let cfg = MctsConfig { leaves_per_batch: LEAVES_PER_BATCH, ..MctsConfig::default() };
-        let mut tree = Mcts::new(cfg, pos.clone());
-        let mut rng = StdRng::seed_from_u64(0);
-        let res = match self.net {
-            Some(ck) => {
-                let mut ev = NetEvaluator::<G>::new(&ck.net, self.device, LEAVES_PER_BATCH as usize);
-                tree.search(&mut ev, visits.max(1), false, &mut rng)
-            }
-            None => tree.search(&mut UniformEvaluator, visits.max(1), false, &mut rng),
-        }
-        .map_err(|e| anyhow!("search: {e}"))?;
+        let (tree, res) = self.mcts(pos)?;
         let best = res.best_move().ok_or_else(|| anyhow!("no legal move"))?;
         let mut root_moves: Vec<RootMove> = res
             .visits
@@ -238,6 +227,48 @@ impl<'a, G: AbGame> Engine<'a, G> {
             effort: format!("{} visits, {} nodes", tree.child_visits(), tree.num_nodes()),
             elapsed: t0.elapsed(),
         })
+    }
+
+    /// The MCTS search of `pos`: fixed seed, no root noise, so the same
+    /// network on the same device builds the same tree every time.
+    fn mcts(&self, pos: &G) -> Result<(Mcts<G>, SearchResult)> {
+        let EngineKind::Mcts { visits } = self.kind else {
+            return Err(anyhow!("engine {} has no tree search", self.describe()));
+        };
+        let cfg = MctsConfig { leaves_per_batch: LEAVES_PER_BATCH, ..MctsConfig::default() };
+        let mut tree = Mcts::new(cfg, pos.clone());
+        let mut rng = StdRng::seed_from_u64(0);
+        let res = match self.net {
+            Some(ck) => {
+                let mut ev = NetEvaluator::<G>::new(&ck.net, self.device, LEAVES_PER_BATCH as usize);
+                tree.search(&mut ev, visits.max(1), false, &mut rng)
+            }
+            None => tree.search(&mut UniformEvaluator, visits.max(1), false, &mut rng),
+        }
+        .map_err(|e| anyhow!("search: {e}"))?;
+        Ok((tree, res))
+    }
+
+    /// The line the MCTS search of `pos` expects after each of `moves` (root
+    /// moves): the move, then the principal variation of its subtree. The
+    /// search is repeated for each move (it is deterministic, see
+    /// [`Engine::think`]) and its tree advanced to the move, so this costs one
+    /// search per move. (Children tied on visits, prior and value are ordered
+    /// by the tie rank of the advanced root, so such ties can break otherwise
+    /// than in [`Thought::pv`].)
+    ///
+    /// # Errors
+    /// Not the MCTS engine, or a failed network evaluation.
+    pub fn move_lines(&self, pos: &G, moves: &[Move], max_len: usize) -> Result<Vec<Vec<Move>>> {
+        let mut lines = Vec::with_capacity(moves.len());
+        for &mv in moves {
+            let (mut tree, _) = self.mcts(pos)?;
+            tree.advance(mv);
+            let mut line = vec![mv];
+            line.extend(tree.principal_variation(max_len.saturating_sub(1)));
+            lines.push(line);
+        }
+        Ok(lines)
     }
 }
 
@@ -269,6 +300,15 @@ mod tests {
         assert_eq!(t.root_moves[0].mv, t.best);
         assert_eq!(t.pv.first(), Some(&t.best));
         assert!(matches!(t.eval, Some(Eval::Value(v)) if (-1.0..=1.0).contains(&v)));
+        // Each line starts with its move and follows visited nodes (uniform
+        // priors tie everywhere, so later plies may break ties differently
+        // from the principal variation).
+        let moves: Vec<Move> = t.root_moves.iter().take(3).map(|m| m.mv).collect();
+        let lines = e.move_lines(&pos, &moves, 64).expect("lines");
+        for (l, m) in lines.iter().zip(&moves) {
+            assert_eq!(l.first(), Some(m));
+            assert!(l.len() > 1, "a move with 1/10 of 64 visits has a reply: {l:?}");
+        }
     }
 
     #[test]

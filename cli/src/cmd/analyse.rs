@@ -43,8 +43,9 @@ pub struct Args {
     /// MCTS simulations (`--engine mcts`).
     #[arg(long, default_value_t = 800, value_parser = clap::value_parser!(u32).range(1..))]
     visits: u32,
-    /// Root moves listed (`--engine mcts`).
-    #[arg(long, default_value_t = 5)]
+    /// Root moves listed with their line (`--engine mcts`); each after the
+    /// first repeats the search once to read its line.
+    #[arg(long, default_value_t = 3)]
     top: usize,
     /// Search depth in plies (alpha-beta; default 6 without --movetime/--nodes).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -125,15 +126,22 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     if let Some(Eval::Value(v)) = t.eval {
         println!("value {} ({}, {:.2} s)", value_text(v), t.effort, t.elapsed.as_secs_f64());
         let total: u32 = t.root_moves.iter().map(|m| m.visits).sum::<u32>().max(1);
-        println!("{:<8} {:>7} {:>6} {:>7} {:>8}", "move", "visits", "share", "prior", "value");
-        for m in t.root_moves.iter().take(a.top.max(1)) {
+        let top: Vec<_> = t.root_moves.iter().take(a.top.max(1)).collect();
+        // The best move's line is the principal variation; the others' come
+        // from repeated searches (deterministic), one per move.
+        let others: Vec<_> = top.iter().skip(1).map(|m| m.mv).collect();
+        let mut lines = vec![t.pv.clone()];
+        lines.extend(engine.move_lines(&pos, &others, 16)?);
+        println!("{:<8} {:>7} {:>6} {:>7} {:>8}  line", "move", "visits", "share", "prior", "value");
+        for (m, line) in top.iter().zip(&lines) {
             println!(
-                "{:<8} {:>7} {:>5.1}% {:>7.3} {:>8}",
+                "{:<8} {:>7} {:>5.1}% {:>7.3} {:>8}  {}",
                 pos.move_to_string(m.mv),
                 m.visits,
                 100.0 * m.visits as f64 / total as f64,
                 m.prior,
-                m.value.map_or("-".to_string(), value_text)
+                m.value.map_or("-".to_string(), value_text),
+                line_text(&pos, &line[..line.len().min(16)])
             );
         }
         println!("pv {}", line_text(&pos, &t.pv));
