@@ -349,10 +349,3 @@ fn side_names_and_board() {
     let last = g.board_text().lines().last().unwrap().to_string();
     assert!(last.starts_with("game over: ") && last.contains("; score South"), "{last}");
 }
-
-#[test]
-fn upper_case_move_text_parses() {
-    let s = MartianChess::new_game(&MartianRules::default()).unwrap();
-    assert_eq!(s.parse_move("D3D5").unwrap(), s.parse_move("d3d5").unwrap());
-    assert!(s.parse_move("B3X").is_err());
-}

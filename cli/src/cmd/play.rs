@@ -116,6 +116,9 @@ pub fn run(a: Args) -> Result<()> {
 
 /// The engine the arguments name, with its limits.
 fn engine_kind(a: &Args) -> Result<EngineKind> {
+    if a.engine != "alphabeta" && (a.depth.is_some() || a.movetime.is_some()) {
+        bail!("--depth and --movetime limit the alphabeta engine; --engine {} does not use them", a.engine);
+    }
     Ok(match a.engine.as_str() {
         "mcts" => EngineKind::Mcts { visits: a.visits },
         "alphabeta" => {

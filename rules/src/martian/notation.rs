@@ -17,8 +17,8 @@ pub(crate) fn square_name(sq: u8) -> String {
 
 /// Parses a square name `a1`..`d8` from two characters.
 fn parse_square(f: char, r: char) -> Option<u8> {
-    let file = match f.to_ascii_lowercase() {
-        c @ 'a'..='d' => c as u8 - b'a',
+    let file = match f {
+        'a'..='d' => f as u8 - b'a',
         _ => return None,
     };
     let rank = match r {
@@ -42,7 +42,7 @@ pub(crate) fn parse_move_text(text: &str) -> Result<Move, RulesError> {
     let chars: Vec<char> = text.trim().chars().collect();
     let (a, b) = match chars.len() {
         4 => ((chars[0], chars[1]), (chars[2], chars[3])),
-        5 if matches!(chars[2], '-' | 'x' | 'X' | '+') => ((chars[0], chars[1]), (chars[3], chars[4])),
+        5 if matches!(chars[2], '-' | 'x' | '+') => ((chars[0], chars[1]), (chars[3], chars[4])),
         5 => return Err(bad("the separator must be '-', 'x' or '+'")),
         _ => return Err(bad("expected <from><to>, e.g. d3d5")),
     };
