@@ -147,7 +147,14 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         }
         let best = run.best().context("run has no best checkpoint")?;
         let t_gen = std::time::Instant::now();
-        eprintln!("{}", generation_line(g, total, t0.elapsed().as_secs_f64(), ran, gen_seconds));
+        let mut line = generation_line(g, total, t0.elapsed().as_secs_f64(), ran, gen_seconds);
+        if cfg.pipeline.max_minutes > 0.0 {
+            line.push_str(&format!(
+                "; no generation starts after {} (pipeline.max_minutes)",
+                duration_text(cfg.pipeline.max_minutes * 60.0)
+            ));
+        }
+        eprintln!("{line}");
         // 1. Self-play.
         let want = cfg.pipeline.games_per_generation as u64;
         let have = run.games_done(g);
