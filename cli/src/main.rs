@@ -82,13 +82,13 @@ enum Command {
     Show(cmd::show::Args),
     /// Play self-play games and write replay shards and game records.
     Selfplay(cmd::selfplay::Args),
-    /// Train the next checkpoint of a run on its replay window.
+    /// Train the next checkpoint of an existing run on its replay window.
     Train(cmd::train::Args),
     /// Play a match between two players and report W/D/L and Elo.
     Evaluate(cmd::evaluate::Args),
     /// Run the training loop (self-play -> train -> gate), resumable.
     Pipeline(cmd::pipeline::Args),
-    /// Play against an engine in the terminal.
+    /// Play against an engine in the terminal (at the prompt: a move, help, moves, hint, undo, quit).
     Play(cmd::play::Args),
     /// Speed benchmarks: perft, MCTS, self-play, training.
     Bench(cmd::bench::Args),
