@@ -175,7 +175,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
                 st.moves as f64 / st.seconds.max(1e-9),
                 100.0 * st.eval_seconds / st.seconds.max(1e-9)
             );
-            played = Some((st.games, st.moves, st.seconds));
+            played = Some((st.moves, st.seconds));
         }
         // 2. Train.
         eprintln!("generation {g}: training");
@@ -237,8 +237,8 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         let summary = GenerationSummary {
             generation: g,
             total,
-            games: played.map_or(have.min(want), |p| have + p.0),
-            selfplay: played.map(|(_, moves, secs)| (moves, secs)),
+            games: run.games_done(g),
+            selfplay: played,
             training: trained,
             loss: last_loss(&run, g),
             gate,
@@ -372,7 +372,7 @@ pub fn duration_text(secs: f64) -> String {
     }
 }
 
-/// `generation 3/10 (elapsed 4m 10s; ETA 14m 35s, 2m 05s per generation)`:
+/// `generation 3/10 (elapsed 4m 10s; ETA 16m 00s for the run, 2m 00s per generation)`:
 /// the ETA of the whole run, from the generations this invocation has run.
 fn generation_line(g: u32, total: u32, elapsed: f64, ran: u32, gen_seconds: f64) -> String {
     let eta = if ran == 0 {
