@@ -1,8 +1,9 @@
 //! Loading checkpoints: the one function every command uses, so that the
 //! architecture rule is the same everywhere ([`ConfigModel`]).
 //!
-//! * Commands without a config (`play`, `export`, `engine`): the checkpoint's
-//!   architecture ([`ConfigModel::Absent`]).
+//! * Commands without a config (`play`, `analyse`, `export`, `engine`): the
+//!   checkpoint's architecture ([`ConfigModel::Absent`]), and the rules it was
+//!   trained with ([`load_model`]: a checkpoint, a bundle or a run directory).
 //! * Commands with a config that do not train a run (`evaluate`, `selfplay
 //!   --out`, the pipeline's matches): the checkpoint's architecture, and when the
 //!   config's `[model]` differs, the notice `notice: <path>: the checkpoint's
@@ -41,4 +42,92 @@ pub fn load_checkpoint<G: GameState>(
         eprintln!("notice: {n}");
     }
     Ok(ck)
+}
+
+/// A network named on the command line, loaded under the rules it was trained
+/// with (`play`, `analyse`, `engine`).
+pub struct LoadedModel {
+    /// The game the network plays.
+    pub game: martian_rules::GameKind,
+    /// The network and its metadata.
+    pub ck: Checkpoint,
+    /// The rules it was trained under (the game's `Rules` as JSON), from the
+    /// checkpoint's sidecar or the bundle's `model.json`.
+    pub rules: serde_json::Value,
+    /// What was loaded: the checkpoint file or the bundle directory.
+    pub source: std::path::PathBuf,
+}
+
+/// Where the network of `path` is: a checkpoint `.safetensors` file (with its
+/// `.json` sidecar), an exported bundle directory (with `model.json`), or a
+/// run directory (its promoted checkpoint, named by `R/best`).
+///
+/// # Errors
+/// A missing path, a directory that is neither a bundle nor a run directory,
+/// or a run directory without a promoted checkpoint; each names the path.
+pub fn resolve_model(path: &Path) -> Result<std::path::PathBuf> {
+    use martian_model::export::DESCRIPTION_FILE;
+    if !path.exists() {
+        anyhow::bail!(
+            "model {} does not exist (expected a checkpoint .safetensors, a bundle directory or a run directory)",
+            path.display()
+        );
+    }
+    if !path.is_dir() || path.join(DESCRIPTION_FILE).exists() {
+        return Ok(path.to_path_buf());
+    }
+    if !path.join("models").is_dir() {
+        anyhow::bail!(
+            "{} is a directory but neither a model bundle (no {DESCRIPTION_FILE}) nor a run directory (no models/)",
+            path.display()
+        );
+    }
+    let run = crate::rundir::RunDir::existing(path)?;
+    run.best().ok_or_else(|| {
+        anyhow::anyhow!(
+            "run directory {} has no promoted checkpoint yet ({} is missing or names no complete checkpoint)",
+            path.display(),
+            path.join("best").display()
+        )
+    })
+}
+
+/// Loads the network at `path` (see [`resolve_model`]) on `device` under the
+/// rules it declares, with its own architecture.
+///
+/// # Errors
+/// Those of [`resolve_model`], unreadable or inconsistent files, or rules that
+/// are not valid rules of the declared game.
+pub fn load_model(path: &Path, device: Device) -> Result<LoadedModel> {
+    use anyhow::Context;
+    use martian_model::export::{load_bundle, read_description};
+    let source = resolve_model(path)?;
+    if source.is_dir() {
+        let d = read_description(&source)?;
+        let (ck, d) = crate::with_game!(d.game, G => load_bundle::<G>(&source, device)?);
+        return Ok(LoadedModel { game: d.game, ck, rules: d.rules, source });
+    }
+    let meta = Checkpoint::read_meta(&source)?;
+    let ck = crate::with_game!(meta.game, G => {
+        let rules: <G as GameState>::Rules = serde_json::from_value(meta.rules.clone())
+            .with_context(|| format!("the rules in {}'s sidecar are not valid", source.display()))?;
+        load_checkpoint::<G>(&source, &rules, ConfigModel::Absent, device)?
+    });
+    Ok(LoadedModel { game: meta.game, ck, rules: meta.rules, source })
+}
+
+/// The rules of game `G` that `model` was trained under, or the default rules
+/// without a model; an error when the model plays another game.
+///
+/// # Errors
+/// A model of another game, or rules that do not parse as `G`'s.
+pub fn model_rules<G: GameState>(model: Option<&LoadedModel>) -> Result<G::Rules> {
+    match model {
+        None => Ok(G::Rules::default()),
+        Some(m) if m.game != G::KIND => {
+            anyhow::bail!("--game {} but the model {} plays {}", G::KIND, m.source.display(), m.game)
+        }
+        Some(m) => serde_json::from_value(m.rules.clone())
+            .map_err(|e| anyhow::anyhow!("the rules of {} are not valid {} rules: {e}", m.source.display(), G::KIND)),
+    }
 }

@@ -12,6 +12,7 @@ mod ops;
 mod rundir;
 mod spool;
 mod tensorboard;
+mod think;
 
 use std::process::ExitCode;
 
@@ -53,8 +54,23 @@ macro_rules! with_game {
     };
 }
 
+/// `--version`: the crate version, the git commit it was built from and the
+/// libtorch it links (both found by `cli/build.rs`).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("MARTIAN_ZERO_GIT_COMMIT"),
+    ", libtorch ",
+    env!("MARTIAN_ZERO_LIBTORCH"),
+    ")"
+);
+
 #[derive(Parser)]
-#[command(name = "martian-zero", version, about = "Self-play training for Jetan and Looney's Martian Chess")]
+#[command(
+    name = "martian-zero",
+    version = VERSION,
+    about = "Self-play training for Jetan and Looney's Martian Chess"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -68,17 +84,17 @@ enum Command {
     Show(cmd::show::Args),
     /// Play self-play games and write replay shards and game records.
     Selfplay(cmd::selfplay::Args),
-    /// Train the next checkpoint of a run on its replay window.
+    /// Train the next checkpoint of an existing run on its replay window.
     Train(cmd::train::Args),
     /// Play a match between two players and report W/D/L and Elo.
     Evaluate(cmd::evaluate::Args),
     /// Run the training loop (self-play -> train -> gate), resumable.
     Pipeline(cmd::pipeline::Args),
-    /// Play against an engine in the terminal.
+    /// Play against an engine in the terminal (at the prompt: a move, help, moves, hint, undo, quit).
     Play(cmd::play::Args),
     /// Speed benchmarks: perft, MCTS, self-play, training.
     Bench(cmd::bench::Args),
-    /// Search a position with the alpha-beta engine: score and principal variation.
+    /// Search a position (alpha-beta, or MCTS with a network): score or value, top moves, principal variation.
     Analyse(cmd::analyse::Args),
     /// Write R/report.md and R/report.html (Elo, losses, self-play, crosstable).
     Report(cmd::report::Args),

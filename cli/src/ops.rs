@@ -321,6 +321,12 @@ pub fn train_generation<G: GameState>(
     let done = ckpt.meta.step.saturating_sub(parent_step);
     let total_run = t.steps_per_generation as u64 * cfg.pipeline.generations.max(g) as u64;
     let pb = progress(steps_total, "train");
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "train {bar:30} {pos}/{len} steps ({per_sec}) [{elapsed_precise}<{eta}] {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
     pb.set_position(done);
     let mut acc = [0f64; 5];
     let mut n_acc = 0u32;
@@ -494,7 +500,11 @@ impl PlayerSpec {
                                 bail!("player {s:?}: tt (transposition table MiB) must be in 1..=65536");
                             }
                         }
-                        _ => eval_options.push((k, v)),
+                        // The evaluation's options (Jetan: values=...); checked against the game later.
+                        "values" => eval_options.push((k, v)),
+                        _ => bail!(
+                            "player {s:?}: unknown key {k:?} (known: depth, movetime, nodes, tt, and values for Jetan)"
+                        ),
                     }
                 }
                 if limits == Limits::default() {
@@ -853,6 +863,11 @@ mod player_spec_tests {
 
     #[test]
     fn parses_player_specs_and_lists() {
+        let e = PlayerSpec::parse("alphabeta:depht=2").unwrap_err().to_string();
+        assert!(e.contains("unknown key \"depht\"") && e.contains("depth"), "{e}");
+        let e = PlayerSpec::parse("alphabeta:depth=2,tt=4,colour=red").unwrap_err().to_string();
+        assert!(e.contains("unknown key \"colour\""), "{e}");
+        assert!(PlayerSpec::parse("alphabeta:depth=2,values=seed000").is_ok());
         let e = PlayerSpec::parse_list("alphabeta:depth=1,tt=99999999").unwrap_err().to_string();
         assert!(e.contains("tt"), "{e}");
         let l = PlayerSpec::parse_list(

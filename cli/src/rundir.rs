@@ -2,7 +2,8 @@
 //! command again resumes, and several self-play workers can share it.
 //!
 //! ```text
-//! R/config.toml              resolved config, written at the first start
+//! R/config.toml              resolved config, written at the first start (marks a run directory)
+//! R/pipeline.log             one line per finished generation, end of invocation, Ctrl-C
 //! R/best                     file name of the promoted checkpoint (atomic rewrite)
 //! R/models/gen0000.safetensors + gen0000.json        checkpoints (gen 0 = untrained)
 //! R/models/gen0003-partial-000000450.safetensors     training in progress (resume point),
@@ -102,6 +103,37 @@ impl RunDir {
         }
         write_atomic(&path, cfg.to_toml().as_bytes())?;
         Ok(RunDir { root: root.to_path_buf() })
+    }
+
+    /// Opens the existing run at `root` for a command that continues a run
+    /// (`train`, `selfplay --model best`): as [`RunDir::open`], but a directory
+    /// that is not a run (no `config.toml`, e.g. a mistyped path) is refused
+    /// before anything is created in it.
+    ///
+    /// # Errors
+    /// Not a run directory (naming the path and how to start a run), or those of [`RunDir::open`].
+    pub fn open_existing(root: &Path, cfg: &RunConfig) -> Result<RunDir> {
+        Self::check_is_run(root)?;
+        Self::open(root, cfg)
+    }
+
+    /// Checks that `root` is a run directory (it has the `config.toml` written
+    /// when a run starts).
+    ///
+    /// # Errors
+    /// Naming the path: missing, not a directory, or without `config.toml`.
+    pub fn check_is_run(root: &Path) -> Result<()> {
+        let how = "check the path; `martian-zero pipeline --config C --run-dir DIR` starts a new run";
+        if !root.exists() {
+            bail!("run directory {} does not exist ({how})", root.display());
+        }
+        if !root.is_dir() {
+            bail!("{} is not a directory, so not a run directory ({how})", root.display());
+        }
+        if !root.join("config.toml").is_file() {
+            bail!("{} is not a run directory: it has no config.toml ({how})", root.display());
+        }
+        Ok(())
     }
 
     /// Opens an existing run directory without a config check.

@@ -302,8 +302,17 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// (with the legal moves) for a well-formed move that is not legal.
     fn parse_move(&self, text: &str) -> Result<Move, RulesError>;
 
-    /// A text board, last rank first, `.` for empty squares, with coordinates.
+    /// A text board, last rank first, `.` for empty squares, with coordinates,
+    /// then a status line: the side to move, or the result once the game is over.
     fn board_text(&self) -> String;
+
+    /// [`GameState::board_text`] drawn from `bottom`'s side of the table:
+    /// `bottom`'s home rank at the bottom (for `Side::North` the board is
+    /// turned half a turn: first rank at the top, files reversed).
+    fn board_text_from(&self, bottom: Side) -> String {
+        let _ = bottom;
+        self.board_text()
+    }
 
     /// Name of a side in this game ("Black"/"Orange", "South"/"North").
     fn side_name(side: Side) -> &'static str;

@@ -219,4 +219,27 @@ fn board_text_shape() {
     assert!(t.contains("Orange to move"));
     assert_eq!(Jetan::side_name(Side::South), "Black");
     assert_eq!(Jetan::side_name(Side::North), "Orange");
+    assert_eq!(g.board_text_from(Side::South), t, "South's view is the standard board");
+    // Orange's view: Orange's home rank at the bottom, files reversed.
+    let n = g.board_text_from(Side::North);
+    let lines: Vec<&str> = n.lines().collect();
+    assert_eq!(lines[0], "     j i h g f e d c b a");
+    assert_eq!(lines[1], "  1  w l d f p c f d l w   Black");
+    assert_eq!(lines[10], " 10  W L D F C P F D L W   Orange");
+    assert!(n.contains("Orange to move"));
+}
+
+#[test]
+fn board_text_of_a_finished_game_gives_the_result() {
+    let rules = JetanRules { max_plies: 4, ..JetanRules::default() };
+    let mut g = Jetan::new_game(&rules).unwrap();
+    let mut moves = Vec::new();
+    while g.outcome().is_none() {
+        g.legal_moves(&mut moves);
+        g.play_unchecked(moves[0]);
+    }
+    let t = g.board_text();
+    let last = t.lines().last().unwrap();
+    assert!(last.starts_with("game over: "), "{last}");
+    assert!(!t.contains("to move"), "{t}");
 }

@@ -330,4 +330,22 @@ fn side_names_and_board() {
         &["8 QQD.", "7 QDP.", "6 DPP.", "5 ....", "  ----", "4 ....", "3 .PPD", "2 .PDQ", "1 .DQQ", "  abcd"]
     );
     assert!(lines[10].starts_with("South to move; score South 0 North 0"));
+    // North's view: rank 1 at the top, files reversed.
+    let n = s.board_text_from(Side::North);
+    let lines: Vec<&str> = n.lines().collect();
+    assert_eq!(
+        &lines[..10],
+        &["1 QQD.", "2 QDP.", "3 DPP.", "4 ....", "  ----", "5 ....", "6 .PPD", "7 .PDQ", "8 .DQQ", "  dcba"]
+    );
+    assert_eq!(s.board_text_from(Side::South), b);
+    // A finished game: the status line gives the result, not a side to move.
+    let rules = MartianRules { max_plies: 2, ..MartianRules::default() };
+    let mut g = MartianChess::new_game(&rules).unwrap();
+    let mut moves = Vec::new();
+    while g.outcome().is_none() {
+        g.legal_moves(&mut moves);
+        g.play_unchecked(moves[0]);
+    }
+    let last = g.board_text().lines().last().unwrap().to_string();
+    assert!(last.starts_with("game over: ") && last.contains("; score South"), "{last}");
 }

@@ -1,78 +1,119 @@
-//! `martian-zero analyse`: search one position with the alpha-beta engine and
-//! print each iteration's depth, score, nodes and principal variation.
+//! `martian-zero analyse`: search one position and print what the engine found.
+//!
+//! * `--engine alphabeta`: each iteration's depth, score, nodes and principal
+//!   variation, then `bestmove`;
+//! * `--engine mcts` (with `--model`, or uniform priors without): the root
+//!   value, the top moves with their visits, priors and values, the principal
+//!   variation, then `bestmove`.
+//!
+//! Scores are in the units of the engine protocol ([`crate::think`]). With
+//! `--model`, the position is read and searched under the network's rules.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use martian_rules::{GameKind, GameState, Move};
-use martian_search::alphabeta::score_text;
-use martian_search::{AbGame, AlphaBeta, AlphaBetaConfig, Limits};
+use martian_rules::GameKind;
+use martian_search::{AbGame, Limits};
 
-use crate::with_game;
+use crate::checkpoints::{load_model, model_rules, LoadedModel};
+use crate::think::{line_text, score_text, value_text, Engine, EngineKind, Eval};
+use crate::{with_game, GameArg};
 
 /// Arguments of `analyse`.
 #[derive(clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    pos: super::PositionArgs,
-    /// Engine (only `alphabeta`).
-    #[arg(long, default_value = "alphabeta")]
-    engine: String,
-    /// Search depth in plies (default 6 without --movetime/--nodes).
+    /// Which game (default: the model's game; required without --model).
+    #[arg(long, value_enum)]
+    game: Option<GameArg>,
+    /// Position string (default: the initial position).
     #[arg(long)]
+    position: Option<String>,
+    /// Engine: `alphabeta` or `mcts` (default: mcts with --model, else alphabeta).
+    #[arg(long)]
+    engine: Option<String>,
+    /// Network for `--engine mcts`: a checkpoint `.safetensors`, an exported
+    /// bundle directory or a run directory (its promoted checkpoint); its rules
+    /// are used.
+    #[arg(long)]
+    model: Option<PathBuf>,
+    /// Device for the network: auto, cpu, cuda, cuda:N.
+    #[arg(long, default_value = "auto")]
+    device: String,
+    /// MCTS simulations (`--engine mcts`).
+    #[arg(long, default_value_t = 800, value_parser = clap::value_parser!(u32).range(1..))]
+    visits: u32,
+    /// Root moves listed with their line (`--engine mcts`); each after the
+    /// first repeats the search once to read its line.
+    #[arg(long, default_value_t = 3)]
+    top: usize,
+    /// Search depth in plies (alpha-beta; default 6 without --movetime/--nodes).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     depth: Option<u32>,
-    /// Time limit in milliseconds.
+    /// Time limit in milliseconds (alpha-beta).
     #[arg(long)]
     movetime: Option<u64>,
-    /// Node limit.
+    /// Node limit (alpha-beta).
     #[arg(long)]
     nodes: Option<u64>,
-    /// Transposition table size in MiB (1..=65536).
+    /// Transposition table size in MiB (1..=65536; alpha-beta).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     tt_mib: u32,
 }
 
 /// Runs `analyse`.
 pub fn run(a: Args) -> Result<()> {
-    if a.engine != "alphabeta" {
-        bail!("unknown engine {:?}: analyse supports only alphabeta", a.engine);
-    }
-    with_game!(GameKind::from(a.pos.game), G => run_game::<G>(&a))
+    let engine = a.engine.clone().unwrap_or_else(|| if a.model.is_some() { "mcts" } else { "alphabeta" }.into());
+    let kind = match engine.as_str() {
+        "mcts" => {
+            if a.depth.is_some() || a.movetime.is_some() || a.nodes.is_some() {
+                bail!("--depth, --movetime and --nodes limit the alphabeta engine; mcts takes --visits");
+            }
+            EngineKind::Mcts { visits: a.visits }
+        }
+        "alphabeta" => {
+            if a.model.is_some() {
+                bail!("--model is used by the mcts engine; --engine alphabeta takes no model");
+            }
+            let mut limits = Limits { depth: a.depth, nodes: a.nodes, movetime: a.movetime.map(Duration::from_millis) };
+            if limits == Limits::default() {
+                limits.depth = Some(6);
+            }
+            EngineKind::AlphaBeta { limits, tt_mib: a.tt_mib as usize }
+        }
+        e => bail!("unknown engine {e:?}: analyse supports alphabeta and mcts"),
+    };
+    let (model, device) = match &a.model {
+        Some(p) => {
+            let device = martian_model::parse_device(&a.device)?;
+            (Some(load_model(p, device)?), device)
+        }
+        None => (None, tch::Device::Cpu),
+    };
+    let game = match (a.game.map(GameKind::from), &model) {
+        (Some(g), _) => g,
+        (None, Some(m)) => m.game,
+        (None, None) => bail!("give --game jetan|martian-chess (or --model, whose game is used)"),
+    };
+    with_game!(game, G => run_game::<G>(&a, kind, model.as_ref(), device))
 }
 
-/// `m1 m2 ...` text of a line of moves from `root`.
-pub fn line_text<G: GameState>(root: &G, pv: &[Move]) -> String {
-    let mut s = root.clone();
-    let mut out = Vec::new();
-    for &m in pv {
-        out.push(s.move_to_string(m));
-        s.play_unchecked(m);
-    }
-    out.join(" ")
-}
-
-fn run_game<G: AbGame>(a: &Args) -> Result<()> {
-    let rules = G::Rules::default();
-    let pos: G = super::position(a.pos.position.as_deref(), &rules).context("bad --position")?;
-    if let Some(o) = pos.outcome() {
-        println!("{}", pos.board_text());
-        println!("the game is over: {} ({})", o.winner.map(G::side_name).unwrap_or("draw"), o.reason);
+fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
+    let rules: G::Rules = model_rules::<G>(model)?;
+    let pos: G = super::position(a.position.as_deref(), &rules).context("bad --position")?;
+    println!("{}", pos.board_text());
+    if pos.outcome().is_some() {
         return Ok(());
     }
-    let mut limits = Limits { depth: a.depth, nodes: a.nodes, movetime: a.movetime.map(Duration::from_millis) };
-    if limits == Limits::default() {
-        limits.depth = Some(6);
+    let mut engine = Engine::<G>::new(kind.clone(), model.map(|m| &m.ck), device);
+    match model {
+        Some(m) => println!("{} with {}", engine.describe(), m.source.display()),
+        None => println!("{}", engine.describe()),
     }
-    if limits.depth == Some(0) {
-        bail!("--depth must be >= 1");
-    }
-    println!("{}", pos.board_text());
-    println!("{} to move; score from its point of view", G::side_name(pos.side_to_move()));
-    let mut engine: AlphaBeta<G> =
-        AlphaBeta::new(AlphaBetaConfig { tt_mib: a.tt_mib as usize, ..AlphaBetaConfig::default() });
-    let r = engine.search_with(&pos, &limits, |it| {
+    println!("{} to move; scores and values are for the side to move", G::side_name(pos.side_to_move()));
+    let t = engine.think(&pos, |it| {
         println!(
-            "depth {:>2} seldepth {:>2} score {:>10} nodes {:>10} nps {:>9.0} time {:>6} ms pv {}",
+            "depth {:>2} seldepth {:>2} score {:>9} nodes {:>10} nps {:>9.0} time {:>6} ms pv {}",
             it.depth,
             it.seldepth,
             score_text(it.score),
@@ -81,16 +122,33 @@ fn run_game<G: AbGame>(a: &Args) -> Result<()> {
             it.elapsed.as_millis(),
             line_text(&pos, &it.pv)
         );
-    });
-    match r.best_move {
-        Some(m) => println!(
-            "bestmove {} score {} (depth {}, {} nodes)",
-            pos.move_to_string(m),
-            score_text(r.score),
-            r.depth,
-            r.nodes
-        ),
-        None => println!("no legal move"),
+    })?;
+    if let Some(Eval::Value(v)) = t.eval {
+        println!("value {} ({}, {:.2} s)", value_text(v), t.effort, t.elapsed.as_secs_f64());
+        let total: u32 = t.root_moves.iter().map(|m| m.visits).sum::<u32>().max(1);
+        let top: Vec<_> = t.root_moves.iter().take(a.top.max(1)).collect();
+        // The best move's line is the principal variation; the others' come
+        // from repeated searches (deterministic), one per move.
+        let others: Vec<_> = top.iter().skip(1).map(|m| m.mv).collect();
+        let mut lines = vec![t.pv.clone()];
+        lines.extend(engine.move_lines(&pos, &others, 16)?);
+        println!("{:<8} {:>7} {:>6} {:>7} {:>8}  line", "move", "visits", "share", "prior", "value");
+        for (m, line) in top.iter().zip(&lines) {
+            println!(
+                "{:<8} {:>7} {:>5.1}% {:>7.3} {:>8}  {}",
+                pos.move_to_string(m.mv),
+                m.visits,
+                100.0 * m.visits as f64 / total as f64,
+                m.prior,
+                m.value.map_or("-".to_string(), value_text),
+                line_text(&pos, &line[..line.len().min(16)])
+            );
+        }
+        println!("pv {}", line_text(&pos, &t.pv));
+    }
+    match t.eval {
+        Some(e) => println!("bestmove {} {e} ({})", pos.move_to_string(t.best), t.effort),
+        None => println!("bestmove {}", pos.move_to_string(t.best)),
     }
     Ok(())
 }

@@ -28,12 +28,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use martian_model::export::{load_bundle, read_description, DESCRIPTION_FILE};
 use martian_model::{Checkpoint, NetEvaluator};
 use martian_rules::jetan::{Jetan, JetanRules};
 use martian_rules::martian::{MartianChess, MartianRules};
 use martian_rules::{GameKind, GameState, Move};
-use martian_search::alphabeta::{MATE, MATE_BOUND};
 use martian_search::mcts::NodeKind;
 use martian_search::{
     AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Evaluation, Evaluator, Limits, Mcts, MctsConfig, UniformEvaluator,
@@ -42,13 +40,14 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tch::Device;
 
-use crate::{with_game, GameArg};
+use crate::GameArg;
 
 /// Arguments of `engine`.
 #[derive(clap::Args)]
 pub struct Args {
     /// Network for MCTS: an exported bundle directory (model.json +
-    /// model.safetensors) or a checkpoint `.safetensors` with its `.json` sidecar.
+    /// model.safetensors), a checkpoint `.safetensors` with its `.json` sidecar,
+    /// or a run directory (its promoted checkpoint). Its rules are used.
     #[arg(long)]
     model: Option<PathBuf>,
     /// Engine without a network: `mcts-uniform` (MCTS with equal priors and
@@ -236,15 +235,6 @@ fn torch_threads(n: u32) -> i32 {
     n.clamp(1, 1024) as i32
 }
 
-/// A device as the protocol names it: `cpu`, `cuda:0`, ...
-fn device_name(d: Device) -> String {
-    match d {
-        Device::Cpu => "cpu".into(),
-        Device::Cuda(n) => format!("cuda:{n}"),
-        other => format!("{other:?}").to_lowercase(),
-    }
-}
-
 /// Runs `engine`.
 pub fn run(a: Args) -> Result<()> {
     tch::set_num_threads(torch_threads(a.threads));
@@ -322,24 +312,11 @@ fn parse_game(name: &str) -> Option<GameKind> {
     }
 }
 
+/// Loads the network of `--model` (a checkpoint, a bundle or a run directory)
+/// with the rules it was trained under.
 fn load_net(path: &Path, device: Device) -> Result<(Net, serde_json::Value)> {
-    let source = path.display().to_string();
-    if path.is_dir() {
-        if !path.join(DESCRIPTION_FILE).exists() {
-            bail!("{} is a directory without {DESCRIPTION_FILE}: expected an exported model bundle", path.display());
-        }
-        let d = read_description(path)?;
-        let (ck, d) = with_game!(d.game, G => load_bundle::<G>(path, device)?);
-        Ok((Net { game: d.game, ck, source }, d.rules))
-    } else {
-        let meta = Checkpoint::read_meta(path)?;
-        let ck = with_game!(meta.game, G => {
-            let rules: <G as GameState>::Rules = serde_json::from_value(meta.rules.clone())
-                .with_context(|| format!("the rules in {}'s sidecar are not valid", path.display()))?;
-            crate::checkpoints::load_checkpoint::<G>(path, &rules, martian_model::ConfigModel::Absent, device)?
-        });
-        Ok((Net { game: meta.game, ck, source }, meta.rules))
-    }
+    let m = crate::checkpoints::load_model(path, device)?;
+    Ok((Net { game: m.game, ck: m.ck, source: m.source.display().to_string() }, m.rules))
 }
 
 impl Engine {
@@ -381,7 +358,7 @@ impl Engine {
         let device_line = match &net {
             Some(_) => format!(
                 "info string device {} torch_threads {} search_threads 1",
-                device_name(device),
+                super::device_name(device),
                 tch::get_num_threads()
             ),
             None => "info string device none (no network) search_threads 1".to_string(),
@@ -705,11 +682,11 @@ impl Job {
         let secs = self.start.elapsed().as_secs_f64();
         let pv = pv_text(tree.root_state(), &tree.principal_variation(64));
         let line = format!(
-            "info visits {visits} nodes {} time {} nps {:.0} value {:.4} pv {pv}",
+            "info visits {visits} nodes {} time {} nps {:.0} value {} pv {pv}",
             tree.num_nodes(),
             (secs * 1000.0) as u64,
             visits as f64 / secs.max(1e-6),
-            tree.result().root_value
+            crate::think::value_text(tree.result().root_value)
         );
         out.say(line.trim_end());
     }
@@ -853,13 +830,7 @@ fn best_root_move<G: GameState>(tree: &Mcts<G>) -> Option<Move> {
 /// One `info` line for a finished alpha-beta iteration: `score cp N` (hundredths
 /// of the evaluation's unit) or `score win|loss N` (plies).
 fn ab_info<G: GameState>(root: &G, r: &AbResult) -> String {
-    let score = if r.score > MATE_BOUND {
-        format!("win {}", MATE - r.score)
-    } else if r.score < -MATE_BOUND {
-        format!("loss {}", MATE + r.score)
-    } else {
-        format!("cp {}", r.score)
-    };
+    let score = crate::think::score_text(r.score);
     let line = format!(
         "info depth {} seldepth {} nodes {} time {} nps {:.0} score {score} pv {}",
         r.depth,

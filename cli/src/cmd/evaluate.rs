@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use martian_evaluate::{fit_ratings, gauntlet, MatchResult, PairResult, Player, Ratings};
 use martian_search::AbGame;
 use serde::{Deserialize, Serialize};
@@ -12,7 +12,7 @@ use crate::config::RunConfig;
 use crate::ops::{
     describe_match, load_player_checkpoint, make_player, opening_lines, progress, run_match_with, PlayerSpec,
 };
-use crate::rundir::write_atomic;
+use crate::rundir::{write_atomic, RunDir};
 use crate::with_game;
 
 /// Arguments of `evaluate`.
@@ -44,9 +44,47 @@ pub struct Args {
     /// Rating anchor (rated 0) of the gauntlet fit; default: the first opponent.
     #[arg(long)]
     anchor: Option<String>,
-    /// Write the full result (every game) as JSON here.
+    /// Write the full result (every game) as JSON here (refused when the file
+    /// exists, unless --force).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace existing result files (--out, and the result stored in the run
+    /// directory) instead of refusing (--out) or storing beside them (`-2`, `-3`, ...).
+    #[arg(long)]
+    force: bool,
+}
+
+/// Where to store a result meant for `path` without replacing an earlier one:
+/// `path` itself when it is free (or with `force`), else the first free
+/// `<stem>-2.json`, `<stem>-3.json`, ... beside it.
+fn free_path(path: &Path, force: bool) -> PathBuf {
+    if force || !path.exists() {
+        return path.to_path_buf();
+    }
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("result").to_string();
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("json").to_string();
+    (2u32..)
+        .map(|i| path.with_file_name(format!("{stem}-{i}.{ext}")))
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
+/// Stores `bytes` as the run directory's record `path` (see [`free_path`]),
+/// saying where it went and whether an earlier result was kept or replaced.
+fn store_in_run(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
+    let existed = path.exists();
+    let target = free_path(path, force);
+    write_atomic(&target, bytes)?;
+    match (existed, force) {
+        (false, _) => println!("result stored in {}", target.display()),
+        (true, true) => println!("result stored in {} (replacing the earlier result: --force)", target.display()),
+        (true, false) => println!(
+            "result stored in {}; the earlier result {} is kept (--force replaces it)",
+            target.display(),
+            path.display()
+        ),
+    }
+    Ok(())
 }
 
 /// `eval/gauntlet-<name>.json`: a gauntlet and its rating fit.
@@ -86,8 +124,14 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     if a.games == 0 {
         bail!("--games must be >= 1");
     }
-    let device = super::setup_runtime(cfg)?;
+    if let Some(p) = a.out.as_deref().filter(|p| p.exists() && !a.force) {
+        bail!("--out {} exists: an earlier result; choose another file, or add --force to replace it", p.display());
+    }
+    if let Some(r) = &a.run_dir {
+        RunDir::check_is_run(r).context("--run-dir")?;
+    }
     let rules = cfg.rules::<G>()?;
+    let device = super::setup_runtime(cfg)?;
     let pairs = a.games.div_ceil(2).max(1);
     let run_dir = a.run_dir.clone().or_else(|| run_dir_of(spec_a.checkpoint()));
     let book = run_dir.as_ref().map(|r| r.join("openings.json"));
@@ -101,8 +145,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         }
         if let Some(r) = &run_dir {
             let p = r.join("eval").join(format!("match-{}-vs-{}.json", stem(&m.a), stem(&m.b)));
-            write_atomic(&p, serde_json::to_string_pretty(&m)?.as_bytes())?;
-            println!("result stored in {}", p.display());
+            store_in_run(&p, serde_json::to_string_pretty(&m)?.as_bytes(), a.force)?;
         }
         return Ok(());
     }
@@ -158,8 +201,24 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     }
     if let Some(r) = &run_dir {
         let p = r.join("eval").join(format!("gauntlet-{}.json", stem(&player)));
-        write_atomic(&p, serde_json::to_string_pretty(&rec)?.as_bytes())?;
-        println!("result stored in {}", p.display());
+        store_in_run(&p, serde_json::to_string_pretty(&rec)?.as_bytes(), a.force)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn earlier_results_are_not_replaced() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("match-a-vs-b.json");
+        assert_eq!(free_path(&p, false), p);
+        std::fs::write(&p, "{}").expect("write");
+        assert_eq!(free_path(&p, false), dir.path().join("match-a-vs-b-2.json"));
+        assert_eq!(free_path(&p, true), p, "--force replaces");
+        std::fs::write(dir.path().join("match-a-vs-b-2.json"), "{}").expect("write");
+        assert_eq!(free_path(&p, false), dir.path().join("match-a-vs-b-3.json"));
+    }
 }

@@ -37,8 +37,27 @@ pub fn setup_runtime(cfg: &RunConfig) -> Result<Device> {
     tch::set_num_threads(pick(cfg.torch_threads) as i32);
     let _ = rayon::ThreadPoolBuilder::new().num_threads(pick(cfg.threads)).build_global();
     let device = martian_model::parse_device(&cfg.device)?;
-    eprintln!("martian-zero: {}", martian_model::describe_device(device));
+    eprintln!("martian-zero: {}", describe_device(device));
     Ok(device)
+}
+
+/// A device as the config and the engine protocol name it: `cpu`, `cuda:0`.
+pub fn device_name(d: Device) -> String {
+    match d {
+        Device::Cpu => "cpu".into(),
+        Device::Cuda(n) => format!("cuda:{n}"),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+/// The start-up line: `device cpu (CUDA: not available; CPU threads: 2)`.
+pub fn describe_device(d: Device) -> String {
+    let cuda = if tch::Cuda::is_available() {
+        format!("{} device(s)", tch::Cuda::device_count())
+    } else {
+        "not available".into()
+    };
+    format!("device {} (CUDA: {cuda}; CPU threads: {})", device_name(d), tch::get_num_threads())
 }
 
 /// Parses a position string or returns the initial position.

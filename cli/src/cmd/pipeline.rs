@@ -78,11 +78,19 @@ fn file_name(p: &Path) -> String {
 }
 
 fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
-    let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
+    let resuming = a.run_dir.join("config.toml").exists();
     let run = RunDir::open(&a.run_dir, cfg)?;
+    let device = super::setup_runtime(cfg)?;
     let _worker =
         crate::spool::WorkerLock::acquire(run.root(), "0").context("the pipeline plays as self-play worker 0")?;
+    let total = cfg.pipeline.generations;
+    let per_gen = cfg.pipeline.games_per_generation as u64;
+    if resuming {
+        eprintln!("resuming {}: {}", run.root().display(), run_state(&run, total, per_gen));
+    }
+    install_interrupt_handler(run.root(), total, per_gen);
+    let log = Log { path: run.root().join("pipeline.log") };
     // Temporaries of writes a kill interrupted (the pipeline owns these directories).
     for d in [run.root().to_path_buf(), run.models(), run.root().join("eval"), run.root().join("report")] {
         crate::spool::remove_temporaries(&d, None);
@@ -98,6 +106,8 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         run.set_best(&run.checkpoint(0))?;
     }
     let mut ran = 0;
+    // Wall time of the generations run by this invocation (for the ETA).
+    let mut gen_seconds = 0.0;
     for g in 1..=cfg.pipeline.generations {
         if run.gate_result(g).exists() {
             // Finished earlier; make sure a promotion decided there took effect.
@@ -121,6 +131,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         }
         if a.stop_after.is_some_and(|n| ran >= n) {
             eprintln!("stopping before generation {g} (run the same command to continue)");
+            finish(&run, total, t0, ran, &log);
             return Ok(());
         }
         if out_of_time() {
@@ -136,9 +147,19 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
                 let rec = ladder_step::<G>(cfg, &rules, &run, g - 1, device)?;
                 println!("{}", crate::ladder::describe(&rec));
             }
+            finish(&run, total, t0, ran, &log);
             return Ok(());
         }
         let best = run.best().context("run has no best checkpoint")?;
+        let t_gen = std::time::Instant::now();
+        let mut line = generation_line(g, total, t0.elapsed().as_secs_f64(), ran, gen_seconds);
+        if cfg.pipeline.max_minutes > 0.0 {
+            line.push_str(&format!(
+                "; no generation starts after {} (pipeline.max_minutes)",
+                duration_text(cfg.pipeline.max_minutes * 60.0)
+            ));
+        }
+        eprintln!("{line}");
         // 0. The bootstrap from the baseline (not zero; off by default): part
         // or all of generation 1's games come from the alpha-beta teacher.
         if g == 1 && cfg.pipeline.bootstrap_games > 0 {
@@ -153,6 +174,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         // 1. Self-play.
         let want = cfg.pipeline.games_per_generation as u64;
         let have = run.games_done(g);
+        let mut played = None;
         if have < want {
             eprintln!("generation {g}: self-play {} games with {}", want - have, file_name(&best));
             let ck = load_checkpoint::<G>(&best, &rules, ConfigModel::Fixed(&cfg.model), device)?;
@@ -169,11 +191,15 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
                 st.moves as f64 / st.seconds.max(1e-9),
                 100.0 * st.eval_seconds / st.seconds.max(1e-9)
             );
+            played = Some((st.moves, st.seconds));
             crate::metrics::after_selfplay::<G>(cfg, &rules, &run, g, &st, device);
         }
         // 2. Train.
         eprintln!("generation {g}: training");
+        let step_before = training_step(&run, g);
+        let t_train = std::time::Instant::now();
         let cand = train_generation::<G>(cfg, &rules, &run, g, device)?;
+        let trained = (step_before, training_step(&run, g), t_train.elapsed().as_secs_f64());
         // 3. Gate.
         eprintln!("generation {g}: gate {} vs {}", file_name(&cand), file_name(&best));
         let sprt = (cfg.evaluate.gate == GateKind::Sprt).then(|| cfg.evaluate.sprt());
@@ -219,11 +245,30 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         if promoted {
             run.set_best(&cand)?;
         }
+        let gate = format!(
+            "gate +{} ={} -{} -> {}",
+            rec.result.wins,
+            rec.result.draws,
+            rec.result.losses,
+            if promoted { "promoted" } else { "not promoted" }
+        );
         if crate::ladder::due(&cfg.evaluate, g, cfg.pipeline.generations) {
             ladder_step::<G>(cfg, &rules, &run, g, device)?;
         }
-        super::report::refresh(run.root());
+        write_report_quietly(run.root());
         ran += 1;
+        gen_seconds += t_gen.elapsed().as_secs_f64();
+        let summary = GenerationSummary {
+            generation: g,
+            total,
+            games: run.games_done(g),
+            selfplay: played,
+            training: trained,
+            loss: last_loss(&run, g),
+            gate,
+            seconds: t_gen.elapsed().as_secs_f64(),
+        };
+        log.line(&summary.to_string());
     }
     final_evaluation::<G>(cfg, &rules, &run, device)?;
     let newest = (1..=cfg.pipeline.generations).rev().find(|&g| crate::ladder::record_path(&run, g).exists());
@@ -231,6 +276,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         let rec = crate::ladder::play::<G>(cfg, &rules, &run, g, &run.checkpoint(g), device)?;
         println!("{}", crate::ladder::describe(&rec));
     }
+    finish(&run, total, t0, ran, &log);
     Ok(())
 }
 
@@ -361,9 +407,296 @@ fn final_evaluation<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, 
     let best = run.best().map(|b| file_name(&b)).unwrap_or_default();
     let f = FinalEval { trained: file_name(&trained), best, vs_untrained, vs_random };
     write_atomic(&path, serde_json::to_string_pretty(&f)?.as_bytes())?;
-    super::report::refresh(run.root());
+    write_report_quietly(run.root());
     println!("final evaluation ({}):", path.display());
     println!("  {}", describe_match(&f.vs_untrained));
     println!("  {}", describe_match(&f.vs_random));
     Ok(())
+}
+
+/// `2h 05m`, `3m 07s`, `42s`.
+pub fn duration_text(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// `generation 3/10 (elapsed 4m 10s; ETA 16m 00s for the run, 2m 00s per generation)`:
+/// the ETA of the whole run, from the generations this invocation has run.
+fn generation_line(g: u32, total: u32, elapsed: f64, ran: u32, gen_seconds: f64) -> String {
+    let eta = if ran == 0 {
+        "ETA after this generation".to_string()
+    } else {
+        let per = gen_seconds / ran as f64;
+        let left = (total + 1).saturating_sub(g) as f64;
+        format!("ETA {} for the run, {} per generation", duration_text(per * left), duration_text(per))
+    };
+    format!("generation {g}/{total} (elapsed {}; {eta})", duration_text(elapsed))
+}
+
+/// The global training step that generation `g` has reached: its checkpoint's,
+/// else its newest partial checkpoint's, else its parent's.
+fn training_step(run: &RunDir, g: u32) -> u64 {
+    let step = |p: &Path| Checkpoint::read_meta(p).ok().map(|m| m.step);
+    if RunDir::complete(&run.checkpoint(g)) {
+        if let Some(s) = step(&run.checkpoint(g)) {
+            return s;
+        }
+    }
+    let partial = run.partial_checkpoints(g).into_iter().rev().find(|(_, p)| RunDir::complete(p));
+    partial.map(|(s, _)| s).or_else(|| step(&run.checkpoint(g.saturating_sub(1)))).unwrap_or(0)
+}
+
+/// The last total loss that `train.jsonl` logged for generation `g`.
+fn last_loss(run: &RunDir, g: u32) -> Option<f64> {
+    let text = std::fs::read_to_string(run.train_log()).ok()?;
+    text.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| (v.get("generation")?.as_u64()? == u64::from(g)).then(|| v.get("total_loss")?.as_f64()).flatten())
+}
+
+/// The one-line summary of a finished generation (terminal and `pipeline.log`).
+struct GenerationSummary {
+    generation: u32,
+    total: u32,
+    /// Self-play games of the generation.
+    games: u64,
+    /// Positions and seconds of the self-play this invocation ran, if any.
+    selfplay: Option<(u64, f64)>,
+    /// Global step before and after training, and its seconds.
+    training: (u64, u64, f64),
+    loss: Option<f64>,
+    gate: String,
+    seconds: f64,
+}
+
+impl std::fmt::Display for GenerationSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "generation {}/{} done: {} games", self.generation, self.total, self.games)?;
+        match self.selfplay {
+            Some((pos, secs)) => write!(f, ", {:.1} positions/s", pos as f64 / secs.max(1e-9))?,
+            None => write!(f, " (played earlier)")?,
+        }
+        let (from, to, secs) = self.training;
+        let steps = to.saturating_sub(from);
+        write!(f, "; {steps} training steps, {:.1} steps/s", steps as f64 / secs.max(1e-9))?;
+        if let Some(l) = self.loss {
+            write!(f, ", loss {l:.3}")?;
+        }
+        write!(f, "; {}; {}", self.gate, duration_text(self.seconds))
+    }
+}
+
+/// The run's `pipeline.log`: each generation's summary and the end of each
+/// invocation, one line each, with a UTC time stamp.
+struct Log {
+    path: PathBuf,
+}
+
+impl Log {
+    /// Prints `text` and appends it to the log (one write per line, in append
+    /// mode, so a kill never leaves half a line; a failed write is a warning).
+    fn line(&self, text: &str) {
+        println!("{text}");
+        if let Err(e) = crate::rundir::append_line(&self.path, &format!("{} {text}", utc_timestamp())) {
+            eprintln!("warning: {e:#}");
+        }
+    }
+}
+
+/// Now as `2026-12-01T02:30:05Z`.
+fn utc_timestamp() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    timestamp_of(secs)
+}
+
+/// `secs` since the Unix epoch as an ISO 8601 UTC time (civil-from-days, proleptic Gregorian).
+fn timestamp_of(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
+}
+
+/// Where a run stands, in words: what an interrupted pipeline has kept and
+/// where running it again continues.
+pub fn run_state(run: &RunDir, total: u32, games_per_generation: u64) -> String {
+    let done = (1..=total).take_while(|&g| run.gate_result(g).exists()).count() as u32;
+    let best = run.best().map_or_else(|| "none yet".to_string(), |b| file_name(&b));
+    let mut s = format!("{done} of {total} generations finished, best network {best}");
+    if done >= total {
+        s.push_str(if run.final_eval().exists() {
+            "; the final evaluation is done"
+        } else {
+            "; the final evaluation and ladder come next"
+        });
+        return s;
+    }
+    let g = done + 1;
+    let games = run.games_done(g);
+    let kept = if games >= games_per_generation {
+        format!("generation {g}: all {games} self-play games kept")
+    } else {
+        format!("generation {g}: {games} of {games_per_generation} self-play games kept")
+    };
+    let next = if RunDir::complete(&run.checkpoint(g)) {
+        format!("generation {g}'s network is trained; its gate match comes next")
+    } else if let Some((step, _)) = run.partial_checkpoints(g).into_iter().rev().find(|(_, p)| RunDir::complete(p)) {
+        format!("{kept}; training continues from step {step}")
+    } else if games >= games_per_generation {
+        format!("{kept}; training comes next")
+    } else {
+        kept
+    };
+    s.push_str("; ");
+    s.push_str(&next);
+    s
+}
+
+/// The command line of this process, quoted for a POSIX shell.
+fn shell_command() -> String {
+    std::env::args()
+        .map(|a| {
+            let plain = !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            if plain {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// On Ctrl-C (SIGINT): says what the run has kept and the command that
+/// continues it, then ends the process (killed by SIGINT, status 130). Stopping at once is safe: every
+/// file of the run is written whole (temporary name and rename) or appended
+/// one line at a time, and a resumed run repairs what a kill leaves (the same
+/// as after `kill -9`).
+fn install_interrupt_handler(root: &Path, total: u32, games_per_generation: u64) {
+    let root = root.to_path_buf();
+    let command = shell_command();
+    let r = ctrlc::set_handler(move || {
+        let state = match RunDir::existing(&root) {
+            Ok(run) => run_state(&run, total, games_per_generation),
+            Err(e) => format!("{e:#}"),
+        };
+        eprintln!("\ninterrupted: {state}");
+        eprintln!("everything finished is kept in {}; continue the run with:\n  {command}", root.display());
+        let _ = crate::rundir::append_line(
+            &root.join("pipeline.log"),
+            &format!("{} interrupted: {state}", utc_timestamp()),
+        );
+        // Release the worker claim (a resumed run would take it over anyway).
+        let lock = root.join("workers").join("w0.lock");
+        if std::fs::read_to_string(&lock).is_ok_and(|t| t.trim() == std::process::id().to_string()) {
+            let _ = std::fs::remove_file(&lock);
+        }
+        die_of_sigint();
+    });
+    if let Err(e) = r {
+        eprintln!("warning: no Ctrl-C handler: {e}");
+    }
+}
+
+/// Ends the process as Ctrl-C does without a handler (killed by SIGINT: the
+/// shell sees status 130). Not `std::process::exit`: that runs libtorch's exit
+/// handlers while its worker threads still run, which can crash.
+fn die_of_sigint() -> ! {
+    // SAFETY: resetting a signal's disposition and raising it are
+    // async-signal-safe calls without memory effects; `_exit` ends the process
+    // at once if the signal did not.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::raise(libc::SIGINT);
+        libc::_exit(130)
+    }
+}
+
+/// Rewrites the report, printing only a warning when that fails (the path is
+/// printed once, at the end of the invocation).
+fn write_report_quietly(root: &Path) {
+    if let Err(e) = super::report::write_report(root, None) {
+        eprintln!("warning: report not written: {e:#}");
+    }
+}
+
+/// The end of an invocation: the report (its path printed once), the wall
+/// time and the best network.
+fn finish(run: &RunDir, total: u32, t0: std::time::Instant, ran: u32, log: &Log) {
+    super::report::refresh(run.root());
+    let done = (1..=total).take_while(|&g| run.gate_result(g).exists()).count();
+    let best = match run.best() {
+        Some(b) => {
+            let name = file_name(&b);
+            let gen = name.strip_prefix("gen").and_then(|n| n.get(..4)).and_then(|n| n.parse::<u32>().ok());
+            match gen {
+                Some(0) => format!("{name} (the untrained generation 0: no generation was promoted)"),
+                Some(g) => format!("{name} (generation {g})"),
+                None => name,
+            }
+        }
+        None => "none".into(),
+    };
+    log.line(&format!(
+        "pipeline: {done}/{total} generations finished; this invocation ran {ran} in {}; best network {best}",
+        duration_text(t0.elapsed().as_secs_f64())
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_timestamps() {
+        assert_eq!(duration_text(0.4), "0s");
+        assert_eq!(duration_text(59.4), "59s");
+        assert_eq!(duration_text(187.0), "3m 07s");
+        assert_eq!(duration_text(7500.0), "2h 05m");
+        assert_eq!(timestamp_of(0), "1970-01-01T00:00:00Z");
+        assert_eq!(timestamp_of(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(timestamp_of(1_798_079_405), "2026-12-24T02:30:05Z");
+    }
+
+    #[test]
+    fn eta_from_the_generations_run() {
+        assert_eq!(generation_line(1, 10, 3.0, 0, 0.0), "generation 1/10 (elapsed 3s; ETA after this generation)");
+        // Two generations took 4 minutes: generations 3 to 10 are left, 2 minutes each.
+        assert_eq!(
+            generation_line(3, 10, 250.0, 2, 240.0),
+            "generation 3/10 (elapsed 4m 10s; ETA 16m 00s for the run, 2m 00s per generation)"
+        );
+    }
+
+    #[test]
+    fn summary_line() {
+        let s = GenerationSummary {
+            generation: 2,
+            total: 5,
+            games: 64,
+            selfplay: Some((1280, 20.0)),
+            training: (200, 400, 10.0),
+            loss: Some(2.3456),
+            gate: "gate +3 =1 -0 -> promoted".into(),
+            seconds: 95.0,
+        };
+        assert_eq!(
+            s.to_string(),
+            "generation 2/5 done: 64 games, 64.0 positions/s; 200 training steps, 20.0 steps/s, loss 2.346; \
+             gate +3 =1 -0 -> promoted; 1m 35s"
+        );
+    }
 }

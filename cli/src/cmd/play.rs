@@ -1,35 +1,43 @@
-//! `martian-zero play`: a person against an engine in the terminal.
+//! `martian-zero play`: a person against an engine in the terminal, as a
+//! small REPL: moves (`d3d5`, any case), `help`, `moves`, `hint`, `undo`,
+//! `quit`; an empty line asks again. The board is drawn from the person's side;
+//! after each engine move the engine's evaluation, time and line are printed.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{bail, Result};
-use martian_evaluate::{AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Player, RandomPlayer};
-use martian_model::{ConfigModel, NetEvaluator};
-use martian_rules::{GameKind, Side};
-use martian_search::{AbGame, AlphaBetaConfig, Limits, MctsConfig, UniformEvaluator};
+use martian_rules::{GameKind, GameState, Side};
+use martian_search::{AbGame, Limits};
 
-use crate::checkpoints::load_checkpoint;
+use crate::checkpoints::{load_model, model_rules, LoadedModel};
+use crate::think::{line_text, Engine, EngineKind, Thought};
 use crate::{with_game, GameArg};
 
 /// Arguments of `play`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which game.
+    /// Which game (default: the model's game; required without --model).
     #[arg(long, value_enum)]
-    game: GameArg,
+    game: Option<GameArg>,
     /// Engine: `mcts` (with --model, or uniform priors without), `alphabeta`
     /// (with --depth or --movetime), `random` or `greedy`.
     #[arg(long, default_value = "mcts")]
     engine: String,
-    /// Checkpoint for `--engine mcts`.
+    /// Network for `--engine mcts`: a checkpoint `.safetensors`, an exported
+    /// bundle directory or a run directory (its promoted checkpoint). The game
+    /// is played under the rules the network was trained with.
     #[arg(long)]
     model: Option<PathBuf>,
+    /// Device for the network: auto, cpu, cuda, cuda:N.
+    #[arg(long, default_value = "auto")]
+    device: String,
     /// MCTS simulations per engine move.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
     visits: u32,
     /// Alpha-beta search depth in plies (`--engine alphabeta`; default 4 without --movetime).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     depth: Option<u32>,
     /// Alpha-beta time per move in milliseconds (`--engine alphabeta`).
     #[arg(long)]
@@ -42,76 +50,214 @@ pub struct Args {
     position: Option<String>,
 }
 
-/// Runs `play`.
-pub fn run(a: Args) -> Result<()> {
-    with_game!(GameKind::from(a.game), G => run_game::<G>(&a))
+/// One line typed at the `your move>` prompt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// Nothing (asks again).
+    Empty,
+    /// `help` or `?`.
+    Help,
+    /// `moves`: list the legal moves.
+    Moves,
+    /// `hint`: the engine's choice for you.
+    Hint,
+    /// `undo`: take back your last move and the engine's reply.
+    Undo,
+    /// `quit`, `exit` or `q`.
+    Quit,
+    /// Anything else: a move, in lower case.
+    Move(String),
 }
 
-fn run_game<G: AbGame>(a: &Args) -> Result<()> {
-    let rules = G::Rules::default();
-    let mut pos: G = super::position(a.position.as_deref(), &rules)?;
-    let ck = match &a.model {
-        Some(p) => Some(load_checkpoint::<G>(p, &rules, ConfigModel::Absent, tch::Device::cuda_if_available())?),
-        None => None,
-    };
-    let mut engine: Box<dyn Player<G>> = match (a.engine.as_str(), &ck) {
-        ("mcts", Some(c)) => Box::new(MctsPlayer::new(
-            "mcts".into(),
-            NetEvaluator::<G>::new(&c.net, tch::Device::cuda_if_available(), 64),
-            MctsConfig::default(),
-            a.visits,
-            1,
-        )),
-        ("mcts", None) => {
-            Box::new(MctsPlayer::new("mcts".into(), UniformEvaluator, MctsConfig::default(), a.visits, 1))
-        }
-        ("alphabeta", _) => {
-            if a.depth == Some(0) {
-                bail!("--depth must be >= 1");
+/// Reads one line typed at the prompt; commands and moves in any case.
+pub fn parse_input(line: &str) -> Input {
+    let t = line.trim().to_ascii_lowercase();
+    match t.as_str() {
+        "" => Input::Empty,
+        "help" | "?" | "h" => Input::Help,
+        "moves" | "legal" => Input::Moves,
+        "hint" => Input::Hint,
+        "undo" | "takeback" => Input::Undo,
+        "quit" | "exit" | "q" => Input::Quit,
+        _ => Input::Move(t),
+    }
+}
+
+const HELP: &str = "\
+commands (any case):
+  <from><to>   play a move, e.g. d3d5 (also d3-d5, d3xd5)
+  moves        list your legal moves
+  hint         ask the engine which move it would play for you
+  undo         take back your last move and the engine's reply
+  help         this text
+  quit         leave the game
+an empty line asks again";
+
+/// Runs `play`.
+pub fn run(a: Args) -> Result<()> {
+    let engine = engine_kind(&a)?;
+    let (model, device) = match &a.model {
+        Some(p) => {
+            if !matches!(engine, EngineKind::Mcts { .. }) {
+                bail!("--model is used by the mcts engine; --engine {} takes no model", a.engine);
             }
-            let mut limits =
-                Limits { depth: a.depth, movetime: a.movetime.map(std::time::Duration::from_millis), nodes: None };
+            let device = martian_model::parse_device(&a.device)?;
+            (Some(load_model(p, device)?), device)
+        }
+        None => (None, tch::Device::Cpu),
+    };
+    let game = match (a.game.map(GameKind::from), &model) {
+        (Some(g), _) => g,
+        (None, Some(m)) => m.game,
+        (None, None) => bail!("give --game jetan|martian-chess (or --model, whose game is used)"),
+    };
+    with_game!(game, G => run_game::<G>(&a, engine, model.as_ref(), device))
+}
+
+/// The engine the arguments name, with its limits.
+fn engine_kind(a: &Args) -> Result<EngineKind> {
+    if a.engine != "alphabeta" && (a.depth.is_some() || a.movetime.is_some()) {
+        bail!("--depth and --movetime limit the alphabeta engine; --engine {} does not use them", a.engine);
+    }
+    Ok(match a.engine.as_str() {
+        "mcts" => EngineKind::Mcts { visits: a.visits },
+        "alphabeta" => {
+            let mut limits = Limits { depth: a.depth, movetime: a.movetime.map(Duration::from_millis), nodes: None };
             if limits == Limits::default() {
                 limits.depth = Some(4);
             }
-            Box::new(AlphaBetaPlayer::<G>::new(AlphaBetaConfig::default(), limits))
+            EngineKind::AlphaBeta { limits, tt_mib: 64 }
         }
-        ("random", _) => Box::new(RandomPlayer::new(1)),
-        ("greedy", _) => Box::new(GreedyPlayer::new(1)),
-        (e, _) => bail!("unknown engine {e:?}: expected mcts, alphabeta, random or greedy"),
-    };
+        "random" => EngineKind::Random,
+        "greedy" => EngineKind::Greedy,
+        e => bail!("unknown engine {e:?}: expected mcts, alphabeta, random or greedy"),
+    })
+}
+
+fn outcome_text<G: GameState>(pos: &G, human: Side) -> Option<String> {
+    let o = pos.outcome()?;
+    Some(match o.winner {
+        Some(w) if w == human => format!("{} wins ({}): you win", G::side_name(w), o.reason),
+        Some(w) => format!("{} wins ({}): the engine wins", G::side_name(w), o.reason),
+        None => format!("draw ({})", o.reason),
+    })
+}
+
+fn thought_text<G: GameState>(pos: &G, t: &Thought) -> String {
+    let mut parts = Vec::new();
+    if let Some(e) = t.eval {
+        parts.push(e.to_string());
+    }
+    parts.push(t.effort.clone());
+    parts.push(format!("{:.2} s", t.elapsed.as_secs_f64()));
+    let mut s = parts.join(", ");
+    if t.pv.len() > 1 {
+        s.push_str(&format!("; line {}", line_text(pos, &t.pv[..t.pv.len().min(8)])));
+    }
+    s
+}
+
+fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
+    let rules: G::Rules = model_rules::<G>(model)?;
+    let mut pos: G = super::position(a.position.as_deref(), &rules)?;
+    let mut engine = Engine::<G>::new(kind, model.map(|m| &m.ck), device);
     let human: Side = if a.second { pos.side_to_move().opponent() } else { pos.side_to_move() };
-    println!("You play {}. Enter moves as <from><to>; 'quit' to stop.", G::side_name(human));
+    let against = match model {
+        Some(m) => format!("{} with {}", engine.describe(), m.source.display()),
+        None => engine.describe(),
+    };
+    println!(
+        "You play {} against {against}; your side is at the bottom. Type a move (e.g. {}), or help.",
+        G::side_name(human),
+        example_move(&pos)
+    );
+    if model.is_some() && rules != G::Rules::default() {
+        println!("Rules of the network: {}", serde_json::to_string(&rules)?);
+    }
     let stdin = std::io::stdin();
     // Lines as bytes, decoded leniently: invalid UTF-8 is an unparsable move, not the end of the game.
     let mut lines = stdin.lock().split(b'\n');
+    // Positions before each of the person's moves, for `undo`.
+    let mut history: Vec<G> = Vec::new();
+    let mut show_board = true;
     while pos.outcome().is_none() {
-        println!("{}", pos.board_text());
-        if pos.side_to_move() == human {
-            print!("your move> ");
-            std::io::stdout().flush()?;
-            let Some(line) = lines.next() else { return Ok(()) };
-            let line = String::from_utf8_lossy(&line?).into_owned();
-            let t = line.trim();
-            if t == "quit" {
-                return Ok(());
+        if pos.side_to_move() != human {
+            let t = engine.think(&pos, |_| {})?;
+            println!("engine plays {}  ({})", pos.move_to_string(t.best), thought_text(&pos, &t));
+            pos.play_unchecked(t.best);
+            show_board = true;
+            continue;
+        }
+        if show_board {
+            println!("{}", pos.board_text_from(human));
+            show_board = false;
+        }
+        print!("your move> ");
+        std::io::stdout().flush()?;
+        let Some(line) = lines.next() else {
+            println!();
+            return Ok(());
+        };
+        let line = String::from_utf8_lossy(&line?).into_owned();
+        match parse_input(&line) {
+            Input::Empty => {}
+            Input::Help => println!("{HELP}"),
+            Input::Quit => return Ok(()),
+            Input::Moves => {
+                let mut moves = Vec::new();
+                pos.legal_moves(&mut moves);
+                let text: Vec<String> = moves.iter().map(|&m| pos.move_to_string(m)).collect();
+                println!("{} legal moves: {}", text.len(), text.join(" "));
             }
-            match pos.parse_move(t) {
-                Ok(m) => pos.play_unchecked(m),
-                Err(e) => println!("{e}"),
+            Input::Hint => {
+                let t = engine.think(&pos, |_| {})?;
+                println!("hint: {}  ({})", pos.move_to_string(t.best), thought_text(&pos, &t));
             }
-        } else {
-            let m = engine.choose_move(&pos)?;
-            println!("engine plays {}", pos.move_to_string(m));
-            pos.play_unchecked(m);
+            Input::Undo => match history.pop() {
+                Some(p) => {
+                    pos = p;
+                    println!("took back your last move");
+                    show_board = true;
+                }
+                None => println!("nothing to undo"),
+            },
+            Input::Move(m) => match pos.parse_move(&m) {
+                Ok(mv) => {
+                    history.push(pos.clone());
+                    pos.play_unchecked(mv);
+                    show_board = true;
+                }
+                Err(e) => println!("{e} (type moves for the legal moves, help for the commands)"),
+            },
         }
     }
-    println!("{}", pos.board_text());
-    if let Some(o) = pos.outcome() {
-        match o.winner {
-            Some(w) => println!("{} wins ({})", G::side_name(w), o.reason),
-            None => println!("draw ({})", o.reason),
-        }
+    println!("{}", pos.board_text_from(human));
+    if let Some(t) = outcome_text(&pos, human) {
+        println!("game over: {t}");
     }
     Ok(())
+}
+
+/// The first legal move's text, as an example of the notation.
+fn example_move<G: GameState>(pos: &G) -> String {
+    let mut moves = Vec::new();
+    pos.legal_moves(&mut moves);
+    moves.first().map_or_else(|| "d3d5".to_string(), |&m| pos.move_to_string(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_and_moves_in_any_case() {
+        assert_eq!(parse_input(""), Input::Empty);
+        assert_eq!(parse_input("   \r"), Input::Empty);
+        assert_eq!(parse_input("HELP"), Input::Help);
+        assert_eq!(parse_input(" Undo "), Input::Undo);
+        assert_eq!(parse_input("moves"), Input::Moves);
+        assert_eq!(parse_input("Hint"), Input::Hint);
+        assert_eq!(parse_input("QUIT"), Input::Quit);
+        assert_eq!(parse_input("D3D5\r"), Input::Move("d3d5".into()));
+    }
 }

@@ -59,11 +59,12 @@ fn latest_generation(run: &RunDir) -> u32 {
 }
 
 fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
-    let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let (out_root, run) = match (&a.run_dir, &a.out) {
         (Some(r), _) => {
-            let run = RunDir::open(r, cfg)?;
+            // With the run's best network the worker continues a run: a
+            // mistyped directory must not become a new one.
+            let run = if a.model == "best" { RunDir::open_existing(r, cfg)? } else { RunDir::open(r, cfg)? };
             (r.clone(), Some(run))
         }
         (None, Some(o)) => {
@@ -73,6 +74,7 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
         }
         (None, None) => bail!("give --run-dir or --out"),
     };
+    let device = super::setup_runtime(cfg)?;
     let out_root = out_root.as_path();
     let _worker = crate::spool::WorkerLock::acquire(out_root, &a.worker)?;
     let shards = out_root.join("shards");

@@ -17,7 +17,8 @@ pub struct Args {
     /// Run configuration (TOML).
     #[arg(long)]
     config: PathBuf,
-    /// Run directory (its shards/ are the replay buffer; models/ gets the checkpoint).
+    /// Run directory of an existing run (its shards/ are the replay buffer;
+    /// models/ gets the checkpoint). A directory that is not a run is refused.
     #[arg(long)]
     run_dir: PathBuf,
 }
@@ -29,9 +30,10 @@ pub fn run(a: Args) -> Result<()> {
 }
 
 fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
-    let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
-    let run = RunDir::open(&a.run_dir, cfg)?;
+    // `train` continues a run: a mistyped directory must not become a new one.
+    let run = RunDir::open_existing(&a.run_dir, cfg)?;
+    let device = super::setup_runtime(cfg)?;
     if !RunDir::complete(&run.checkpoint(0)) {
         let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, cfg.seed as i64)?;
         ck.save(&run.checkpoint(0))?;

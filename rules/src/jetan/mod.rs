@@ -504,6 +504,10 @@ impl GameState for Jetan {
         notation::board_text(self)
     }
 
+    fn board_text_from(&self, bottom: Side) -> String {
+        notation::board_text_from(self, bottom)
+    }
+
     fn side_name(side: Side) -> &'static str {
         match side {
             Side::South => "Black",

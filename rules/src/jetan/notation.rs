@@ -62,17 +62,30 @@ pub fn parse_move_text(text: &str) -> Result<Move, RulesError> {
 
 /// The text board (§10.2): rank 10 first, with coordinates and the side to move.
 pub fn board_text(g: &Jetan) -> String {
+    board_text_from(g, Side::South)
+}
+
+/// The text board seen from `bottom`'s side: for `Side::South` rank 10 first
+/// (Orange at the top), for `Side::North` rank 1 first with the files reversed
+/// (Black at the top). The last line names the side to move, or the result
+/// once the game is over.
+pub fn board_text_from(g: &Jetan, bottom: Side) -> String {
+    let flipped = bottom == Side::North;
+    let files: Vec<u8> = if flipped { (0..10).rev().collect() } else { (0..10).collect() };
+    let ranks: Vec<u8> = if flipped { (0..10).collect() } else { (0..10).rev().collect() };
+    let letters: Vec<String> = files.iter().map(|f| ((b'a' + f) as char).to_string()).collect();
+    let header = format!("     {}\n", letters.join(" "));
     let mut s = String::with_capacity(400);
-    s.push_str("     a b c d e f g h i j\n");
-    for rank in (0..10u8).rev() {
+    s.push_str(&header);
+    for &rank in &ranks {
         s.push_str(&format!("{:>3}  ", rank + 1));
-        for file in 0..10u8 {
+        for (i, &file) in files.iter().enumerate() {
             let c = match g.piece_at(file + 10 * rank) {
                 Some((p, side)) => p.letter(side),
                 None => '.',
             };
             s.push(c);
-            if file < 9 {
+            if i < 9 {
                 s.push(' ');
             }
         }
@@ -83,13 +96,21 @@ pub fn board_text(g: &Jetan) -> String {
         }
         s.push('\n');
     }
-    s.push_str("     a b c d e f g h i j\n");
-    let stm = g.side_to_move();
-    s.push_str(&format!(
-        "{} to move ({})\n",
-        Jetan::side_name(stm),
-        if stm == Side::North { "uppercase" } else { "lowercase" }
-    ));
+    s.push_str(&header);
+    match g.outcome() {
+        Some(o) => {
+            let who = o.winner.map_or_else(|| "draw".to_string(), |w| format!("{} wins", Jetan::side_name(w)));
+            s.push_str(&format!("game over: {who} ({})\n", o.reason));
+        }
+        None => {
+            let stm = g.side_to_move();
+            s.push_str(&format!(
+                "{} to move ({})\n",
+                Jetan::side_name(stm),
+                if stm == Side::North { "uppercase" } else { "lowercase" }
+            ));
+        }
+    }
     s
 }
 

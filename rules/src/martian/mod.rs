@@ -448,7 +448,11 @@ impl GameState for MartianChess {
     }
 
     fn board_text(&self) -> String {
-        notation::board_text(self)
+        notation::board_text_from(self, Side::South)
+    }
+
+    fn board_text_from(&self, bottom: Side) -> String {
+        notation::board_text_from(self, bottom)
     }
 
     fn side_name(side: Side) -> &'static str {

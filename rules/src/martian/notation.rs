@@ -203,29 +203,38 @@ pub(crate) fn format_position(s: &MartianChess) -> String {
     format!("{} {side} {a} {b} {last} {clock} {} {}", placement(s), s.quiet(), s.ply())
 }
 
-/// The text board (spec §10): rank 8 first, a `----` canal line between ranks 5
-/// and 4, file letters, then a status line.
-pub(crate) fn board_text(s: &MartianChess) -> String {
+/// The text board (spec §10) seen from `bottom`'s side: for `Side::South` rank
+/// 8 first, for `Side::North` rank 1 first with the files reversed; a `----`
+/// canal line between the two halves, file letters, then a status line (the
+/// side to move, or the result once the game is over, then scores and clocks).
+pub(crate) fn board_text_from(s: &MartianChess, bottom: Side) -> String {
+    let flipped = bottom == Side::North;
+    let files: Vec<u8> = if flipped { (0..4).rev().collect() } else { (0..4).collect() };
+    let ranks: Vec<u8> = if flipped { (0..8).collect() } else { (0..8).rev().collect() };
     let mut out = String::with_capacity(160);
-    for rank in (0..8u8).rev() {
+    for (i, &rank) in ranks.iter().enumerate() {
         out.push((b'1' + rank) as char);
         out.push(' ');
-        for file in 0..4u8 {
+        for &file in &files {
             out.push(s.piece_at(square(file, rank)).map_or('.', Piece::letter));
         }
         out.push('\n');
-        if rank == 4 {
+        if i == 3 {
             out.push_str("  ----\n");
         }
     }
-    out.push_str("  abcd\n");
+    out.push_str("  ");
+    out.extend(files.iter().map(|f| (b'a' + f) as char));
+    out.push('\n');
     let [a, b] = s.scores();
     let clock = s.clock_countdown().map_or_else(|| "-".to_string(), |c| c.to_string());
-    out.push_str(&format!(
-        "{} to move; score South {a} North {b}; clock {clock}; quiet {}; ply {}\n",
-        MartianChess::side_name(s.side_to_move()),
-        s.quiet(),
-        s.ply()
-    ));
+    let head = match s.outcome() {
+        Some(o) => {
+            let who = o.winner.map_or_else(|| "draw".to_string(), |w| format!("{} wins", MartianChess::side_name(w)));
+            format!("game over: {who} ({})", o.reason)
+        }
+        None => format!("{} to move", MartianChess::side_name(s.side_to_move())),
+    };
+    out.push_str(&format!("{head}; score South {a} North {b}; clock {clock}; quiet {}; ply {}\n", s.quiet(), s.ply()));
     out
 }

@@ -1,0 +1,355 @@
+//! Issue 9 items 10-12 end to end: `play` and `analyse` take the rules from
+//! the network (checkpoint, bundle or run directory), `play` is a small REPL,
+//! and the commands refuse bad input before they print or create anything.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// A Jetan run under non-default rules (as configs/jetan-quick.toml), with a
+/// network small enough to create in a second.
+const JETAN: &str = r#"
+game = "jetan"
+seed = 2
+threads = 1
+[rules]
+no_capture_limit = 80
+max_plies = 300
+[model]
+blocks = 1
+channels = 8
+policy_channels = 2
+value_hidden = 8
+[selfplay]
+games_in_flight = 2
+simulations = 4
+cheap_simulations = 2
+games_per_shard = 2
+[train]
+batch_size = 16
+[evaluate]
+pairs = 1
+simulations = 2
+final_pairs = 0
+[pipeline]
+generations = 1
+games_per_generation = 2
+"#;
+
+fn mz(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
+}
+
+/// Runs `martian-zero args` with `input` on stdin.
+fn mz_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run martian-zero");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A Jetan run directory with its untrained, promoted generation 0.
+fn jetan_run(dir: &Path) -> std::path::PathBuf {
+    let cfg = dir.join("jetan.toml");
+    std::fs::write(&cfg, JETAN).unwrap();
+    let run = dir.join("run");
+    let o =
+        mz(&["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", run.to_str().unwrap(), "--stop-after", "0"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(run.join("models/gen0000.safetensors").exists());
+    run
+}
+
+#[test]
+fn play_and_analyse_use_the_rules_of_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = jetan_run(dir.path());
+    let ck = run.join("models/gen0000.safetensors");
+    let ck = ck.to_str().unwrap();
+    let bundle = dir.path().join("bundle");
+    let o = mz(&["export", "--checkpoint", ck, "--out", bundle.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    // A checkpoint, the run directory (its best) and a bundle, under the run's rules.
+    let mut analyses = Vec::new();
+    for model in [ck, run.to_str().unwrap(), bundle.to_str().unwrap()] {
+        let o = mz_stdin(&["play", "--game", "jetan", "--engine", "mcts", "--model", model, "--visits", "4"], "quit\n");
+        assert!(o.status.success(), "{model}: {}", err(&o));
+        let text = out(&o);
+        assert!(text.contains("You play Orange"), "{text}");
+        assert!(text.contains("\"max_plies\":300") && text.contains("\"no_capture_limit\":80"), "{text}");
+        let o = mz(&["analyse", "--model", model, "--visits", "16", "--top", "3"]);
+        assert!(o.status.success(), "{model}: {}", err(&o));
+        let text = out(&o);
+        assert!(text.contains("Orange to move"), "the game comes from the model: {text}");
+        let value = text.lines().find(|l| l.starts_with("value ")).expect("a value line");
+        assert!(value.contains("16 visits"), "{value}");
+        assert_eq!(text.lines().filter(|l| l.ends_with('%') || l.contains("% ")).count(), 3, "top 3 moves: {text}");
+        let pv = text.lines().find(|l| l.starts_with("pv ")).expect("a pv line");
+        let best = text.lines().find(|l| l.starts_with("bestmove ")).expect("bestmove");
+        let first = pv.split_whitespace().nth(1).expect("a move");
+        assert!(best.starts_with(&format!("bestmove {first} value ")), "{pv} / {best}");
+        // The same network gives the same search, wherever it was loaded from.
+        let same = |l: &&str| l.starts_with("pv ") || l.starts_with("bestmove ") || l.contains("% ");
+        analyses.push(text.lines().filter(same).map(String::from).collect::<Vec<_>>());
+    }
+    assert_eq!(analyses[0], analyses[1]);
+    assert_eq!(analyses[0], analyses[2]);
+    // The engine takes a run directory too, and its game.
+    let o = mz_stdin(&["engine", "--model", run.to_str().unwrap()], "hello\nquit\n");
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("engine mcts games jetan model "), "{}", out(&o));
+    // The game of the network is checked.
+    let o = mz(&["analyse", "--game", "martian-chess", "--model", ck]);
+    assert!(!o.status.success());
+    assert!(err(&o).contains("plays jetan"), "{}", err(&o));
+    // A directory that is neither a run nor a bundle, and a missing path, are named.
+    let o = mz(&["analyse", "--model", dir.path().to_str().unwrap()]);
+    assert!(!o.status.success() && err(&o).contains("neither a model bundle"), "{}", err(&o));
+    let o = mz(&["play", "--model", "/nonexistent/gen0001.safetensors"]);
+    assert!(!o.status.success() && err(&o).contains("does not exist"), "{}", err(&o));
+}
+
+#[test]
+fn play_is_a_small_repl() {
+    // The person plays South (moves first); alpha-beta depth 1 answers at once.
+    let input = "help\n\nmoves\nD3D5\nundo\nhint\nnonsense\nquit\n";
+    let o = mz_stdin(&["play", "--game", "martian-chess", "--engine", "alphabeta", "--depth", "1"], input);
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    assert!(text.contains("undo ") && text.contains("hint ") && text.contains("quit "), "help: {text}");
+    assert!(text.contains("10 legal moves: "), "moves: {text}");
+    let engine = text.lines().find(|l| l.contains("engine plays")).expect("the engine answered D3D5");
+    assert!(engine.contains("score cp ") && engine.contains(" s"), "evaluation and time: {engine}");
+    assert!(text.contains("took back your last move"), "{text}");
+    assert!(text.lines().any(|l| l.contains("hint: ") && l.contains("score cp ")), "{text}");
+    assert!(text.contains("bad move text \"nonsense\""), "{text}");
+    // The empty line asked again: one prompt per input line, no error for it.
+    assert_eq!(text.matches("your move>").count(), input.lines().count(), "{text}");
+
+    // Jetan, the person second (Black): Black's home rank is drawn at the bottom.
+    let o = mz_stdin(&["play", "--game", "jetan", "--engine", "greedy", "--second"], "quit\n");
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    let ranks: Vec<&str> = text.lines().filter(|l| l.ends_with("Orange") || l.ends_with("Black")).collect();
+    assert_eq!(ranks.len(), 2, "{text}");
+    assert!(ranks[0].ends_with("Orange") && ranks[1].ends_with("Black"), "{text}");
+    // Jetan, the person first (Orange): Orange at the bottom.
+    let o = mz_stdin(&["play", "--game", "jetan", "--engine", "greedy"], "quit\n");
+    let text = out(&o);
+    let ranks: Vec<&str> = text.lines().filter(|l| l.ends_with("Orange") || l.ends_with("Black")).collect();
+    assert!(ranks[0].ends_with("Black") && ranks[1].ends_with("Orange"), "{text}");
+}
+
+#[test]
+fn a_finished_game_says_the_result() {
+    // Martian Chess with max_plies = 2: the game ends after one move each.
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("mc");
+    let cfg = dir.path().join("mc.toml");
+    std::fs::write(
+        &cfg,
+        "game = \"martian-chess\"\nthreads = 1\n[rules]\nmax_plies = 2\n[model]\nblocks = 1\nchannels = 8\n\
+         policy_channels = 2\nvalue_hidden = 8\n",
+    )
+    .unwrap();
+    let o =
+        mz(&["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", run.to_str().unwrap(), "--stop-after", "0"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let o = mz_stdin(&["play", "--model", run.to_str().unwrap(), "--visits", "2"], "d3d5\n");
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines.last().expect("output");
+    assert!(last.starts_with("game over: "), "{text}");
+    assert!(!lines[lines.len() - 2].contains("to move"), "the status line gives the result: {text}");
+}
+
+#[test]
+fn analyse_and_engine_print_one_score_unit() {
+    let o = mz(&["analyse", "--game", "martian-chess", "--depth", "3"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let best = out(&o).lines().find(|l| l.starts_with("bestmove")).expect("bestmove").to_string();
+    // bestmove <m> score cp N (depth 3, ...)
+    let score = best.split(" score ").nth(1).and_then(|s| s.split(" (").next()).expect("a score").to_string();
+    assert!(score.starts_with("cp ") || score.starts_with("win ") || score.starts_with("loss "), "{best}");
+    let e = mz_stdin(&["engine", "--engine", "alphabeta"], "game martian-chess\nposition startpos\ngo depth 3\n");
+    assert!(e.status.success(), "{}", err(&e));
+    let info = out(&e).lines().rev().find(|l| l.starts_with("info depth 3 ")).expect("depth 3 info line").to_string();
+    assert!(info.contains(&format!("score {score} pv")), "analyse {best:?} vs engine {info:?}");
+}
+
+#[test]
+fn commands_that_continue_a_run_refuse_other_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = jetan_run(dir.path());
+    let cfg = dir.path().join("jetan.toml");
+    let cfg = cfg.to_str().unwrap();
+    let typo = dir.path().join("rnu");
+    let t = typo.to_str().unwrap();
+    for args in [
+        vec!["train", "--config", cfg, "--run-dir", t],
+        vec!["selfplay", "--config", cfg, "--run-dir", t, "--games", "1"],
+        vec!["evaluate", "--config", cfg, "--a", "random", "--b", "greedy", "--games", "2", "--run-dir", t],
+    ] {
+        let o = mz(&args);
+        assert!(!o.status.success(), "{args:?}");
+        let e = err(&o);
+        assert!(e.contains(t) && e.contains("does not exist") && e.contains("pipeline --config"), "{args:?}: {e}");
+        assert!(!e.contains("martian-zero: device"), "no device banner before an argument error: {e}");
+        assert!(!typo.exists(), "{args:?} created {t}");
+    }
+    // An existing directory that is not a run.
+    let o = mz(&["train", "--config", cfg, "--run-dir", dir.path().to_str().unwrap()]);
+    assert!(err(&o).contains("is not a run directory: it has no config.toml"), "{}", err(&o));
+    // The real run: train gets past the check (and stops: no self-play data yet).
+    let o = mz(&["train", "--config", cfg, "--run-dir", run.to_str().unwrap()]);
+    let e = err(&o);
+    assert!(e.contains("replay window"), "{e}");
+    let banner = e.lines().find(|l| l.starts_with("martian-zero: device ")).expect("device banner");
+    assert!(
+        banner.starts_with("martian-zero: device cpu ") || banner.starts_with("martian-zero: device cuda:"),
+        "{banner}"
+    );
+}
+
+#[test]
+fn version_names_commit_and_libtorch() {
+    let o = mz(&["--version"]);
+    assert!(o.status.success());
+    let v = out(&o);
+    assert!(v.starts_with(&format!("martian-zero {} (commit ", env!("CARGO_PKG_VERSION"))), "{v}");
+    let torch = v.split("libtorch ").nth(1).expect("libtorch version");
+    assert!(torch.chars().next().is_some_and(|c| c.is_ascii_digit()), "a version number: {v}");
+}
+
+#[test]
+fn evaluate_names_unknown_keys_and_keeps_earlier_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("mc.toml");
+    std::fs::write(&cfg, "game = \"martian-chess\"\nthreads = 1\n[evaluate]\nopening_plies = 2\n").unwrap();
+    let c = cfg.to_str().unwrap();
+    let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "alphabeta:depht=2", "--games", "2"]);
+    assert!(!o.status.success());
+    assert!(err(&o).contains("unknown key \"depht\""), "{}", err(&o));
+    let res = dir.path().join("r.json");
+    let r = res.to_str().unwrap();
+    let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--games", "2", "--out", r]);
+    assert!(o.status.success(), "{}", err(&o));
+    let first = std::fs::read_to_string(&res).unwrap();
+    std::fs::write(&res, "earlier").unwrap();
+    let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--games", "2", "--out", r]);
+    assert!(!o.status.success() && err(&o).contains("--force"), "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(&res).unwrap(), "earlier", "the earlier result is kept");
+    let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--games", "2", "--out", r, "--force"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(&res).unwrap(), first, "replaced with --force (same seed, same games)");
+}
+
+/// A run small enough for a few seconds per generation.
+const MICRO: &str = r#"
+game = "martian-chess"
+seed = 3
+threads = 1
+[model]
+blocks = 1
+channels = 8
+policy_channels = 2
+value_hidden = 8
+[search]
+leaves_per_batch = 2
+[selfplay]
+games_in_flight = 4
+simulations = 8
+cheap_simulations = 2
+full_search_prob = 1.0
+games_per_shard = 2
+[train]
+batch_size = 16
+steps_per_generation = 400
+replay_window = 2000
+log_every = 2
+checkpoint_every = 3
+[evaluate]
+pairs = 1
+simulations = 4
+gate_score = 0.0
+final_pairs = 0
+[pipeline]
+generations = 2
+games_per_generation = 4
+"#;
+
+#[test]
+fn pipeline_terminal_summaries_log_and_interrupt() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("micro.toml");
+    std::fs::write(&cfg, MICRO).unwrap();
+    let run = dir.path().join("run");
+    let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
+    let o = mz(&["pipeline", "--config", c, "--run-dir", r, "--stop-after", "1"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let (e, s) = (err(&o), out(&o));
+    assert!(e.contains("generation 1/2 (elapsed "), "{e}");
+    let summary = s.lines().find(|l| l.starts_with("generation 1/2 done: 4 games, ")).expect("summary");
+    for part in ["positions/s", "training steps", "steps/s", "loss ", "gate +", "promoted"] {
+        assert!(summary.contains(part), "{part}: {summary}");
+    }
+    assert_eq!(e.matches("report: ").count(), 1, "report: once: {e}");
+    assert!(s.contains("pipeline: 1/2 generations finished; this invocation ran 1 in "), "{s}");
+    assert!(s.contains("best network gen0001.safetensors (generation 1)"), "{s}");
+    let log = std::fs::read_to_string(run.join("pipeline.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(lines[0].ends_with(summary) && lines[0].starts_with("20") && lines[0].contains("Z generation"), "{log}");
+
+    // Resumed, then Ctrl-C during generation 2's training (400 steps).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+        .args(["pipeline", "--config", c, "--run-dir", r])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        seen.push_str(&line);
+        if line.starts_with("generation 2: training") {
+            break;
+        }
+        line.clear();
+    }
+    assert!(seen.lines().nth(1).is_some_and(|l| l.starts_with("resuming ")), "said first: {seen}");
+    assert!(seen.contains("1 of 2 generations finished, best network gen0001.safetensors"), "{seen}");
+    assert!(seen.contains("generation 2: 0 of 4 self-play games kept"), "{seen}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let k = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(k.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(2), "ends as Ctrl-C does: {rest}");
+    assert!(rest.contains("interrupted: 1 of 2 generations finished"), "{rest}");
+    // Training had started: the games and perhaps a partial checkpoint are kept.
+    assert!(rest.contains("generation 2: all 4 self-play games kept; training "), "{rest}");
+    let resume = format!("pipeline --config {c} --run-dir {r}");
+    assert!(rest.contains("continue the run with:") && rest.contains(&resume), "{rest}");
+    assert!(!run.join("workers/w0.lock").exists(), "the worker claim is released");
+    let log = std::fs::read_to_string(run.join("pipeline.log")).unwrap();
+    assert!(log.lines().last().unwrap().contains("interrupted: "), "{log}");
+}
