@@ -258,6 +258,28 @@ fn evaluate_names_unknown_keys_and_keeps_earlier_results() {
     assert_eq!(std::fs::read_to_string(&res).unwrap(), first, "replaced with --force (same seed, same games)");
 }
 
+/// `evaluate --gauntlet --anchor X` with X not among the players fails before
+/// any game, naming the players (as `report --anchor` does).
+#[test]
+fn gauntlet_anchor_must_be_a_player() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("mc.toml");
+    std::fs::write(&cfg, "game = \"martian-chess\"\nthreads = 1\n[evaluate]\nopening_plies = 2\n").unwrap();
+    let c = cfg.to_str().unwrap();
+    let base =
+        ["evaluate", "--config", c, "--a", "random", "--gauntlet", "--b", "greedy,alphabeta:depth=1", "--games", "2"];
+    let o = mz(&[&base[..], &["--anchor", "nosuch"]].concat());
+    assert!(!o.status.success());
+    assert!(
+        err(&o).contains("nosuch") && err(&o).contains("greedy") && err(&o).contains("alphabeta:depth=1"),
+        "{}",
+        err(&o)
+    );
+    let o = mz(&[&base[..], &["--anchor", "greedy"]].concat());
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("anchor greedy = 0"), "{}", out(&o));
+}
+
 /// A run small enough for a few seconds per generation.
 const MICRO: &str = r#"
 game = "martian-chess"

@@ -161,6 +161,13 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         .enumerate()
         .map(|(i, (s, c))| make_player::<G>(cfg, s, c, device, cfg.seed ^ (0xB + i as u64)))
         .collect::<Result<_>>()?;
+    // An anchor must be one of the players (checked before any game is played).
+    if let Some(anchor) = &a.anchor {
+        let names: Vec<String> = std::iter::once(pa.name()).chain(opps.iter().map(|o| o.name())).collect();
+        if !names.contains(anchor) {
+            bail!("--anchor {anchor:?} is not a player of this gauntlet; the players are: {}", names.join(", "));
+        }
+    }
     let start = G::new_game(&rules)?;
     let lines = opening_lines(cfg, &start, book.as_deref(), pairs)?;
     let bar = progress(pairs as u64 * 2 * opps.len() as u64, "gauntlet");
