@@ -116,6 +116,32 @@ pub fn load_model(path: &Path, device: Device) -> Result<LoadedModel> {
     Ok(LoadedModel { game: meta.game, ck, rules: meta.rules, source })
 }
 
+/// For `play` and `analyse`: the network at `path` (if any) on the device
+/// `device` names, and the game to play: `game` when given, else the
+/// network's.
+///
+/// # Errors
+/// A bad device name, an unloadable model, or neither a game nor a model.
+pub fn model_and_game(
+    path: Option<&Path>,
+    device: &str,
+    game: Option<martian_rules::GameKind>,
+) -> Result<(Option<LoadedModel>, Device, martian_rules::GameKind)> {
+    let (model, device) = match path {
+        Some(p) => {
+            let device = martian_model::parse_device(device)?;
+            (Some(load_model(p, device)?), device)
+        }
+        None => (None, Device::Cpu),
+    };
+    let game = match (game, &model) {
+        (Some(g), _) => g,
+        (None, Some(m)) => m.game,
+        (None, None) => anyhow::bail!("give --game jetan|martian-chess (or --model, whose game is used)"),
+    };
+    Ok((model, device, game))
+}
+
 /// The rules of game `G` that `model` was trained under, or the default rules
 /// without a model; an error when the model plays another game.
 ///

@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use martian_rules::GameKind;
 use martian_search::{AbGame, Limits};
 
-use crate::checkpoints::{load_model, model_rules, LoadedModel};
+use crate::checkpoints::{model_and_game, model_rules, LoadedModel};
 use crate::think::{line_text, score_text, value_text, Engine, EngineKind, Eval};
 use crate::{with_game, GameArg};
 
@@ -83,18 +83,7 @@ pub fn run(a: Args) -> Result<()> {
         }
         e => bail!("unknown engine {e:?}: analyse supports alphabeta and mcts"),
     };
-    let (model, device) = match &a.model {
-        Some(p) => {
-            let device = martian_model::parse_device(&a.device)?;
-            (Some(load_model(p, device)?), device)
-        }
-        None => (None, tch::Device::Cpu),
-    };
-    let game = match (a.game.map(GameKind::from), &model) {
-        (Some(g), _) => g,
-        (None, Some(m)) => m.game,
-        (None, None) => bail!("give --game jetan|martian-chess (or --model, whose game is used)"),
-    };
+    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game.map(GameKind::from))?;
     with_game!(game, G => run_game::<G>(&a, kind, model.as_ref(), device))
 }
 

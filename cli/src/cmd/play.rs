@@ -11,7 +11,7 @@ use anyhow::{bail, Result};
 use martian_rules::{GameKind, GameState, Side};
 use martian_search::{AbGame, Limits};
 
-use crate::checkpoints::{load_model, model_rules, LoadedModel};
+use crate::checkpoints::{model_and_game, model_rules, LoadedModel};
 use crate::think::{line_text, Engine, EngineKind, Thought};
 use crate::{with_game, GameArg};
 
@@ -96,21 +96,10 @@ an empty line asks again";
 /// Runs `play`.
 pub fn run(a: Args) -> Result<()> {
     let engine = engine_kind(&a)?;
-    let (model, device) = match &a.model {
-        Some(p) => {
-            if !matches!(engine, EngineKind::Mcts { .. }) {
-                bail!("--model is used by the mcts engine; --engine {} takes no model", a.engine);
-            }
-            let device = martian_model::parse_device(&a.device)?;
-            (Some(load_model(p, device)?), device)
-        }
-        None => (None, tch::Device::Cpu),
-    };
-    let game = match (a.game.map(GameKind::from), &model) {
-        (Some(g), _) => g,
-        (None, Some(m)) => m.game,
-        (None, None) => bail!("give --game jetan|martian-chess (or --model, whose game is used)"),
-    };
+    if a.model.is_some() && !matches!(engine, EngineKind::Mcts { .. }) {
+        bail!("--model is used by the mcts engine; --engine {} takes no model", a.engine);
+    }
+    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game.map(GameKind::from))?;
     with_game!(game, G => run_game::<G>(&a, engine, model.as_ref(), device))
 }
 
