@@ -104,8 +104,40 @@ enum Command {
     Engine(cmd::engine::Args),
 }
 
+/// Output that cannot be written (a closed pipe, a full disk) ends the
+/// command quietly instead of with a panic: for every command but `engine`
+/// (which handles a closed stdout itself), SIGPIPE gets its default action,
+/// as for Unix tools (`martian-zero perft ... | head` ends without a word;
+/// every file write is atomic, so this loses no finished work, like a kill);
+/// any other failed write to stdout ends the process with one error line and
+/// status 1 (`_exit`, so no destructor runs into libtorch's threads).
+fn output_failures_end_quietly(engine: bool) {
+    if !engine {
+        // SAFETY: setting a signal's disposition to the default action at start-up.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") {
+            eprintln!("error: cannot write the output: {}", msg.trim_start_matches("failed printing to stdout: "));
+            // SAFETY: ends the process at once, as a kill would.
+            unsafe { libc::_exit(1) }
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    output_failures_end_quietly(matches!(cli.command, Command::Engine(_)));
     let result = match cli.command {
         Command::Perft(a) => cmd::perft::run(a),
         Command::Show(a) => cmd::show::run(a),

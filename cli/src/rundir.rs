@@ -61,6 +61,10 @@ pub fn append_line(path: &Path, line: &str) -> Result<()> {
     f.write_all(format!("{line}\n").as_bytes()).with_context(|| format!("appending to {}", path.display()))
 }
 
+/// The subdirectories a run creates before its `config.toml` (a run killed
+/// in between is still resumed).
+const RUN_SUBDIRS: [&str; 7] = ["models", "shards", "games", "eval", "spool", "workers", "report"];
+
 impl RunDir {
     /// Opens `root`, creating it (and writing `config.toml`) on first use. An
     /// existing run must have been made with the same game, rules and
@@ -73,6 +77,27 @@ impl RunDir {
     /// differing rules switch and `[model]` field
     /// (`[rules] switches differ (run directory vs config): max_plies 500 vs 300`).
     pub fn open(root: &Path, cfg: &RunConfig) -> Result<RunDir> {
+        // A new run goes into a new or empty directory: never turn an existing
+        // folder (a mistyped `--run-dir .`) into a run.
+        if root.exists() && !root.is_dir() {
+            bail!("--run-dir {} is a file, not a directory", root.display());
+        }
+        if root.is_dir() && !root.join("config.toml").exists() {
+            let foreign: Vec<String> = fs::read_dir(root)
+                .with_context(|| format!("reading {}", root.display()))?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| !RUN_SUBDIRS.contains(&n.as_str()))
+                .collect();
+            if !foreign.is_empty() {
+                bail!(
+                    "--run-dir {} is not a run directory (no config.toml) and is not empty ({}): \
+                     give a new or empty directory for a new run",
+                    root.display(),
+                    foreign.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                );
+            }
+        }
         for sub in ["models", "shards", "games", "eval"] {
             fs::create_dir_all(root.join(sub)).with_context(|| format!("creating {}", root.join(sub).display()))?;
         }

@@ -214,6 +214,21 @@ fn commands_that_continue_a_run_refuse_other_directories() {
     // An existing directory that is not a run.
     let o = mz(&["train", "--config", cfg, "--run-dir", dir.path().to_str().unwrap()]);
     assert!(err(&o).contains("is not a run directory: it has no config.toml"), "{}", err(&o));
+    // `report` writes only into runs; `pipeline` starts a run only in a new or
+    // empty directory (or one a killed start left with run folders only).
+    let o = mz(&["report", "--run-dir", dir.path().to_str().unwrap()]);
+    assert!(!o.status.success() && err(&o).contains("not a run directory"), "{}", err(&o));
+    assert!(!dir.path().join("report.md").exists());
+    let o = mz(&["pipeline", "--config", cfg, "--run-dir", dir.path().to_str().unwrap()]);
+    assert!(
+        !o.status.success() && err(&o).contains("is not a run directory (no config.toml) and is not empty"),
+        "{}",
+        err(&o)
+    );
+    assert!(!dir.path().join("models").exists(), "nothing created in a foreign directory");
+    let a_file = dir.path().join("jetan.toml");
+    let o = mz(&["pipeline", "--config", cfg, "--run-dir", a_file.to_str().unwrap()]);
+    assert!(!o.status.success() && err(&o).contains("is a file, not a directory"), "{}", err(&o));
     // The real run: train gets past the check (and stops: no self-play data yet).
     let o = mz(&["train", "--config", cfg, "--run-dir", run.to_str().unwrap()]);
     let e = err(&o);
@@ -374,4 +389,35 @@ fn pipeline_terminal_summaries_log_and_interrupt() {
     assert!(!run.join("workers/w0.lock").exists(), "the worker claim is released");
     let log = std::fs::read_to_string(run.join("pipeline.log")).unwrap();
     assert!(log.lines().last().unwrap().contains("interrupted: "), "{log}");
+}
+
+/// Output that cannot be written ends a command without a panic: a full disk
+/// (`/dev/full`) gives one error line and status 1; a closed pipe (`| head`)
+/// ends it quietly.
+#[test]
+fn unwritable_output_ends_without_a_panic() {
+    use std::io::{BufRead, BufReader};
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+        .args(["show", "--game", "jetan"])
+        .env("RUST_BACKTRACE", "1")
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("cannot write the output"), "{}", err(&o));
+    assert!(!err(&o).contains("panicked"), "{}", err(&o));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+        .args(["perft", "--game", "jetan", "--depth", "3", "--divide"])
+        .env("RUST_BACKTRACE", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(!first.is_empty());
+    // The pipe is closed here (the reader is dropped); the rest of the output fails.
+    let o = child.wait_with_output().unwrap();
+    assert!(!err(&o).contains("panicked"), "{}", err(&o));
 }

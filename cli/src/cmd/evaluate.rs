@@ -23,7 +23,7 @@ pub struct Args {
     config: PathBuf,
     /// Player A: checkpoint path, `mcts:model=PATH,visits=N,movetime=MS` (either limit, or both:
     /// whichever comes first), `uniform`,
-    /// `random`, `greedy`, or `alphabeta:depth=N` / `alphabeta:movetime=MS`.
+    /// `random`, `greedy`, or `alphabeta:depth=N` / `alphabeta:movetime=MS` / `alphabeta:nodes=N`.
     #[arg(long)]
     a: String,
     /// Player B (same forms); with --gauntlet a comma-separated list, e.g.

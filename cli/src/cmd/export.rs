@@ -69,7 +69,8 @@ fn export_game<G: GameState>(weights: &Path, rules: &serde_json::Value, out: &Pa
         ),
         None => println!("  no evaluation results found beside the checkpoint"),
     }
-    println!("  ONNX: $MARTIAN_ZERO_VENV/bin/python tools/export_onnx.py {}", report.dir.display());
+    let venv = std::env::var("MARTIAN_ZERO_VENV").unwrap_or_else(|_| "~/.cache/martian-zero/venv".into());
+    println!("  ONNX: {venv}/bin/python tools/export_onnx.py {}", report.dir.display());
     Ok(())
 }
 

@@ -152,7 +152,8 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         }
         let best = run.best().context("run has no best checkpoint")?;
         let t_gen = std::time::Instant::now();
-        let mut line = generation_line(g, total, t0.elapsed().as_secs_f64(), ran, gen_seconds);
+        let limit = (cfg.pipeline.max_minutes > 0.0).then_some(cfg.pipeline.max_minutes * 60.0);
+        let mut line = generation_line(g, total, t0.elapsed().as_secs_f64(), ran, gen_seconds, limit);
         if cfg.pipeline.max_minutes > 0.0 {
             line.push_str(&format!(
                 "; no generation starts after {} (pipeline.max_minutes)",
@@ -426,13 +427,18 @@ pub fn duration_text(secs: f64) -> String {
 
 /// `generation 3/10 (elapsed 4m 10s; ETA 16m 00s for the run, 2m 00s per generation)`:
 /// the ETA of the whole run, from the generations this invocation has run.
-fn generation_line(g: u32, total: u32, elapsed: f64, ran: u32, gen_seconds: f64) -> String {
+/// With `limit` (`pipeline.max_minutes` in seconds), the ETA stops at the
+/// generation that starts last before the limit.
+fn generation_line(g: u32, total: u32, elapsed: f64, ran: u32, gen_seconds: f64, limit: Option<f64>) -> String {
     let eta = if ran == 0 {
         "ETA after this generation".to_string()
     } else {
         let per = gen_seconds / ran as f64;
-        let left = (total + 1).saturating_sub(g) as f64;
-        format!("ETA {} for the run, {} per generation", duration_text(per * left), duration_text(per))
+        let mut left = per * (total + 1).saturating_sub(g) as f64;
+        if let Some(l) = limit {
+            left = left.min((l - elapsed).max(0.0) + per);
+        }
+        format!("ETA {} for the run, {} per generation", duration_text(left), duration_text(per))
     };
     format!("generation {g}/{total} (elapsed {}; {eta})", duration_text(elapsed))
 }
@@ -673,11 +679,19 @@ mod tests {
 
     #[test]
     fn eta_from_the_generations_run() {
-        assert_eq!(generation_line(1, 10, 3.0, 0, 0.0), "generation 1/10 (elapsed 3s; ETA after this generation)");
+        assert_eq!(
+            generation_line(1, 10, 3.0, 0, 0.0, None),
+            "generation 1/10 (elapsed 3s; ETA after this generation)"
+        );
         // Two generations took 4 minutes: generations 3 to 10 are left, 2 minutes each.
         assert_eq!(
-            generation_line(3, 10, 250.0, 2, 240.0),
+            generation_line(3, 10, 250.0, 2, 240.0, None),
             "generation 3/10 (elapsed 4m 10s; ETA 16m 00s for the run, 2m 00s per generation)"
+        );
+        // With a 10-minute limit: 5m 50s left, plus the last generation started before it.
+        assert_eq!(
+            generation_line(3, 200, 250.0, 2, 240.0, Some(600.0)),
+            "generation 3/200 (elapsed 4m 10s; ETA 7m 50s for the run, 2m 00s per generation)"
         );
     }
 

@@ -56,6 +56,8 @@ pub struct Args {
 
 /// Runs `report`.
 pub fn run(a: Args) -> Result<()> {
+    // Reports are written into run directories only.
+    crate::rundir::RunDir::check_is_run(&a.run_dir)?;
     let (md, html) = write_report(&a.run_dir, a.anchor.as_deref())?;
     println!("wrote {} and {}", md.display(), html.display());
     let warnings = std::fs::read_to_string(&md).unwrap_or_default();
