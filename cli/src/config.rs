@@ -273,6 +273,11 @@ impl RunConfig {
         if self.pipeline.generations == 0 {
             bail!("pipeline.generations must be >= 1");
         }
+        // The rules allow a cap of 0 plies (a loaded position is then over), but
+        // a run whose every game ends before its first move has nothing to learn.
+        if self.rules_json()?.get("max_plies").and_then(|v| v.as_u64()) == Some(0) {
+            bail!("rules.max_plies = 0 ends every game before its first move: give a cap of at least 1 ply");
+        }
         if self.pipeline.games_per_generation == 0 {
             bail!("pipeline.games_per_generation must be >= 1");
         }
@@ -386,6 +391,18 @@ mod tests {
             (format!("{base}[evaluate]\nladder = [\"alphabeta:movetime=50\"]\n"), "not reproducible"),
             (format!("{base}[evaluate]\nladder = [\"alphabeta:depth=x\"]\n"), "depth"),
             (format!("{base}[evaluate]\nladder_pairs = 0\n"), "evaluate.ladder_pairs"),
+            (format!("{base}[rules]\nmax_plies = 0\n"), "max_plies"),
+            ("game = \"martian-chess\"\n[rules]\nmax_plies = 0\n".to_string(), "rules.max_plies = 0"),
+            (format!("{base}[search]\ngumbel_considered = 0\n"), "search.gumbel_considered"),
+            (format!("{base}[selfplay]\nvalue_target_q_weight = 2\n"), "selfplay.value_target_q_weight"),
+            (format!("{base}[selfplay]\npolicy_surprise_weight = -1\n"), "selfplay.policy_surprise_weight"),
+            (format!("{base}[train]\nreplay_window_min = 200000\n"), "train.replay_window_min"),
+            (format!("{base}[train]\nsamples_per_new_position = -1\n"), "train.samples_per_new_position"),
+            (format!("{base}[pipeline]\nbootstrap_games = 1000\n"), "pipeline.bootstrap_games"),
+            (
+                format!("{base}[pipeline]\nbootstrap_games = 1\nbootstrap_player = \"greedy\"\n"),
+                "pipeline.bootstrap_player",
+            ),
         ];
         for (text, needle) in cases {
             let e = format!("{:#}", RunConfig::parse(&text).unwrap_err());

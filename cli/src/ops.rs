@@ -466,14 +466,22 @@ impl PlayerSpec {
             bail!("empty player spec");
         }
         let kv = |rest: &str| -> Result<Vec<(String, String)>> {
-            rest.split(',')
-                .filter(|t| !t.trim().is_empty())
-                .map(|t| {
-                    let (k, v) =
-                        t.split_once('=').ok_or_else(|| anyhow!("player {s:?}: expected key=value, got {t:?}"))?;
-                    Ok((k.trim().to_string(), v.trim().to_string()))
-                })
-                .collect()
+            let mut out: Vec<(String, String)> = Vec::new();
+            if rest.trim().is_empty() {
+                return Ok(out);
+            }
+            for t in rest.split(',') {
+                if t.trim().is_empty() {
+                    bail!("player {s:?}: an empty key=value item (a stray comma?)");
+                }
+                let (k, v) = t.split_once('=').ok_or_else(|| anyhow!("player {s:?}: expected key=value, got {t:?}"))?;
+                let k = k.trim().to_string();
+                if out.iter().any(|(o, _)| *o == k) {
+                    bail!("player {s:?}: key {k:?} is given twice");
+                }
+                out.push((k, v.trim().to_string()));
+            }
+            Ok(out)
         };
         Ok(match s {
             "random" => PlayerSpec::Random,
@@ -898,6 +906,9 @@ mod player_spec_tests {
             "nope:x=1",
             "/no/such.safetensors",
             "",
+            "mcts:visits=10,visits=20",
+            "alphabeta:depth=2,",
+            "alphabeta:depth=2,,tt=4",
         ] {
             assert!(PlayerSpec::parse(bad).is_err(), "{bad}");
         }

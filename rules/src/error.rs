@@ -114,7 +114,7 @@ pub enum RulesError {
     IllegalMove {
         /// The move, as text.
         mv: String,
-        /// All legal moves, space-separated (empty if the game is over).
+        /// All legal moves, space-separated (`none, the game is over` when it is).
         legal: String,
     },
     /// A rules switch value that is not implemented.

@@ -177,6 +177,17 @@ impl fmt::Display for GameKind {
     }
 }
 
+/// The error for `mv`, not among `legal` (the position's legal moves): lists
+/// them, or says that the game is over when there are none.
+pub(crate) fn illegal_move<G: GameState>(g: &G, mv: Move, legal: &[Move]) -> RulesError {
+    let list = if legal.is_empty() && g.outcome().is_some() {
+        "none, the game is over".to_string()
+    } else {
+        legal.iter().map(|&m| g.move_to_string(m)).collect::<Vec<_>>().join(" ")
+    };
+    RulesError::IllegalMove { mv: g.move_to_string(mv), legal: list }
+}
+
 /// A game state: the position plus whatever history the rules need
 /// (e.g. Jetan's repetition history).
 ///
@@ -259,10 +270,7 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
             self.play_unchecked(mv);
             Ok(())
         } else {
-            Err(RulesError::IllegalMove {
-                mv: self.move_to_string(mv),
-                legal: moves.iter().map(|&m| self.move_to_string(m)).collect::<Vec<_>>().join(" "),
-            })
+            Err(illegal_move(self, mv, &moves))
         }
     }
 

@@ -349,3 +349,15 @@ fn side_names_and_board() {
     let last = g.board_text().lines().last().unwrap().to_string();
     assert!(last.starts_with("game over: ") && last.contains("; score South"), "{last}");
 }
+
+#[test]
+fn a_move_after_the_end_says_the_game_is_over() {
+    use martian_rules::martian::{MartianChess, MartianRules};
+    use martian_rules::GameState;
+    // MC12 (spec): a4xb5 ends the game.
+    let mut s = MartianChess::from_position("3Q/2D1/4/1P2/Q3/4/4/4 S 5 6 - - 0 0", &MartianRules::default()).unwrap();
+    s.play(s.parse_move("a4b5").unwrap()).unwrap();
+    assert!(s.outcome().is_some());
+    let e = s.parse_move("d8d7").unwrap_err().to_string();
+    assert!(e.contains("the game is over"), "{e}");
+}

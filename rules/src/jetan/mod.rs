@@ -493,10 +493,7 @@ impl GameState for Jetan {
         if moves.contains(&mv) {
             Ok(mv)
         } else {
-            Err(RulesError::IllegalMove {
-                mv: notation::move_text(mv),
-                legal: moves.iter().map(|&m| notation::move_text(m)).collect::<Vec<_>>().join(" "),
-            })
+            Err(crate::game::illegal_move(self, mv, &moves))
         }
     }
 

@@ -440,10 +440,7 @@ impl GameState for MartianChess {
         if legal.contains(&mv) {
             Ok(mv)
         } else {
-            Err(RulesError::IllegalMove {
-                mv: notation::move_text(mv),
-                legal: legal.iter().map(|&m| notation::move_text(m)).collect::<Vec<_>>().join(" "),
-            })
+            Err(crate::game::illegal_move(self, mv, &legal))
         }
     }
 

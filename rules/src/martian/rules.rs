@@ -86,23 +86,6 @@ impl MartianRules {
         if self.clock == ClockMode::Manual {
             return Err(RulesError::Unsupported { option: "clock", value: "Manual".into() });
         }
-        if self.max_plies == 0 {
-            // Every game would end before its first move.
-            return Err(RulesError::Unsupported { option: "max_plies", value: "0".into() });
-        }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod validate_tests {
-    use super::*;
-
-    #[test]
-    fn a_zero_ply_cap_is_refused() {
-        let r = MartianRules { max_plies: 0, ..MartianRules::default() };
-        let e = r.validate().unwrap_err().to_string();
-        assert!(e.contains("max_plies"), "{e}");
-        assert!(MartianRules::default().validate().is_ok());
     }
 }
