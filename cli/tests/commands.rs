@@ -263,7 +263,24 @@ fn evaluate_names_unknown_keys_and_keeps_earlier_results() {
     let r = res.to_str().unwrap();
     let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--games", "2", "--out", r]);
     assert!(o.status.success(), "{}", err(&o));
+    assert!(!err(&o).contains("rounded up"), "{}", err(&o));
     let first = std::fs::read_to_string(&res).unwrap();
+    // An odd number of games is rounded up to pairs, and says so.
+    let odd = dir.path().join("odd.json");
+    let o = mz(&[
+        "evaluate",
+        "--config",
+        c,
+        "--a",
+        "random",
+        "--b",
+        "greedy",
+        "--games",
+        "3",
+        "--out",
+        odd.to_str().unwrap(),
+    ]);
+    assert!(o.status.success() && err(&o).contains("--games 3 rounded up to 4"), "{}", err(&o));
     std::fs::write(&res, "earlier").unwrap();
     let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--games", "2", "--out", r]);
     assert!(!o.status.success() && err(&o).contains("--force"), "{}", err(&o));

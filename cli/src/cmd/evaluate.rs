@@ -124,6 +124,13 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     if a.games == 0 {
         bail!("--games must be >= 1");
     }
+    if a.games % 2 == 1 {
+        eprintln!(
+            "note: --games {} rounded up to {}: games are played in pairs, each opening once with either colour",
+            a.games,
+            a.games + 1
+        );
+    }
     if let Some(p) = a.out.as_deref().filter(|p| p.exists() && !a.force) {
         bail!("--out {} exists: an earlier result; choose another file, or add --force to replace it", p.display());
     }
