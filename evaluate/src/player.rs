@@ -135,14 +135,12 @@ impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
         }
         let mut after = tree.root_state().clone();
         after.play_unchecked(mine);
-        let reply = tree.root_children().iter().find(|c| c.mv == mine).and_then(|_| {
-            let mut moves = Vec::new();
-            after.legal_moves(&mut moves);
-            moves.into_iter().find(|&r| {
-                let mut s = after.clone();
-                s.play_unchecked(r);
-                s.hash() == state.hash() && s.to_position() == state.to_position()
-            })
+        let mut replies = Vec::new();
+        after.legal_moves(&mut replies);
+        let reply = replies.into_iter().find(|&r| {
+            let mut s = after.clone();
+            s.play_unchecked(r);
+            s.hash() == state.hash() && s.to_position() == state.to_position()
         });
         let Some(reply) = reply else { return false };
         tree.advance(mine);
