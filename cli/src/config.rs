@@ -330,15 +330,53 @@ impl RunConfig {
         Ok(v?)
     }
 
-    /// The config as TOML text (for the run directory's copy).
+    /// The config as TOML text (for the run directory's copy). Values held as
+    /// `f32` are written in their shortest form (`0.2`, not the `f64` widening
+    /// `0.20000000298023224`); reading the text back gives the same config.
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).unwrap_or_default()
+        let Ok(mut value) = toml::Value::try_from(self) else {
+            return toml::to_string_pretty(self).unwrap_or_default();
+        };
+        shorten_f32_floats(&mut value);
+        toml::to_string_pretty(&value).unwrap_or_default()
+    }
+}
+
+/// Rewrites every float of a TOML tree that is exactly an `f32` as the `f64`
+/// nearest to the `f32`'s shortest decimal form, so that `0.2f32` prints as
+/// `0.2`. A float that is not exactly an `f32` (a true `f64` setting) is kept.
+fn shorten_f32_floats(value: &mut toml::Value) {
+    match value {
+        toml::Value::Float(x) => {
+            let single = *x as f32;
+            if single.is_finite() && f64::from(single) == *x {
+                if let Ok(short) = single.to_string().parse::<f64>() {
+                    *x = short;
+                }
+            }
+        }
+        toml::Value::Array(items) => items.iter_mut().for_each(shorten_f32_floats),
+        toml::Value::Table(table) => table.iter_mut().for_each(|(_, v)| shorten_f32_floats(v)),
+        _ => {}
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn to_toml_writes_f32_values_in_short_form_and_round_trips() {
+        let text = "game = \"martian-chess\"\n[selfplay]\nfinal_temperature = 0.2\n[search]\ngumbel_c_scale = 0.1\n";
+        let config: RunConfig = toml::from_str(text).unwrap();
+        let written = config.to_toml();
+        assert!(written.contains("final_temperature = 0.2\n"), "{written}");
+        assert!(written.contains("gumbel_c_scale = 0.1\n"), "{written}");
+        assert!(!written.contains("0000000"), "{written}");
+        let back: RunConfig = toml::from_str(&written).unwrap();
+        assert_eq!(back.to_toml(), written);
+        assert_eq!(back.selfplay.final_temperature, config.selfplay.final_temperature);
+    }
 
     #[test]
     fn every_shipped_config_parses_and_validates() {
