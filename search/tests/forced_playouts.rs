@@ -70,7 +70,12 @@ fn every_visited_child_reaches_its_forced_count() {
             // Forcing is checked at each selection against the total at that
             // time; by the end every visited child holds at least floor(n_forced).
             let need = n_forced(&tree, 2.0, c.prior);
-            assert!(c.visits as f32 >= need.floor(), "seed {seed}: {:?} has {} visits, n_forced {need:.2}", c.mv, c.visits);
+            assert!(
+                c.visits as f32 >= need.floor(),
+                "seed {seed}: {:?} has {} visits, n_forced {need:.2}",
+                c.mv,
+                c.visits
+            );
         }
     }
 }
@@ -136,4 +141,3 @@ fn no_forcing_without_noise() {
     assert!(!a.forced_playouts());
     assert_eq!(a.result().visits, b.result().visits);
 }
-

@@ -417,8 +417,7 @@ impl<G: GameState> Mcts<G> {
         self.noise_pending = false;
         self.gumbel.ready = false;
         self.gumbel.pending = false;
-        self.forced =
-            noise && self.cfg.forced_playouts_k > 0.0 && self.cfg.root_selection == RootSelection::Puct;
+        self.forced = noise && self.cfg.forced_playouts_k > 0.0 && self.cfg.root_selection == RootSelection::Puct;
         if self.cfg.root_selection == RootSelection::Gumbel {
             self.gumbel.noise = noise;
             self.gumbel.budget = simulations.max(1);
@@ -601,9 +600,8 @@ impl<G: GameState> Mcts<G> {
                 && ch.visits > 0
                 && ch.exact().is_none()
                 && ((n * n) as f32) < forced_scale * ch.prior
-                && forced.is_none_or(|(b, bs)| {
-                    s > bs || (s == bs && tie_rank(seed, ch.mv) < tie_rank(seed, children[b].mv))
-                })
+                && forced
+                    .is_none_or(|(b, bs)| s > bs || (s == bs && tie_rank(seed, ch.mv) < tie_rank(seed, children[b].mv)))
             {
                 forced = Some((i, s));
             }
@@ -1262,7 +1260,12 @@ mod tests {
             ..Node::new(Move::new(0, 0), 1.0)
         };
         for (i, &(visits, value_sum, prior)) in children.iter().enumerate() {
-            t.nodes.push(Node { visits, value_sum, kind: NodeKind::Expanded, ..Node::new(Move::new(i as u8, 31), prior) });
+            t.nodes.push(Node {
+                visits,
+                value_sum,
+                kind: NodeKind::Expanded,
+                ..Node::new(Move::new(i as u8, 31), prior)
+            });
         }
         t.forced = true;
         t
