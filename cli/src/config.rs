@@ -359,6 +359,20 @@ mod tests {
     }
 
     #[test]
+    fn forced_playouts_pruning_and_threat_check_keys_parse() {
+        let text = "game = \"jetan\"\n[search]\nforced_playouts_k = 2\nleaf_threat_check = true\n\
+                    [selfplay]\npolicy_target_pruning = true\n";
+        let cfg = RunConfig::parse(text).unwrap();
+        assert_eq!(cfg.search.forced_playouts_k, 2.0);
+        assert!(cfg.search.leaf_threat_check && cfg.selfplay.policy_target_pruning);
+        assert_eq!(RunConfig::parse(&cfg.to_toml()).unwrap(), cfg);
+        // Off by default.
+        let cfg = RunConfig::parse("game = \"jetan\"\n").unwrap();
+        assert_eq!(cfg.search.forced_playouts_k, 0.0);
+        assert!(!cfg.search.leaf_threat_check && !cfg.selfplay.policy_target_pruning);
+    }
+
+    #[test]
     fn ladder_defaults_and_schedule() {
         let e = EvaluateConfig::default();
         assert_eq!(e.ladder_specs(GameKind::Jetan), ["alphabeta:depth=1", "alphabeta:depth=2"]);

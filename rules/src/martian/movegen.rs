@@ -6,11 +6,11 @@
 //! field promotion allows it, own pieces it may merge with (spec §7). The one
 //! move banned by the no-undo rule (spec §8) is removed last.
 
+use super::rules::ClockMode;
 use super::tables::{
     drone_attacks, east, north, north_east, north_west, queen_attacks, south, south_east, south_west, west, KING_STEPS,
     ORTHO_STEPS, PAWN_STEPS, ZONES,
 };
-use super::rules::ClockMode;
 use super::{MartianChess, DRONE, PAWN, QUEEN};
 use crate::game::{GameState, Move};
 
@@ -246,15 +246,16 @@ impl MartianChess {
         let [p, d, q] = self.bb;
         let occ = p | d | q;
         let own = occ & ZONES[me.index()].0;
-        if own.count_ones() <= 1 || self.ply.saturating_add(1) >= self.rules.max_plies || self.opponent_may_be_stuck()
-        {
+        if own.count_ones() <= 1 || self.ply.saturating_add(1) >= self.rules.max_plies || self.opponent_may_be_stuck() {
             return self.any_move(|m| {
                 let mut s = *self;
                 s.play_unchecked(m);
                 s.outcome.is_some_and(|o| o.winner == Some(me))
             });
         }
-        if self.rules.clock == ClockMode::Auto && self.clock == 2 && self.scores[me.index()] > self.scores[1 - me.index()]
+        if self.rules.clock == ClockMode::Auto
+            && self.clock == 2
+            && self.scores[me.index()] > self.scores[1 - me.index()]
         {
             let theirs = occ & !own;
             return self.any_move(|m| theirs >> m.to & 1 == 0);
