@@ -214,23 +214,30 @@ impl Jetan {
         }
         let t = tables();
         let me = self.pos.stm;
+        let pcs = &self.pos.pieces[me.index()];
         let theirs = &self.pos.pieces[me.opponent().index()];
         let (princess, chief) = (theirs[Piece::Princess.index()], theirs[Piece::Chief.index()]);
         let occ = self.occupied();
         let any_chief_capture = self.rules.chief_captured_by_non_chief == ChiefCapture::CapturerWins;
+        // Squares any piece wins on, and those only the Chief wins on.
         let targets = princess | if any_chief_capture { chief } else { 0 };
-        if targets != 0 && self.attacks_with(t, me, occ) & targets != 0 {
-            return true;
-        }
-        if chief == 0 || any_chief_capture {
+        let chief_targets = if any_chief_capture { 0 } else { chief };
+        if targets == 0 && chief_targets == 0 {
             return false;
         }
-        let mut own = self.pos.pieces[me.index()][Piece::Chief.index()];
-        while own != 0 {
-            let sq = own.trailing_zeros() as usize;
-            own &= own - 1;
-            if t.reach(K_CHIEF, sq, occ) & chief != 0 {
-                return true;
+        if panthan_attacks(me, pcs[Piece::Panthan.index()]) & targets != 0 {
+            return true;
+        }
+        let tk = self.thoat_kind();
+        for (p, k) in PATH_PIECES.into_iter().chain(std::iter::once((Piece::Thoat, tk))) {
+            let goal = if p == Piece::Chief { targets | chief_targets } else { targets };
+            let mut b = pcs[p.index()];
+            while b != 0 {
+                let sq = b.trailing_zeros() as usize;
+                b &= b - 1;
+                if t.reaches(k, sq, occ, goal) {
+                    return true;
+                }
             }
         }
         false
