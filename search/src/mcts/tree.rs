@@ -599,7 +599,7 @@ impl<G: GameState> Mcts<G> {
             if forced_scale > 0.0
                 && ch.visits > 0
                 && ch.exact().is_none()
-                && ((n * n) as f32) < forced_scale * ch.prior
+                && (n as f32) * (n as f32) < forced_scale * ch.prior
                 && forced
                     .is_none_or(|(b, bs)| s > bs || (s == bs && tie_rank(seed, ch.mv) < tie_rank(seed, children[b].mv)))
             {
