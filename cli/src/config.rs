@@ -242,6 +242,7 @@ impl RunConfig {
         self.model.validate().map_err(anyhow::Error::msg)?;
         self.search.validate().map_err(anyhow::Error::msg)?;
         self.selfplay.validate().map_err(anyhow::Error::msg)?;
+        self.selfplay.validate_with_search(&self.search).map_err(anyhow::Error::msg)?;
         self.train.validate().map_err(anyhow::Error::msg)?;
         let e = &self.evaluate;
         if !(0.0..=1.0).contains(&e.gate_score) {
@@ -396,6 +397,20 @@ mod tests {
     }
 
     #[test]
+    fn forced_playouts_pruning_and_threat_check_keys_parse() {
+        let text = "game = \"jetan\"\n[search]\nforced_playouts_k = 2\nleaf_threat_check = true\n\
+                    [selfplay]\npolicy_target_pruning = true\n";
+        let cfg = RunConfig::parse(text).unwrap();
+        assert_eq!(cfg.search.forced_playouts_k, 2.0);
+        assert!(cfg.search.leaf_threat_check && cfg.selfplay.policy_target_pruning);
+        assert_eq!(RunConfig::parse(&cfg.to_toml()).unwrap(), cfg);
+        // Off by default.
+        let cfg = RunConfig::parse("game = \"jetan\"\n").unwrap();
+        assert_eq!(cfg.search.forced_playouts_k, 0.0);
+        assert!(!cfg.search.leaf_threat_check && !cfg.selfplay.policy_target_pruning);
+    }
+
+    #[test]
     fn ladder_defaults_and_schedule() {
         let e = EvaluateConfig::default();
         assert_eq!(e.ladder_specs(GameKind::Jetan), ["alphabeta:depth=1", "alphabeta:depth=2"]);
@@ -437,6 +452,30 @@ mod tests {
             (format!("{base}[train]\nreplay_window_min = 200000\n"), "train.replay_window_min"),
             (format!("{base}[train]\nsamples_per_new_position = -1\n"), "train.samples_per_new_position"),
             (format!("{base}[pipeline]\nbootstrap_games = 1000\n"), "pipeline.bootstrap_games"),
+            (format!("{base}[search]\nforced_playouts_k = 11\n"), "search.forced_playouts_k"),
+            (format!("{base}[search]\nforced_playouts_k = -1\n"), "search.forced_playouts_k"),
+            (
+                format!("{base}[search]\nforced_playouts_k = 2\nroot_selection = \"gumbel\"\n"),
+                "search.root_selection",
+            ),
+            (
+                format!("{base}[search]\nleaf_threat_check = true\nterminal_children = false\n"),
+                "search.leaf_threat_check",
+            ),
+            (format!("{base}[selfplay]\npolicy_target_pruning = true\n"), "search.forced_playouts_k"),
+            (
+                format!(
+                    "{base}[search]\nforced_playouts_k = 2\n[selfplay]\npolicy_target_pruning = true\n\
+                     policy_target = \"completed_q\"\n"
+                ),
+                "selfplay.policy_target",
+            ),
+            (
+                format!(
+                    "{base}[search]\nforced_playouts_k = 2\n[selfplay]\npolicy_target_pruning = true\nroot_noise = false\n"
+                ),
+                "selfplay.root_noise",
+            ),
             (
                 format!("{base}[pipeline]\nbootstrap_games = 1\nbootstrap_player = \"greedy\"\n"),
                 "pipeline.bootstrap_player",

@@ -260,6 +260,13 @@ impl<G: GameState> Slot<G> {
                 state.encode(&mut planes);
                 // Dense target over the legal moves, in legal-move order.
                 let dense: Vec<f32> = match cfg.policy_target {
+                    // Policy target pruning (KataGo): the forced playouts taken out
+                    // again; the move below is still chosen from all the visits.
+                    PolicyTarget::Visits if cfg.policy_target_pruning && self.tree.forced_playouts() => {
+                        let pruned = self.tree.pruned_visits();
+                        let kept = pruned.iter().sum::<u32>().max(1) as f32;
+                        pruned.iter().map(|&n| n as f32 / kept).collect()
+                    }
                     PolicyTarget::Visits => res.visits.iter().map(|v| v.1 as f32 / total as f32).collect(),
                     PolicyTarget::CompletedQ => {
                         self.tree.improved_policy(cfg.c_visit, cfg.c_scale, cfg.completed_q_rescale)

@@ -409,6 +409,12 @@ impl GameState for MartianChess {
         self.outcome
     }
 
+    /// Looks only at the moves that can end the game (spec §9): see
+    /// `winning_move_exists` (module `movegen`).
+    fn has_winning_move(&self) -> bool {
+        self.winning_move_exists()
+    }
+
     #[inline]
     fn hash(&self) -> u64 {
         self.hash
