@@ -174,6 +174,7 @@ fn exported_models_agree_with_the_rust_network() {
         global_pooling: true,
         policy_channels: 2,
         value_hidden: 16,
+        ..Default::default()
     };
     let jetan = positions::<Jetan>(9, &["1L1FPCFDLW/TNN1NNNNNT/10/3N6/10/10/10/4n5/tnnn1nnnnt/wldfcpfdlw b OB - 3 4"]);
     let dj = golden::<Jetan>(&tmp.path().join("jetan"), &jetan_cfg, &jetan);
@@ -185,6 +186,7 @@ fn exported_models_agree_with_the_rust_network() {
         global_pooling: true,
         policy_channels: 3,
         value_hidden: 8,
+        ..Default::default()
     };
     let mc = positions::<MartianChess>(9, &["QQD1/QD2/D1P1/2P1/4/1P1D/1PDQ/1DQQ N 2 0 c3c5 - 1 7"]);
     let dm = golden::<MartianChess>(&tmp.path().join("martian"), &mc_cfg, &mc);

@@ -50,6 +50,7 @@ fn overfitting_a_small_window_raises_accuracy_and_lowers_loss() {
         global_pooling: false,
         policy_channels: 8,
         value_hidden: 32,
+        ..Default::default()
     };
     let mut ck = Checkpoint::new_random::<MartianChess>(&MartianRules::default(), &model, Device::Cpu, 1).unwrap();
     let cfg = TrainConfig {
@@ -86,6 +87,7 @@ fn small_model() -> ModelConfig {
         global_pooling: true,
         policy_channels: 4,
         value_hidden: 16,
+        ..Default::default()
     }
 }
 
