@@ -419,8 +419,8 @@ mod tests {
         }
         // The heads themselves are accepted where they fit: both for Martian
         // Chess, moves left for Jetan.
-        let mc = RunConfig::parse("game = \"martian-chess\"\n[model]\nscore_head = true\nmoves_left_head = true\n")
-            .unwrap();
+        let mc =
+            RunConfig::parse("game = \"martian-chess\"\n[model]\nscore_head = true\nmoves_left_head = true\n").unwrap();
         assert!(mc.model.score_head && mc.model.moves_left_head && mc.train.score_loss_weight == 0.1);
         RunConfig::parse(&format!("{base}[model]\nmoves_left_head = true\n")).unwrap();
     }

@@ -145,8 +145,8 @@ fn bad_auxiliary_arrays_are_refused_or_left_out() {
     let dir = tempfile::tempdir().unwrap();
     let short = ShardData { moves_left: Some(ndarray::Array1::zeros(n - 1)), ..data.clone() };
     write_shard(&dir.path().join("short.npz"), &short).unwrap();
-    let e = read_shard(&dir.path().join("short.npz"), MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS)
-        .unwrap_err();
+    let e =
+        read_shard(&dir.path().join("short.npz"), MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS).unwrap_err();
     assert!(matches!(e, ShardError::Corrupt { .. }) && e.to_string().contains("moves_left length"), "{e}");
     // A two-dimensional `score` array.
     let two_d = dir.path().join("2d.npz");

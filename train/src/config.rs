@@ -171,7 +171,8 @@ impl TrainConfig {
         if !(self.value_loss_weight >= 0.0 && self.value_loss_weight.is_finite()) {
             return Err(format!("train.value_loss_weight must be >= 0, got {}", self.value_loss_weight));
         }
-        for (name, w) in [("moves_left_loss_weight", self.moves_left_loss_weight), ("score_loss_weight", self.score_loss_weight)]
+        for (name, w) in
+            [("moves_left_loss_weight", self.moves_left_loss_weight), ("score_loss_weight", self.score_loss_weight)]
         {
             if !(0.0..=100.0).contains(&w) {
                 return Err(format!("train.{name} must be in 0..=100, got {w}"));

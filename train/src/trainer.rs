@@ -9,9 +9,7 @@ use std::path::Path;
 use tch::{Device, Kind, Tensor};
 
 use crate::config::TrainConfig;
-use crate::loss::{
-    losses, masked_huber, masked_logits, value_wdl, MOVES_LEFT_HUBER_DELTA, SCORE_HUBER_DELTA,
-};
+use crate::loss::{losses, masked_huber, masked_logits, value_wdl, MOVES_LEFT_HUBER_DELTA, SCORE_HUBER_DELTA};
 use crate::optim::{OptimError, Optimizer};
 use crate::replay::{Batch, ReplayWindow};
 
@@ -183,7 +181,8 @@ impl Trainer {
         let aux = |pred: &Option<Tensor>, target: &[f32], mask: &[f32], scale: f32, delta: f64| {
             pred.as_ref()
                 .map(|p| -> Result<Tensor, tch::TchError> {
-                    let t = (Tensor::f_from_slice(target)?.f_to_device(device)? / scale as f64).f_to_kind(Kind::Float)?;
+                    let t =
+                        (Tensor::f_from_slice(target)?.f_to_device(device)? / scale as f64).f_to_kind(Kind::Float)?;
                     let m = Tensor::f_from_slice(mask)?.f_to_device(device)?;
                     Ok(masked_huber(p, &t, &m, delta))
                 })
