@@ -368,7 +368,7 @@ fn a_move_after_the_end_says_the_game_is_over() {
 #[test]
 fn final_score_difference_of_mc12_endings() {
     use martian_rules::jetan::Jetan;
-    assert!(MartianChess::HAS_SCORE && !Jetan::HAS_SCORE);
+    const { assert!(MartianChess::HAS_SCORE && !Jetan::HAS_SCORE) };
     let s = pos("3Q/2D1/4/1P2/Q3/4/4/4 S 5 6 - - 0 0");
     assert_eq!(s.final_score_difference(Side::South), None, "not over yet");
     let mut c = s;

@@ -196,13 +196,9 @@ impl Trainer {
             MOVES_LEFT_HUBER_DELTA,
         )?;
         let sc = aux(&out.score, &self.batch.score, &self.batch.score_mask, SCORE_SCALE, SCORE_HUBER_DELTA)?;
-        let mut total_t = l.total;
-        if let Some(m) = &ml {
-            total_t = total_t + m * self.cfg.moves_left_loss_weight;
-        }
-        if let Some(s) = &sc {
-            total_t = total_t + s * self.cfg.score_loss_weight;
-        }
+        let weighted = [(&ml, self.cfg.moves_left_loss_weight), (&sc, self.cfg.score_loss_weight)];
+        let total_t =
+            weighted.iter().filter_map(|(t, w)| t.as_ref().map(|t| t * *w)).fold(l.total, |acc, term| acc + term);
         let moves_left_loss = ml.map(|t| t.f_double_value(&[])).transpose()?;
         let score_loss = sc.map(|t| t.f_double_value(&[])).transpose()?;
         let (total, policy, value) =
