@@ -57,7 +57,7 @@ pub enum TrainError {
     Optim(#[from] OptimError),
     /// The loss of a batch is NaN or infinite; the weights were not updated.
     #[error(
-        "the training loss became {loss} at step {step} (policy {policy}, value {value}); \
+        "the training loss became {loss} at step {step} (policy {policy}, value {value}{auxiliary}); \
          the weights of this step were not applied (lower train.learning_rate or check the shards)"
     )]
     NonFiniteLoss {
@@ -69,6 +69,9 @@ pub enum TrainError {
         policy: f64,
         /// Value loss.
         value: f64,
+        /// The auxiliary heads' losses as text, e.g. `, moves left 0.12, score NaN`;
+        /// empty without the heads.
+        auxiliary: String,
     },
 }
 
@@ -208,7 +211,11 @@ impl Trainer {
             for (b, s) in self.buffers.iter_mut().zip(&saved) {
                 b.f_copy_(s)?;
             }
-            return Err(TrainError::NonFiniteLoss { step: ckpt.meta.step + 1, loss: total, policy, value });
+            let auxiliary = [("moves left", moves_left_loss), ("score", score_loss)]
+                .iter()
+                .filter_map(|(name, v)| v.map(|v| format!(", {name} {v}")))
+                .collect();
+            return Err(TrainError::NonFiniteLoss { step: ckpt.meta.step + 1, loss: total, policy, value, auxiliary });
         }
         self.opt.zero_grad();
         total_t.f_backward()?;

@@ -180,3 +180,29 @@ fn metrics_name_the_head_losses_only_when_the_heads_are_on() {
     let back: Metrics = serde_json::from_str(&off).unwrap();
     assert_eq!(back.moves_left_loss, None);
 }
+
+/// A head whose loss is NaN stops training like the main losses do, and the
+/// error names the head's term.
+#[test]
+fn a_non_finite_head_loss_is_named_and_not_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    write_shard(&dir.path().join("gen0001-w0-000000.npz"), &games(20)).unwrap();
+    let window = ReplayWindow::load(dir.path(), 10_000, SHAPE, ACTIONS);
+    let r = MartianRules { max_plies: 20, ..Default::default() };
+    let mut ck = Checkpoint::new_random::<MartianChess>(&r, &heads(), Device::Cpu, 5).unwrap();
+    {
+        let _g = tch::no_grad_guard();
+        let _ = ck.vs.variables().get_mut("moves_left.fc2.bias").unwrap().fill_(f64::NAN);
+    }
+    let before = (head_weights(&ck, true), head_weights(&ck, false));
+    let cfg = TrainConfig { batch_size: 16, replay_window: 10_000, ..Default::default() };
+    let mut tr = Trainer::new(&ck, &cfg, Device::Cpu).unwrap();
+    let e = tr.step(&mut ck, &window, 0.01, &mut StdRng::seed_from_u64(1)).unwrap_err().to_string();
+    assert!(e.contains("moves left NaN") && e.contains(", score "), "{e}");
+    let after = (head_weights(&ck, true), head_weights(&ck, false));
+    // NaN != NaN: compare bit patterns.
+    let bits = |w: &Vec<(String, Vec<f32>)>| -> Vec<Vec<u32>> {
+        w.iter().map(|(_, v)| v.iter().map(|x| x.to_bits()).collect()).collect()
+    };
+    assert!(bits(&after.0) == bits(&before.0) && bits(&after.1) == bits(&before.1), "weights changed");
+}
