@@ -239,7 +239,12 @@ impl RunConfig {
                 bail!("{name} must be in 0..=1024 (0 = all cores), got {n}");
             }
         }
-        self.model.validate().map_err(anyhow::Error::msg)?;
+        // Ranges, and that the heads fit the game (a score head needs points).
+        match self.game {
+            GameKind::Jetan => self.model.validate_for::<martian_rules::jetan::Jetan>(),
+            GameKind::MartianChess => self.model.validate_for::<martian_rules::martian::MartianChess>(),
+        }
+        .map_err(anyhow::Error::msg)?;
         self.search.validate().map_err(anyhow::Error::msg)?;
         self.selfplay.validate().map_err(anyhow::Error::msg)?;
         self.selfplay.validate_with_search(&self.search).map_err(anyhow::Error::msg)?;
@@ -476,6 +481,10 @@ mod tests {
                 ),
                 "selfplay.root_noise",
             ),
+            (format!("{base}[model]\nscore_head = true\n"), "model.score_head"),
+            (format!("{base}[model]\nmoves_left_head = 1\n"), "moves_left_head"),
+            (format!("{base}[train]\nmoves_left_loss_weight = -1\n"), "train.moves_left_loss_weight"),
+            (format!("{base}[train]\nscore_loss_weight = 1000\n"), "train.score_loss_weight"),
             (
                 format!("{base}[pipeline]\nbootstrap_games = 1\nbootstrap_player = \"greedy\"\n"),
                 "pipeline.bootstrap_player",
@@ -485,5 +494,11 @@ mod tests {
             let e = format!("{:#}", RunConfig::parse(&text).unwrap_err());
             assert!(e.contains(needle), "error for {text:?} should name {needle:?}: {e}");
         }
+        // The heads themselves are accepted where they fit: both for Martian
+        // Chess, moves left for Jetan.
+        let mc =
+            RunConfig::parse("game = \"martian-chess\"\n[model]\nscore_head = true\nmoves_left_head = true\n").unwrap();
+        assert!(mc.model.score_head && mc.model.moves_left_head && mc.train.score_loss_weight == 0.1);
+        RunConfig::parse(&format!("{base}[model]\nmoves_left_head = true\n")).unwrap();
     }
 }

@@ -226,6 +226,10 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     const INPUT_SHAPE: [usize; 3];
     /// An upper bound on the number of legal moves in any position.
     const MAX_MOVES: usize;
+    /// Whether the game counts points that decide the result (Martian Chess,
+    /// spec §6 and §9), so that [`GameState::final_score_difference`] has a
+    /// value once the game is over. False for Jetan (captures win, no points).
+    const HAS_SCORE: bool = false;
 
     /// The initial position under `rules`.
     ///
@@ -309,6 +313,17 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// allocates.
     fn has_winning_move(&self) -> bool {
         has_winning_move_by_play(self)
+    }
+
+    /// The final point difference of a finished game from `side`'s view:
+    /// `side`'s points minus the opponent's, in the game's own units (Martian
+    /// Chess: pips captured, spec §6; the difference decides the result, §9).
+    /// `None` while the game is not over, and always for a game without
+    /// points ([`GameState::HAS_SCORE`] false). The auxiliary score head of
+    /// the network learns this number (`docs/training.md`).
+    fn final_score_difference(&self, side: Side) -> Option<i32> {
+        let _ = side;
+        None
     }
 
     /// Zobrist hash of the position (placement, side to move and the state that

@@ -262,6 +262,8 @@ fn shards_without_weights_read_as_ones_and_bad_weights_are_caught() {
     let back = read_shard(&old, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS).unwrap();
     assert!(back.weight.iter().all(|&w| w == 1.0));
     assert_eq!(back.weight.len(), data.len());
+    assert!(back.moves_left.is_none() && back.score.is_none(), "no auxiliary targets in an old shard");
+    assert!(data.moves_left.is_some() && data.score.is_some(), "a new Martian Chess shard has both");
     // A negative or NaN weight fails the sample check.
     let mut bad = data.clone();
     bad.weight[0] = -1.0;

@@ -1408,6 +1408,18 @@ fn charts(d: &RunData, ratings: Option<&Ratings>, prior_set: &[String]) -> Resul
         Series::new("value loss", Mark::Line, 2).with(series_of("value_loss")),
     ];
     out.push(("losses", "Training", "Training losses", chart(&step_spec("Training losses", "loss (nats)"), &losses)?));
+    // The auxiliary heads' Huber losses (model.moves_left_head, model.score_head), when a run has them.
+    let aux: Vec<Series> = [("moves-left loss", "moves_left_loss"), ("score loss", "score_loss")]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (label, key))| Series::new(label, Mark::Line, i).with(series_of(key)))
+        .filter(|s| !s.pts.is_empty())
+        .collect();
+    if !aux.is_empty() {
+        let mut s = step_spec("Auxiliary head losses (Huber, head units)", "loss");
+        s.y_min = Some(0.0);
+        out.push(("aux-losses", "Training", "Auxiliary head losses", chart(&s, &aux)?));
+    }
     let mut s = step_spec("Policy accuracy (top-1 vs search target)", "accuracy");
     (s.y_min, s.y_max) = (Some(0.0), Some(1.0));
     let acc = vec![Series::new("policy accuracy", Mark::Line, 0).with(series_of("policy_accuracy"))];
