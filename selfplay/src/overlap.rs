@@ -1,0 +1,380 @@
+//! Self-play that keeps the devices busy (issue 10): game groups, one thread
+//! per device, encoding and decoding on the CPU threads.
+//!
+//! The games in flight are split into `groups` groups per device. Each device
+//! ([`Backend`], e.g. one network replica per GPU) runs on its own thread and
+//! takes the batches of its groups in arrival order. The calling thread goes
+//! round the groups in a fixed order; for each it
+//!
+//! ```text
+//! 1. waits for the group's batch to come back from its device (if one is out),
+//!    decodes it in parallel (softmax over each leaf's legal logits) and fills
+//!    the evaluation cache;
+//! 2. CPU phase, all the group's games in parallel (rayon): expand and back up
+//!    the evaluated leaves, finish moves whose search is done, select the next
+//!    leaves (virtual loss);
+//! 3. hands finished games to the callback and starts the next game ids;
+//! 4. looks the new leaves up in the cache, encodes the misses in parallel into
+//!    the group's reused input buffer, and sends the batch to the device.
+//! ```
+//!
+//! So while a group's batch is on the device the CPU works on the other
+//! groups. With one group it is the lockstep loop of [`crate::play_games`]
+//! (the device idles during the CPU phase) and plays exactly its games: the
+//! same batches, cache look-ups and random draws in the same order.
+//!
+//! Reproducibility: the order of every step above is fixed (round robin over
+//! the groups, each device first-in first-out), never the order in which
+//! threads finish, so game ids are handed out in the same order and a game's
+//! batches are the same in every run with the same number of groups and
+//! devices. With a backend whose output for a position does not depend on its
+//! batch (the simulated device, or a network with `fixed_batch`), the games do
+//! not depend on the number of groups or devices either.
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::time::Instant;
+
+use martian_rules::GameState;
+use martian_search::{Backend, DeviceBatch, EvalCache, EvalError, Evaluation, MctsConfig};
+use rayon::prelude::*;
+
+use crate::config::SelfplayConfig;
+use crate::driver::{FinishedGame, PlayParams, SelfplayStats, Slot};
+
+/// `src` of a leaf whose evaluation came from the cache.
+const FROM_CACHE: u32 = u32::MAX;
+
+/// A batch on its way to a device or back.
+struct Job {
+    group: usize,
+    batch: DeviceBatch,
+}
+
+/// A batch back from a device.
+struct Done {
+    group: usize,
+    batch: DeviceBatch,
+    result: Result<(), EvalError>,
+    seconds: f64,
+}
+
+/// One group of games with its reused buffers.
+struct Group<G: GameState> {
+    slots: Vec<Slot<G>>,
+    device: usize,
+    /// The batch buffers; `None` while the batch is on the device.
+    batch: Option<DeviceBatch>,
+    /// Evaluation of every pending leaf of the group, slot after slot.
+    evals: Vec<Evaluation>,
+    /// Per slot: its first leaf in `evals` and its number of leaves.
+    spans: Vec<(usize, usize)>,
+    /// Per leaf: [`FROM_CACHE`] or the batch row whose outputs it takes.
+    src: Vec<u32>,
+    /// Per leaf: its input key (cache key).
+    keys: Vec<u64>,
+    /// Per batch row: `(slot, leaf of the slot)`.
+    rows: Vec<(u32, u32)>,
+    /// Per batch row: its leaf's index in `evals`.
+    row_leaf: Vec<usize>,
+    /// Input key -> batch row, for this batch (a position met twice is sent once).
+    batch_keys: HashMap<u64, u32>,
+    /// `evals` hold evaluations not yet applied to the trees.
+    ready: bool,
+    /// A batch of this group is on the device.
+    in_flight: bool,
+    /// Every game of the group is finished.
+    done: bool,
+}
+
+/// What the groups share: the cache, the game ids, the counters, the callback.
+struct Shared<'p, 'a, G: GameState, F> {
+    params: &'p PlayParams<'a, G>,
+    cfg: &'p SelfplayConfig,
+    mcts: &'p MctsConfig,
+    cache: EvalCache,
+    started: usize,
+    stats: SelfplayStats,
+    t0: Instant,
+    on_game: F,
+}
+
+impl<G: GameState> Group<G> {
+    fn new(slots: Vec<Slot<G>>, device: usize) -> Self {
+        let done = slots.is_empty();
+        Group {
+            spans: vec![(0, 0); slots.len()],
+            slots,
+            device,
+            batch: Some(DeviceBatch::default()),
+            evals: Vec::new(),
+            src: Vec::new(),
+            keys: Vec::new(),
+            rows: Vec::new(),
+            row_leaf: Vec::new(),
+            batch_keys: HashMap::new(),
+            ready: false,
+            in_flight: false,
+            done,
+        }
+    }
+
+    /// Takes the group's batch back from its device: decodes every leaf that
+    /// did not come from the cache (in parallel) and caches the new outputs,
+    /// in row order.
+    fn receive(&mut self, batch: DeviceBatch, cache: &mut EvalCache) -> Result<(), EvalError> {
+        batch.check_outputs()?;
+        let Group { evals, src, .. } = self;
+        evals.par_iter_mut().zip(src.par_iter()).for_each(|(e, &r)| {
+            if r != FROM_CACHE {
+                batch.decode_row(r as usize, e);
+            }
+        });
+        if cache.capacity() > 0 {
+            for &leaf in &self.row_leaf {
+                cache.insert(self.keys[leaf], &self.evals[leaf]);
+            }
+        }
+        self.batch = Some(batch);
+        self.ready = true;
+        Ok(())
+    }
+
+    /// Runs CPU phases until the group has a batch for its device (returns
+    /// true, the batch encoded in `self.batch`) or every game is finished
+    /// (returns false, `done` set).
+    fn advance<F>(&mut self, sh: &mut Shared<'_, '_, G, F>) -> Result<bool, EvalError>
+    where
+        F: FnMut(FinishedGame, &SelfplayStats) -> Result<(), String>,
+    {
+        loop {
+            // 1. Tree work: apply the evaluations, select the next leaves.
+            let ts = Instant::now();
+            let ready = std::mem::take(&mut self.ready);
+            let cfg = sh.cfg;
+            let Group { slots, evals, spans, .. } = self;
+            let evals: &[Evaluation] = evals;
+            slots.par_iter_mut().zip(spans.par_iter()).for_each(|(s, &(start, n))| {
+                if ready && n > 0 {
+                    s.tree.apply_evaluations(&evals[start..start + n], &mut s.rng);
+                }
+                if s.active {
+                    s.step(cfg);
+                }
+            });
+            sh.stats.search_seconds += ts.elapsed().as_secs_f64();
+            // 2. Finished games: report and start the next ids.
+            for s in self.slots.iter_mut().filter(|s| s.active && s.finished.is_some()) {
+                let fg = s.take_finished(&sh.params.model_name, cfg.value_target_q_weight, cfg.policy_surprise_weight);
+                sh.stats.games += 1;
+                sh.stats.moves += fg.record.plies as u64;
+                sh.stats.samples += fg.samples.len() as u64;
+                sh.stats.targets.merge(&fg.targets);
+                sh.stats.seconds = sh.t0.elapsed().as_secs_f64();
+                let to = Instant::now();
+                (sh.on_game)(fg, &sh.stats).map_err(EvalError)?;
+                sh.stats.output_seconds += to.elapsed().as_secs_f64();
+                if sh.started < sh.params.game_ids.len() {
+                    *s = Slot::new(sh.params.start, sh.mcts, sh.params.game_ids[sh.started], sh.params.seed);
+                    sh.started += 1;
+                    s.step(cfg);
+                } else {
+                    s.active = false;
+                }
+            }
+            if self.slots.iter().all(|s| !s.active) {
+                self.done = true;
+                return Ok(false);
+            }
+            // 3. Cache look-ups; the misses become the batch's rows.
+            let te = Instant::now();
+            let mut batch = self.batch.take().expect("the group's batch is home");
+            batch.clear::<G>();
+            self.rows.clear();
+            self.row_leaf.clear();
+            self.batch_keys.clear();
+            let mut leaves = 0;
+            for (i, s) in self.slots.iter().enumerate() {
+                let n = if s.active { s.tree.num_pending() } else { 0 };
+                self.spans[i] = (leaves, n);
+                leaves += n;
+            }
+            if self.evals.len() < leaves {
+                self.evals.resize_with(leaves, Evaluation::default);
+            }
+            self.src.resize(leaves, FROM_CACHE);
+            self.keys.resize(leaves, 0);
+            let use_cache = sh.cache.capacity() > 0;
+            for (i, s) in self.slots.iter().enumerate() {
+                let (start, n) = self.spans[i];
+                for k in 0..n {
+                    let leaf = start + k;
+                    let (p, m) = s.tree.pending_leaf(k);
+                    if use_cache {
+                        let key = p.input_key();
+                        self.keys[leaf] = key;
+                        if sh.cache.lookup(key, m.len(), &mut self.evals[leaf]) {
+                            self.src[leaf] = FROM_CACHE;
+                            continue;
+                        }
+                        match self.batch_keys.get(&key) {
+                            Some(&r) if batch.offsets[r as usize + 1] - batch.offsets[r as usize] == m.len() => {
+                                sh.cache.count_batch_hit();
+                                self.src[leaf] = r;
+                                continue;
+                            }
+                            _ => {
+                                self.batch_keys.insert(key, batch.rows as u32);
+                            }
+                        }
+                    }
+                    self.src[leaf] = batch.push_actions(p, m) as u32;
+                    self.rows.push((i as u32, k as u32));
+                    self.row_leaf.push(leaf);
+                }
+            }
+            sh.stats.evaluations += leaves as u64;
+            if batch.rows == 0 {
+                // Every leaf came from the cache (or there were none): apply at once.
+                self.batch = Some(batch);
+                self.ready = leaves > 0;
+                sh.stats.encode_seconds += te.elapsed().as_secs_f64();
+                continue;
+            }
+            // 4. Encode the misses in parallel into the reused input buffer.
+            let len = batch.row_len();
+            let slots = &self.slots;
+            batch.input_rows().par_chunks_mut(len).zip(self.rows.par_iter()).for_each(|(buf, &(s, k))| {
+                slots[s as usize].tree.pending_leaf(k as usize).0.encode(buf);
+            });
+            sh.stats.encode_seconds += te.elapsed().as_secs_f64();
+            sh.stats.device_rows += batch.rows as u64;
+            sh.stats.batches += 1;
+            self.batch = Some(batch);
+            return Ok(true);
+        }
+    }
+}
+
+/// The loop of one device thread: runs each batch it receives and sends it
+/// back with the result and the time taken. A panic in the backend becomes an
+/// error (the driver stops with it).
+fn device_loop<B: Backend>(device: &mut B, jobs: Receiver<Job>, done: Sender<Done>) {
+    while let Ok(mut job) = jobs.recv() {
+        let t = Instant::now();
+        let result = catch_unwind(AssertUnwindSafe(|| device.run(&mut job.batch))).unwrap_or_else(|p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(EvalError(format!("the device failed: {msg}")))
+        });
+        let seconds = t.elapsed().as_secs_f64();
+        if done.send(Done { group: job.group, batch: job.batch, result, seconds }).is_err() {
+            break;
+        }
+    }
+}
+
+/// Plays one game of self-play per id of `params.game_ids` on the backends
+/// `devices` (one network replica per device), with `cfg.games_in_flight`
+/// games per device in `cfg.groups` groups per device, overlapping each
+/// group's CPU phase with the other groups' forward passes (module docs).
+/// The evaluation cache (`cfg.cache_size` entries) is shared by all groups.
+/// Finished games go to `on_game` in finishing order, which is the same in
+/// every run with the same groups and devices.
+///
+/// With one device and one group the games are those of [`crate::play_games`]
+/// with a `CachedEvaluator` of the same size around a
+/// [`martian_search::BackendEvaluator`] of the same backend.
+///
+/// # Errors
+/// A backend's error (or panic, as an error), a backend returning outputs of
+/// the wrong size, the error returned by `on_game`, or an empty `devices`.
+pub fn play_games_on_devices<G, B, F>(
+    params: &PlayParams<'_, G>,
+    cfg: &SelfplayConfig,
+    mcts: &MctsConfig,
+    devices: &mut [B],
+    on_game: F,
+) -> Result<SelfplayStats, EvalError>
+where
+    G: GameState,
+    B: Backend + Send,
+    F: FnMut(FinishedGame, &SelfplayStats) -> Result<(), String>,
+{
+    if devices.is_empty() {
+        return Err(EvalError("self-play needs at least one device".into()));
+    }
+    let t0 = Instant::now();
+    let ids = params.game_ids;
+    let n_dev = devices.len();
+    let n_groups = n_dev * cfg.groups.max(1) as usize;
+    let in_flight = (cfg.games_in_flight as usize * n_dev).min(ids.len());
+    // Group g takes the next contiguous block of the first ids; block sizes
+    // differ by at most one. Group g runs on device g % n_dev.
+    let mut groups: Vec<Group<G>> = Vec::with_capacity(n_groups);
+    let mut next = 0;
+    for g in 0..n_groups {
+        let size = in_flight / n_groups + usize::from(g < in_flight % n_groups);
+        let slots = ids[next..next + size].iter().map(|&id| Slot::new(params.start, mcts, id, params.seed)).collect();
+        next += size;
+        groups.push(Group::new(slots, g % n_dev));
+    }
+    let stats = SelfplayStats { devices: n_dev as u32, ..Default::default() };
+    let mut sh =
+        Shared { params, cfg, mcts, cache: EvalCache::new(cfg.cache_size), started: in_flight, stats, t0, on_game };
+    std::thread::scope(|scope| -> Result<(), EvalError> {
+        let mut to_device: Vec<Sender<Job>> = Vec::with_capacity(n_dev);
+        let mut from_device: Vec<Receiver<Done>> = Vec::with_capacity(n_dev);
+        for device in devices.iter_mut() {
+            let (job_tx, job_rx) = channel::<Job>();
+            let (done_tx, done_rx) = channel::<Done>();
+            scope.spawn(move || device_loop(device, job_rx, done_tx));
+            to_device.push(job_tx);
+            from_device.push(done_rx);
+        }
+        let mut next_group = 0;
+        while groups.iter().any(|x| !x.done) {
+            let g = next_group;
+            next_group = (g + 1) % n_groups;
+            let group = &mut groups[g];
+            if group.done {
+                continue;
+            }
+            if group.in_flight {
+                let tw = Instant::now();
+                let done = from_device[group.device]
+                    .recv()
+                    .map_err(|_| EvalError(format!("device {} stopped", group.device)))?;
+                sh.stats.wait_seconds += tw.elapsed().as_secs_f64();
+                sh.stats.device_seconds += done.seconds;
+                group.in_flight = false;
+                if done.group != g {
+                    return Err(EvalError(format!(
+                        "device {} returned the batch of group {} out of turn",
+                        group.device, done.group
+                    )));
+                }
+                done.result?;
+                let td = Instant::now();
+                group.receive(done.batch, &mut sh.cache)?;
+                sh.stats.decode_seconds += td.elapsed().as_secs_f64();
+            }
+            if group.advance(&mut sh)? {
+                let batch = group.batch.take().expect("advance left the batch home");
+                to_device[group.device]
+                    .send(Job { group: g, batch })
+                    .map_err(|_| EvalError(format!("device {} stopped", group.device)))?;
+                group.in_flight = true;
+            }
+        }
+        Ok(())
+    })?;
+    let mut stats = sh.stats;
+    stats.seconds = t0.elapsed().as_secs_f64();
+    stats.eval_seconds = stats.device_seconds / n_dev as f64;
+    Ok(stats)
+}
