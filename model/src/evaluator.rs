@@ -161,10 +161,17 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
 /// tensor of shape `shape`. The buffer is reused by the next pass only after
 /// this pass's outputs were copied back (a blocking copy on the same stream),
 /// so the asynchronous copy has finished by then.
-fn stage_pinned(staging: &mut Option<Tensor>, rows: &[f32], shape: &[i64; 4], device: Device) -> Result<Tensor, EvalError> {
+fn stage_pinned(
+    staging: &mut Option<Tensor>,
+    rows: &[f32],
+    shape: &[i64; 4],
+    device: Device,
+) -> Result<Tensor, EvalError> {
     let len = rows.len() as i64;
     if staging.as_ref().map(|t| t.numel() < rows.len()).unwrap_or(true) {
-        let t = Tensor::f_zeros([len], (Kind::Float, Device::Cpu)).and_then(|t| t.f_pin_memory(device)).map_err(torch_err)?;
+        let t = Tensor::f_zeros([len], (Kind::Float, Device::Cpu))
+            .and_then(|t| t.f_pin_memory(device))
+            .map_err(torch_err)?;
         *staging = Some(t);
     }
     let buf = staging.as_mut().expect("allocated above");

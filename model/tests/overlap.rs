@@ -97,7 +97,14 @@ impl<G: GameState> Evaluator<G> for OldNetEvaluator<'_> {
 }
 
 fn model_cfg() -> ModelConfig {
-    ModelConfig { blocks: 2, channels: 16, batch_norm: true, global_pooling: true, policy_channels: 4, value_hidden: 16 }
+    ModelConfig {
+        blocks: 2,
+        channels: 16,
+        batch_norm: true,
+        global_pooling: true,
+        policy_channels: 4,
+        value_hidden: 16,
+    }
 }
 
 fn positions<G: GameState>(start: &G, n: usize, seed: u64) -> (Vec<G>, Vec<Vec<Move>>) {

@@ -78,6 +78,15 @@ impl DeviceBatch {
         self.rows - 1
     }
 
+    /// Adds a row whose legal moves' action indices the caller computed
+    /// (as [`DeviceBatch::push_actions`] would). Returns the row's index.
+    pub fn push_row_actions(&mut self, actions: &[u32]) -> usize {
+        self.actions.extend_from_slice(actions);
+        self.offsets.push(self.actions.len());
+        self.rows += 1;
+        self.rows - 1
+    }
+
     /// Adds a row: its legal moves and its encoded planes.
     pub fn push_row<G: GameState>(&mut self, position: &G, moves: &[Move]) {
         let r = self.push_actions(position, moves);
@@ -282,9 +291,11 @@ impl SimulatedDevice {
                         o => return Err(format!("simulated device: output must be hash or uniform, got {o:?}")),
                     }
                 }
-                other => return Err(format!(
+                other => {
+                    return Err(format!(
                     "simulated device: unknown key {other:?} (expected batch_ms, per_position_us, max_batch, output)"
-                )),
+                ))
+                }
             }
         }
         if !(a && b) {
@@ -299,13 +310,15 @@ impl SimulatedDevice {
     }
 }
 
-/// 32-bit hash of an input row (wrapping sums, which the compiler vectorises).
+/// Hash of an input row: wrapping sums of the values' bits mixed with their
+/// index by xor and shifts only (operations that baseline x86-64's SSE2
+/// vectorises, so that the simulated device spends little CPU), then mixed.
 fn row_hash(row: &[f32]) -> u64 {
     let (mut a, mut b) = (0u32, 0u32);
     for (i, v) in row.iter().enumerate() {
-        let x = v.to_bits();
-        a = a.wrapping_add(x.wrapping_mul((2 * i as u32) | 1));
-        b = b.wrapping_add(x.rotate_left(i as u32 & 31));
+        let (x, i) = (v.to_bits(), i as u32);
+        a = a.wrapping_add(x ^ (i << 11) ^ i);
+        b = b.wrapping_add(x.wrapping_add(i) ^ (i << 23) ^ (x >> 9));
     }
     mix64((u64::from(a) << 32) | u64::from(b))
 }

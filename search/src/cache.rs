@@ -130,6 +130,23 @@ impl EvalCache {
         }
     }
 
+    /// The entry for `key` if it has `moves` priors: `(priors, value)`.
+    /// Read-only (several threads may look up at once); counts nothing, see
+    /// [`EvalCache::count`].
+    pub fn peek(&self, key: u64, moves: usize) -> Option<(&[f32], f32)> {
+        match self.map.get(&key) {
+            Some(e) if e.len as usize == moves => Some((&self.priors[e.start..e.start + e.len as usize], e.value)),
+            _ => None,
+        }
+    }
+
+    /// Adds `lookups` look-ups of which `hits` hit to the counters (for
+    /// look-ups made with [`EvalCache::peek`]).
+    pub fn count(&mut self, lookups: u64, hits: u64) {
+        self.lookups += lookups;
+        self.hits += hits;
+    }
+
     /// Counts a hit without a lookup of the map: a position whose key an
     /// earlier position of the same batch has (evaluated once for both).
     pub fn count_batch_hit(&mut self) {
