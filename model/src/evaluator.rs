@@ -233,21 +233,28 @@ impl<N: Borrow<PolicyValueNet>> Backend for NetBackend<N> {
 /// The network as a batched evaluator for game `G` on the calling thread:
 /// encodes, runs a [`NetBackend`] and decodes.
 pub struct NetEvaluator<'a, G> {
-    inner: BackendEvaluator<NetBackend<&'a PolicyValueNet>>,
+    /// Boxed: the buffers make it a few hundred bytes.
+    inner: Box<BackendEvaluator<NetBackend<&'a PolicyValueNet>>>,
     _game: PhantomData<G>,
 }
 
 impl<'a, G: GameState> NetEvaluator<'a, G> {
     /// An evaluator running `net` on `device`, at most `max_batch` positions per pass.
     pub fn new(net: &'a PolicyValueNet, device: Device, max_batch: usize) -> Self {
-        NetEvaluator { inner: BackendEvaluator::new(NetBackend::new(net, device, max_batch)), _game: PhantomData }
+        NetEvaluator {
+            inner: Box::new(BackendEvaluator::new(NetBackend::new(net, device, max_batch))),
+            _game: PhantomData,
+        }
     }
 
     /// An evaluator whose every forward pass has exactly `batch` rows
     /// ([`NetBackend::fixed`]). Self-play used it so that a game's moves depend
     /// only on its seed, id and network.
     pub fn fixed(net: &'a PolicyValueNet, device: Device, batch: usize) -> Self {
-        NetEvaluator { inner: BackendEvaluator::new(NetBackend::fixed(net, device, batch)), _game: PhantomData }
+        NetEvaluator {
+            inner: Box::new(BackendEvaluator::new(NetBackend::fixed(net, device, batch))),
+            _game: PhantomData,
+        }
     }
 
     /// The backend, with its counters (passes, positions, seconds).
@@ -262,6 +269,6 @@ impl<G: GameState> Evaluator<G> for NetEvaluator<'_, G> {
     }
 
     fn max_batch(&self) -> usize {
-        Evaluator::<G>::max_batch(&self.inner)
+        Evaluator::<G>::max_batch(&*self.inner)
     }
 }
