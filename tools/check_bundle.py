@@ -3,7 +3,7 @@
 
 Usage (with the project's virtual environment):
 
-    $MARTIAN_ZERO_VENV/bin/python tools/check_bundle.py BUNDLE_DIR INPUTS EXPECTED
+    $MARTIAN_ZERO_VENV/bin/python tools/check_bundle.py BUNDLE_DIR INPUTS EXPECTED [EXPECTED_AUX]
 
 INPUTS holds N encoded positions as raw little-endian float32
 [N, planes, rows, cols] (model.json `input.shape`); EXPECTED holds the Rust
@@ -13,6 +13,9 @@ through the TorchScript module (model.pt, torch.jit.load), the ONNX model
 model.safetensors (tools/export_onnx.py), each once as one batch of N and once
 position by position (batch 1). Prints one JSON object with the largest
 absolute difference of each against EXPECTED; the caller decides the tolerance.
+With EXPECTED_AUX (raw float32 [N, k]: the auxiliary heads the network has, in
+the order moves_left, score), the rebuilt network's auxiliary heads are compared
+with it too (key "auxiliary"); they are not outputs of model.pt or model.onnx.
 """
 
 import json
@@ -27,10 +30,10 @@ from export_onnx import load_network  # noqa: E402
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         print(__doc__, file=sys.stderr)
         return 2
-    bundle, inputs_path, expected_path = sys.argv[1:]
+    bundle, inputs_path, expected_path = sys.argv[1:4]
     net, desc = load_network(bundle)
     shape = list(desc["input"]["shape"])
     width = desc["policy"]["size"] + 3
@@ -56,6 +59,11 @@ def main():
             if whole.shape != want.shape or single.shape != want.shape:
                 raise ValueError(f"{name}: output shape {whole.shape} / {single.shape}, expected {want.shape}")
             result[name] = float(max(np.abs(whole - want).max(), np.abs(single - want).max()))
+        if len(sys.argv) == 5:
+            aux = net.auxiliary(torch.from_numpy(np.ascontiguousarray(x)))
+            got = np.stack([aux[k].numpy() for k in ("moves_left", "score") if k in aux], axis=1)
+            want_aux = np.fromfile(sys.argv[4], dtype="<f4").reshape(got.shape)
+            result["auxiliary"] = float(np.abs(got - want_aux).max())
     print(json.dumps(result))
     return 0
 

@@ -11,7 +11,9 @@ model/src/resnet.rs), the weights are loaded from model.safetensors (tensor name
 are the tch VarStore names, e.g. `stem.conv.weight`, `blocks.0.a.bn.running_mean`),
 and `model.onnx` is written with input `input` [batch, planes, rows, cols] float32
 and output `output` [batch, NUM_ACTIONS + 3] (policy logits, then win/draw/loss
-logits), the batch axis dynamic. The ONNX model is then checked with onnxruntime
+logits), the batch axis dynamic. Auxiliary heads (moves left, score) are rebuilt
+and loaded when the architecture has them (`PolicyValueNet.auxiliary`) but are
+not ONNX outputs. The ONNX model is then checked with onnxruntime
 against the rebuilt network (and against model.pt when present) on random inputs
 at batch sizes 1 and 64; the script exits with status 1 if they differ by more
 than 1e-4 relative to max(1, largest |output|).
@@ -76,13 +78,14 @@ class PolicyHead(ConvBn):
 
 
 class ValueHead(nn.Module):
-    """conv1x1 (bias) -> relu -> flatten -> fc1 -> relu -> fc2 (3 logits)."""
+    """conv1x1 (bias) -> relu -> flatten -> fc1 -> relu -> fc2 (3 logits, or 1 output
+    for the auxiliary moves-left and score heads)."""
 
-    def __init__(self, c, cells, hidden):
+    def __init__(self, c, cells, hidden, outputs=3):
         super().__init__()
         self.conv = nn.Conv2d(c, 2, 1, bias=True)
         self.fc1 = nn.Linear(2 * cells, hidden)
-        self.fc2 = nn.Linear(hidden, 3)
+        self.fc2 = nn.Linear(hidden, outputs)
 
     def forward(self, x):
         v = torch.relu(self.conv(x)).flatten(1)
@@ -105,12 +108,27 @@ class PolicyValueNet(nn.Module):
         self.blocks = nn.ModuleList(ResBlock(c, bn, i in gpool, eps) for i in range(arch["blocks"]))
         self.policy = PolicyHead(c, arch["policy_channels"], cells, desc["policy"]["size"], bn, eps)
         self.value = ValueHead(c, cells, arch["value_hidden"])
+        # Auxiliary training heads (model.json architecture.moves_left_head /
+        # score_head): loaded with the weights, not part of the output.
+        self.moves_left = ValueHead(c, cells, arch["value_hidden"], 1) if arch.get("moves_left_head") else None
+        self.score = ValueHead(c, cells, arch["value_hidden"], 1) if arch.get("score_head") else None
 
-    def forward(self, x):
+    def trunk(self, x):
         h = torch.relu(self.stem(x))
         for b in self.blocks:
             h = b(h)
+        return h
+
+    def forward(self, x):
+        h = self.trunk(x)
         return torch.cat([self.policy(h), self.value(h)], 1)
+
+    def auxiliary(self, x):
+        """{name: [batch] tensor} of the auxiliary heads the network has: `moves_left`
+        (plies left / 20) and `score` (final point difference for the side to move / 10)."""
+        h = self.trunk(x)
+        heads = {"moves_left": self.moves_left, "score": self.score}
+        return {k: m(h)[:, 0] for k, m in heads.items() if m is not None}
 
 
 def read_description(bundle):

@@ -259,9 +259,15 @@ impl RunConfig {
                 bail!("{name} must be in 0..=1024 (0 = all cores), got {n}");
             }
         }
-        self.model.validate().map_err(anyhow::Error::msg)?;
+        // Ranges, and that the heads fit the game (a score head needs points).
+        match self.game {
+            GameKind::Jetan => self.model.validate_for::<martian_rules::jetan::Jetan>(),
+            GameKind::MartianChess => self.model.validate_for::<martian_rules::martian::MartianChess>(),
+        }
+        .map_err(anyhow::Error::msg)?;
         self.search.validate().map_err(anyhow::Error::msg)?;
         self.selfplay.validate().map_err(anyhow::Error::msg)?;
+        self.selfplay.validate_with_search(&self.search).map_err(anyhow::Error::msg)?;
         self.train.validate().map_err(anyhow::Error::msg)?;
         let e = &self.evaluate;
         if !(0.0..=1.0).contains(&e.gate_score) {
@@ -350,15 +356,53 @@ impl RunConfig {
         Ok(v?)
     }
 
-    /// The config as TOML text (for the run directory's copy).
+    /// The config as TOML text (for the run directory's copy). Values held as
+    /// `f32` are written in their shortest form (`0.2`, not the `f64` widening
+    /// `0.20000000298023224`); reading the text back gives the same config.
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).unwrap_or_default()
+        let Ok(mut value) = toml::Value::try_from(self) else {
+            return toml::to_string_pretty(self).unwrap_or_default();
+        };
+        shorten_f32_floats(&mut value);
+        toml::to_string_pretty(&value).unwrap_or_default()
+    }
+}
+
+/// Rewrites every float of a TOML tree that is exactly an `f32` as the `f64`
+/// nearest to the `f32`'s shortest decimal form, so that `0.2f32` prints as
+/// `0.2`. A float that is not exactly an `f32` (a true `f64` setting) is kept.
+fn shorten_f32_floats(value: &mut toml::Value) {
+    match value {
+        toml::Value::Float(x) => {
+            let single = *x as f32;
+            if single.is_finite() && f64::from(single) == *x {
+                if let Ok(short) = single.to_string().parse::<f64>() {
+                    *x = short;
+                }
+            }
+        }
+        toml::Value::Array(items) => items.iter_mut().for_each(shorten_f32_floats),
+        toml::Value::Table(table) => table.iter_mut().for_each(|(_, v)| shorten_f32_floats(v)),
+        _ => {}
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn to_toml_writes_f32_values_in_short_form_and_round_trips() {
+        let text = "game = \"martian-chess\"\n[selfplay]\nfinal_temperature = 0.2\n[search]\ngumbel_c_scale = 0.1\n";
+        let config: RunConfig = toml::from_str(text).unwrap();
+        let written = config.to_toml();
+        assert!(written.contains("final_temperature = 0.2\n"), "{written}");
+        assert!(written.contains("gumbel_c_scale = 0.1\n"), "{written}");
+        assert!(!written.contains("0000000"), "{written}");
+        let back: RunConfig = toml::from_str(&written).unwrap();
+        assert_eq!(back.to_toml(), written);
+        assert_eq!(back.selfplay.final_temperature, config.selfplay.final_temperature);
+    }
 
     #[test]
     fn every_shipped_config_parses_and_validates() {
@@ -388,6 +432,20 @@ mod tests {
             assert_eq!((cfg.device.as_str(), cfg.selfplay.groups), (want, 2), "{text}");
             assert_eq!(RunConfig::parse(&cfg.to_toml()).unwrap(), cfg, "{text}");
         }
+    }
+
+    #[test]
+    fn forced_playouts_pruning_and_threat_check_keys_parse() {
+        let text = "game = \"jetan\"\n[search]\nforced_playouts_k = 2\nleaf_threat_check = true\n\
+                    [selfplay]\npolicy_target_pruning = true\n";
+        let cfg = RunConfig::parse(text).unwrap();
+        assert_eq!(cfg.search.forced_playouts_k, 2.0);
+        assert!(cfg.search.leaf_threat_check && cfg.selfplay.policy_target_pruning);
+        assert_eq!(RunConfig::parse(&cfg.to_toml()).unwrap(), cfg);
+        // Off by default.
+        let cfg = RunConfig::parse("game = \"jetan\"\n").unwrap();
+        assert_eq!(cfg.search.forced_playouts_k, 0.0);
+        assert!(!cfg.search.leaf_threat_check && !cfg.selfplay.policy_target_pruning);
     }
 
     #[test]
@@ -437,6 +495,34 @@ mod tests {
             (format!("{base}[train]\nreplay_window_min = 200000\n"), "train.replay_window_min"),
             (format!("{base}[train]\nsamples_per_new_position = -1\n"), "train.samples_per_new_position"),
             (format!("{base}[pipeline]\nbootstrap_games = 1000\n"), "pipeline.bootstrap_games"),
+            (format!("{base}[search]\nforced_playouts_k = 11\n"), "search.forced_playouts_k"),
+            (format!("{base}[search]\nforced_playouts_k = -1\n"), "search.forced_playouts_k"),
+            (
+                format!("{base}[search]\nforced_playouts_k = 2\nroot_selection = \"gumbel\"\n"),
+                "search.root_selection",
+            ),
+            (
+                format!("{base}[search]\nleaf_threat_check = true\nterminal_children = false\n"),
+                "search.leaf_threat_check",
+            ),
+            (format!("{base}[selfplay]\npolicy_target_pruning = true\n"), "search.forced_playouts_k"),
+            (
+                format!(
+                    "{base}[search]\nforced_playouts_k = 2\n[selfplay]\npolicy_target_pruning = true\n\
+                     policy_target = \"completed_q\"\n"
+                ),
+                "selfplay.policy_target",
+            ),
+            (
+                format!(
+                    "{base}[search]\nforced_playouts_k = 2\n[selfplay]\npolicy_target_pruning = true\nroot_noise = false\n"
+                ),
+                "selfplay.root_noise",
+            ),
+            (format!("{base}[model]\nscore_head = true\n"), "model.score_head"),
+            (format!("{base}[model]\nmoves_left_head = 1\n"), "moves_left_head"),
+            (format!("{base}[train]\nmoves_left_loss_weight = -1\n"), "train.moves_left_loss_weight"),
+            (format!("{base}[train]\nscore_loss_weight = 1000\n"), "train.score_loss_weight"),
             (
                 format!("{base}[pipeline]\nbootstrap_games = 1\nbootstrap_player = \"greedy\"\n"),
                 "pipeline.bootstrap_player",
@@ -446,5 +532,11 @@ mod tests {
             let e = format!("{:#}", RunConfig::parse(&text).unwrap_err());
             assert!(e.contains(needle), "error for {text:?} should name {needle:?}: {e}");
         }
+        // The heads themselves are accepted where they fit: both for Martian
+        // Chess, moves left for Jetan.
+        let mc =
+            RunConfig::parse("game = \"martian-chess\"\n[model]\nscore_head = true\nmoves_left_head = true\n").unwrap();
+        assert!(mc.model.score_head && mc.model.moves_left_head && mc.train.score_loss_weight == 0.1);
+        RunConfig::parse(&format!("{base}[model]\nmoves_left_head = true\n")).unwrap();
     }
 }

@@ -207,7 +207,7 @@ pub fn bootstrap_games<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDi
                 s.encode(&mut planes);
                 let legal = moves.iter().map(|&m| s.action_index(m) as u32).collect();
                 let policy = vec![(s.action_index(mv) as u32, 1.0)];
-                let sample = martian_selfplay::Sample { planes, legal, policy, value: 0.0, ply: s.ply(), weight: 1.0 };
+                let sample = martian_selfplay::Sample::new(planes, legal, policy, s.ply());
                 samples.push((sample, s.side_to_move()));
                 mv
             };
@@ -218,7 +218,8 @@ pub fn bootstrap_games<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDi
         let samples: Vec<martian_selfplay::Sample> = samples
             .into_iter()
             .map(|(mut x, side)| {
-                x.value = outcome.value_for(side);
+                // The result, plies left and final points, as in self-play.
+                martian_selfplay::set_end_targets(&mut x, side, &s);
                 x
             })
             .collect();
@@ -347,6 +348,8 @@ pub fn train_generation<G: GameState>(
     );
     pb.set_position(done);
     let mut acc = [0f64; 5];
+    // Sums of the auxiliary heads' losses (moves left, score), when the network has them.
+    let mut aux_acc: [Option<f64>; 2] = [None; 2];
     let mut n_acc = 0u32;
     let mut t_log = std::time::Instant::now();
     let save_partial = |ckpt: &mut Checkpoint, trainer: &Trainer, last: &mut Option<PathBuf>| -> Result<PathBuf> {
@@ -383,6 +386,11 @@ pub fn train_generation<G: GameState>(
         {
             *a += v;
         }
+        for (a, v) in aux_acc.iter_mut().zip([st.moves_left_loss, st.score_loss]) {
+            if let Some(v) = v {
+                *a = Some(a.unwrap_or(0.0) + v);
+            }
+        }
         n_acc += 1;
         pb.inc(1);
         let local = ckpt.meta.step - parent_step;
@@ -397,6 +405,8 @@ pub fn train_generation<G: GameState>(
                 total_loss: acc[2] / n,
                 policy_accuracy: acc[3] / n,
                 value_mse: acc[4] / n,
+                moves_left_loss: aux_acc[0].map(|x| x / n),
+                score_loss: aux_acc[1].map(|x| x / n),
                 samples_per_s: n * t.batch_size as f64 / t_log.elapsed().as_secs_f64().max(1e-9),
                 window: window.len(),
             };
@@ -407,6 +417,7 @@ pub fn train_generation<G: GameState>(
             append_line(&run.train_log(), &serde_json::to_string(&m)?)?;
             crate::tensorboard::train_metrics(run.root(), &m);
             acc = [0.0; 5];
+            aux_acc = [None; 2];
             n_acc = 0;
             t_log = std::time::Instant::now();
         }

@@ -409,6 +409,8 @@ mod tests {
             game_id: ndarray::Array1::from_elem(rows, id as i64),
             ply: ndarray::Array1::from_iter(0..rows as i32),
             weight: ndarray::Array1::ones(rows),
+            moves_left: Some(ndarray::Array1::from_iter((1..=rows).rev().map(|x| x as f32))),
+            score: Some(ndarray::Array1::from_elem(rows, -2.0)),
         };
         let record = GameRecord {
             format_version: RECORD_FORMAT_VERSION,

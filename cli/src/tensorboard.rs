@@ -134,21 +134,21 @@ pub fn log(root: &Path, step: u64, scalars: &[(&str, f64)]) {
 
 /// The scalars of one `train.jsonl` line, under `train/`.
 pub fn train_metrics(root: &Path, m: &martian_train::Metrics) {
-    log(
-        root,
-        m.step,
-        &[
-            ("train/total_loss", m.total_loss),
-            ("train/policy_loss", m.policy_loss),
-            ("train/value_loss", m.value_loss),
-            ("train/policy_accuracy", m.policy_accuracy),
-            ("train/value_mse", m.value_mse),
-            ("train/learning_rate", m.lr),
-            ("train/samples_per_s", m.samples_per_s),
-            ("train/window_positions", m.window as f64),
-            ("train/generation", m.generation as f64),
-        ],
-    );
+    let mut scalars = vec![
+        ("train/total_loss", m.total_loss),
+        ("train/policy_loss", m.policy_loss),
+        ("train/value_loss", m.value_loss),
+        ("train/policy_accuracy", m.policy_accuracy),
+        ("train/value_mse", m.value_mse),
+        ("train/learning_rate", m.lr),
+        ("train/samples_per_s", m.samples_per_s),
+        ("train/window_positions", m.window as f64),
+        ("train/generation", m.generation as f64),
+    ];
+    // The auxiliary heads' losses, when the network has them.
+    scalars.extend(m.moves_left_loss.map(|v| ("train/moves_left_loss", v)));
+    scalars.extend(m.score_loss.map(|v| ("train/score_loss", v)));
+    log(root, m.step, &scalars);
 }
 
 /// The scalars of an event file: `(wall time, step, tag, value)`, checking

@@ -406,6 +406,32 @@ fn pipeline_terminal_summaries_log_and_interrupt() {
     assert!(!run.join("workers/w0.lock").exists(), "the worker claim is released");
     let log = std::fs::read_to_string(run.join("pipeline.log")).unwrap();
     assert!(log.lines().last().unwrap().contains("interrupted: "), "{log}");
+
+    // A service manager's stop (SIGTERM) is handled as Ctrl-C: the same message.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+        .args(["pipeline", "--config", c, "--run-dir", r])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        if line.starts_with("generation 2: training") {
+            break;
+        }
+        line.clear();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let k = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(k.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "{rest}");
+    assert!(rest.contains("interrupted: 1 of 2 generations finished"), "SIGTERM says what is kept: {rest}");
+    assert!(rest.contains("continue the run with:"), "{rest}");
+    assert!(!run.join("workers/w0.lock").exists(), "the worker claim is released");
 }
 
 /// Output that cannot be written ends a command without a panic: a full disk

@@ -174,6 +174,7 @@ fn tiny_bundle(dir: &Path) -> std::path::PathBuf {
         global_pooling: false,
         policy_channels: 2,
         value_hidden: 8,
+        ..Default::default()
     };
     let ck = Checkpoint::new_random::<MartianChess>(&Default::default(), &cfg, tch::Device::Cpu, 3).expect("net");
     let weights = dir.join("net.safetensors");
@@ -578,6 +579,7 @@ fn movetime_overrun() {
         global_pooling: true,
         policy_channels: 32,
         value_hidden: 256,
+        ..Default::default()
     };
     let ck = Checkpoint::new_random::<Jetan>(&Default::default(), &cfg, tch::Device::Cpu, 5).expect("net");
     let weights = tmp.path().join("jetan.safetensors");

@@ -146,15 +146,25 @@ fn golden<G: GameState>(dir: &Path, cfg: &ModelConfig, states: &[G]) -> f32 {
     // Python: TorchScript, ONNX Runtime, rebuilt PyTorch network.
     write_f32(&dir.join("inputs.f32"), &x);
     write_f32(&dir.join("expected.f32"), &want);
-    let out = run(Command::new(&py)
-        .arg(tools.join("check_bundle.py"))
-        .arg(&bundle)
-        .arg(dir.join("inputs.f32"))
-        .arg(dir.join("expected.f32")));
+    // The auxiliary heads (in the weights, not in the module's output), as columns.
+    let all = ck.net.forward_all(&x, false);
+    let aux: Vec<Tensor> = [all.moves_left, all.score].into_iter().flatten().collect();
+    let mut check = Command::new(&py);
+    check.arg(tools.join("check_bundle.py")).arg(&bundle).arg(dir.join("inputs.f32")).arg(dir.join("expected.f32"));
+    if !aux.is_empty() {
+        write_f32(&dir.join("expected_aux.f32"), &Tensor::stack(&aux, 1));
+        check.arg(dir.join("expected_aux.f32"));
+    }
+    let out = run(&mut check);
     let v: serde_json::Value = serde_json::from_str(out.trim()).expect("check_bundle.py prints JSON");
     eprintln!("{}: python {v}", G::KIND);
     assert_eq!(v["positions"].as_u64(), Some(states.len() as u64));
-    for k in ["torchscript", "onnx", "pytorch"] {
+    let keys: &[&str] = if aux.is_empty() {
+        &["torchscript", "onnx", "pytorch"]
+    } else {
+        &["torchscript", "onnx", "pytorch", "auxiliary"]
+    };
+    for k in keys {
         let d = v[k].as_f64().unwrap_or_else(|| panic!("{k} missing in {v}")) as f32;
         worst = worst.max(d);
     }
@@ -174,10 +184,12 @@ fn exported_models_agree_with_the_rust_network() {
         global_pooling: true,
         policy_channels: 2,
         value_hidden: 16,
+        ..Default::default()
     };
     let jetan = positions::<Jetan>(9, &["1L1FPCFDLW/TNN1NNNNNT/10/3N6/10/10/10/4n5/tnnn1nnnnt/wldfcpfdlw b OB - 3 4"]);
     let dj = golden::<Jetan>(&tmp.path().join("jetan"), &jetan_cfg, &jetan);
-    // Martian Chess without batch norm (convolutions with biases), three blocks.
+    // Martian Chess without batch norm (convolutions with biases), three blocks,
+    // with both auxiliary heads (in the weights; the module's output is unchanged).
     let mc_cfg = ModelConfig {
         blocks: 3,
         channels: 8,
@@ -185,6 +197,8 @@ fn exported_models_agree_with_the_rust_network() {
         global_pooling: true,
         policy_channels: 3,
         value_hidden: 8,
+        moves_left_head: true,
+        score_head: true,
     };
     let mc = positions::<MartianChess>(9, &["QQD1/QD2/D1P1/2P1/4/1P1D/1PDQ/1DQQ N 2 0 c3c5 - 1 7"]);
     let dm = golden::<MartianChess>(&tmp.path().join("martian"), &mc_cfg, &mc);

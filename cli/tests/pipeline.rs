@@ -275,3 +275,78 @@ fn bootstrap_games_come_from_the_teacher() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("pipeline.bootstrap_player"));
 }
+
+/// The auxiliary heads end to end (`model.moves_left_head`, `model.score_head`):
+/// the shards carry the plies left and the final points of each sample (self-play
+/// and bootstrap games alike, checked against the game records), `train.jsonl`
+/// names both loss terms, the checkpoint records the heads, and the run refuses
+/// a config that drops a head, naming it.
+#[test]
+fn auxiliary_heads_get_their_targets_and_their_losses_logged() {
+    use martian_rules::martian::{MartianChess, MartianRules};
+    use martian_rules::{GameState, Side};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("aux.toml");
+    let text = MICRO
+        .replace("value_hidden = 8\n", "value_hidden = 8\nmoves_left_head = true\nscore_head = true\n")
+        .replace(
+            "generations = 2\n",
+            "generations = 1\nbootstrap_games = 1\nbootstrap_player = \"alphabeta:depth=1\"\n",
+        )
+        .replace("ladder_every = 2", "ladder_every = 0");
+    std::fs::write(&cfg, &text).unwrap();
+    let run = dir.path().join("run");
+    let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
+    let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Records by game id: replayed, they give the final ply and points.
+    let mut ends = std::collections::HashMap::new();
+    for e in std::fs::read_dir(run.join("games")).unwrap() {
+        for line in std::fs::read_to_string(e.unwrap().path()).unwrap().lines() {
+            let rec = martian_selfplay::GameRecord::from_json_line(line).unwrap();
+            let end = rec.replay::<MartianChess>(&MartianRules::default()).unwrap();
+            ends.insert(rec.game_id as i64, end);
+        }
+    }
+    assert_eq!(ends.len(), 4);
+    let mut rows = 0;
+    for e in std::fs::read_dir(run.join("shards")).unwrap() {
+        let d = martian_selfplay::read_shard(&e.unwrap().path(), MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS)
+            .unwrap();
+        let (ml, sc) = (d.moves_left.as_ref().expect("moves_left array"), d.score.as_ref().expect("score array"));
+        for i in 0..d.len() {
+            let end = &ends[&d.game_id[i]];
+            assert_eq!(ml[i], (end.ply() - d.ply[i] as u32) as f32);
+            // South moves first, so South is to move at even plies.
+            let mover = if d.ply[i] % 2 == 0 { Side::South } else { Side::North };
+            assert_eq!(sc[i], end.final_score_difference(mover).unwrap() as f32);
+            rows += 1;
+        }
+    }
+    assert!(rows > 0);
+    let log = std::fs::read_to_string(run.join("train.jsonl")).unwrap();
+    assert!(log.lines().count() >= 3);
+    for line in log.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        for k in ["moves_left_loss", "score_loss"] {
+            assert!(v[k].as_f64().is_some_and(f64::is_finite), "{k} missing in {line}");
+        }
+    }
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("models/gen0001.json")).unwrap()).unwrap();
+    assert_eq!(
+        (meta["model"]["moves_left_head"].as_bool(), meta["model"]["score_head"].as_bool()),
+        (Some(true), Some(true))
+    );
+    // The same run with the score head dropped from the config is refused, naming it.
+    std::fs::write(&cfg, text.replace("score_head = true\n", "")).unwrap();
+    let out = mz(&["train", "--config", c, "--run-dir", r]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("score_head true vs false"), "{err}");
+    // A Jetan config with a score head is refused before anything runs.
+    std::fs::write(&cfg, text.replace("game = \"martian-chess\"", "game = \"jetan\"")).unwrap();
+    let out = mz(&["pipeline", "--config", c, "--run-dir", dir.path().join("j").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("model.score_head"), "{err}");
+    assert!(!dir.path().join("j").exists(), "nothing was written");
+}

@@ -15,6 +15,11 @@
 //! the checkpoint's own architecture, with a notice naming the fields in which
 //! a config's `[model]` table differs, except where the config fixes the
 //! architecture (a run directory being trained), where a difference is an error.
+//! The auxiliary heads (`moves_left_head`, `score_head`) are architecture
+//! fields like the others: a run trained without them refuses a checkpoint
+//! with them (and the reverse), naming the key; a command that only plays
+//! uses the checkpoint's heads (the search never reads them). Sidecars
+//! written before the heads existed read as both off.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -292,7 +297,7 @@ impl Checkpoint {
         device: Device,
         seed: i64,
     ) -> Result<Checkpoint, ModelError> {
-        cfg.validate().map_err(ModelError::Config)?;
+        cfg.validate_for::<G>().map_err(ModelError::Config)?;
         tch::manual_seed(seed);
         let vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), cfg, G::INPUT_SHAPE, G::NUM_ACTIONS);
@@ -415,7 +420,10 @@ impl Checkpoint {
         if !diffs.is_empty() {
             return Err(ModelError::Mismatch { path: weights.display().to_string(), differences: diffs.join("; ") });
         }
-        meta.model.validate().map_err(ModelError::Config)?;
+        meta.model.validate_for::<G>().map_err(|message| ModelError::BadMetadata {
+            path: sidecar_path(weights).display().to_string(),
+            message,
+        })?;
         let mut vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), &meta.model, G::INPUT_SHAPE, G::NUM_ACTIONS);
         let mut meta = meta;

@@ -1,5 +1,6 @@
 //! Network architecture settings (the `[model]` table of a run config).
 
+use martian_rules::GameState;
 use serde::{Deserialize, Serialize};
 
 /// Residual policy/value network shape.
@@ -19,9 +20,30 @@ pub struct ModelConfig {
     pub global_pooling: bool,
     /// Channels of the 1x1 convolution of the policy head. Range 1..=256.
     pub policy_channels: u32,
-    /// Hidden units of the value head's fully connected layer. Range 1..=4096.
+    /// Hidden units of the value head's fully connected layer (and of the
+    /// auxiliary heads' own). Range 1..=4096.
     pub value_hidden: u32,
+    /// Auxiliary moves-left head (lc0's MLH): predicts the plies left until
+    /// the game ends, divided by [`MOVES_LEFT_SCALE`]; trained with a Huber
+    /// loss weighted by `train.moves_left_loss_weight`. A training signal
+    /// only: search does not read it. Default false.
+    pub moves_left_head: bool,
+    /// Auxiliary score head (KataGo's score): predicts the final point
+    /// difference (the side to move's points minus the opponent's, divided by
+    /// [`SCORE_SCALE`]); trained with a Huber loss weighted by
+    /// `train.score_loss_weight`. Only for games with points (Martian Chess;
+    /// a Jetan config with it is an error). A training signal only. Default false.
+    pub score_head: bool,
 }
+
+/// Plies per unit of the moves-left head's output and target (lc0's scale:
+/// 20 plies = 1.0), so that the target is of the order of the other losses'
+/// quantities (a 300-ply Martian Chess cap is 15, a 500-ply Jetan cap 25).
+pub const MOVES_LEFT_SCALE: f32 = 20.0;
+
+/// Points per unit of the score head's output and target (10 pips = 1.0;
+/// a Martian Chess set holds 36 pips, so a final difference is within ±3.6).
+pub const SCORE_SCALE: f32 = 10.0;
 
 impl Default for ModelConfig {
     fn default() -> Self {
@@ -32,6 +54,8 @@ impl Default for ModelConfig {
             global_pooling: true,
             policy_channels: 8,
             value_hidden: 64,
+            moves_left_head: false,
+            score_head: false,
         }
     }
 }
@@ -53,5 +77,27 @@ impl ModelConfig {
         check("channels", self.channels, 8, 1024)?;
         check("policy_channels", self.policy_channels, 1, 256)?;
         check("value_hidden", self.value_hidden, 1, 4096)
+    }
+
+    /// [`ModelConfig::validate`], and that the heads fit game `G`: the score
+    /// head needs a game with points ([`GameState::HAS_SCORE`]).
+    ///
+    /// # Errors
+    /// As [`ModelConfig::validate`], or `model.score_head ...` naming the game.
+    pub fn validate_for<G: GameState>(&self) -> Result<(), String> {
+        self.validate()?;
+        if self.score_head && !G::HAS_SCORE {
+            return Err(format!(
+                "model.score_head = true needs a game with points (martian-chess); {} has none: \
+                 remove the key or set it to false",
+                G::KIND
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether any auxiliary head (moves left, score) is on.
+    pub fn has_aux_heads(&self) -> bool {
+        self.moves_left_head || self.score_head
     }
 }

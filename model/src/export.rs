@@ -9,6 +9,8 @@
 //!                     action encoding, value head, training step, evaluations
 //! model.pt            TorchScript module traced from the network:
 //!                     input [batch, planes, rows, cols] float32 -> [batch, NUM_ACTIONS + 3]
+//!                     (policy and value only: the auxiliary heads, when the
+//!                     network has them, are in the weights but not in the output)
 //! model.onnx          (optional) written by tools/export_onnx.py from the two first files
 //! ```
 //!
@@ -28,7 +30,7 @@ use crate::checkpoint::{
     check_tensors, io, now_s, tensor_shapes, torch, write_atomic, Checkpoint, CheckpointMeta, TensorShapes,
     CHECKPOINT_FORMAT_VERSION,
 };
-use crate::config::ModelConfig;
+use crate::config::{ModelConfig, MOVES_LEFT_SCALE, SCORE_SCALE};
 use crate::error::ModelError;
 use crate::resnet::PolicyValueNet;
 
@@ -123,6 +125,15 @@ pub struct Architecture {
     pub policy_channels: u32,
     /// Hidden units of the value head.
     pub value_hidden: u32,
+    /// The auxiliary moves-left head is in the weights (`moves_left.*`); it is
+    /// not an output of the TorchScript / ONNX module. Absent (false) in
+    /// bundles written before it existed.
+    #[serde(default)]
+    pub moves_left_head: bool,
+    /// The auxiliary score head is in the weights (`score.*`); not an output
+    /// of the module either. Absent (false) in older bundles.
+    #[serde(default)]
+    pub score_head: bool,
     /// Layer-by-layer description.
     pub layers: Vec<String>,
 }
@@ -141,6 +152,8 @@ impl Architecture {
             global_pooling_blocks: (0..cfg.blocks).filter(|i| cfg.global_pooling && i % 2 == 1).collect(),
             policy_channels: cfg.policy_channels,
             value_hidden: cfg.value_hidden,
+            moves_left_head: cfg.moves_left_head,
+            score_head: cfg.score_head,
             layers: vec![
                 format!("stem: conv3x3(planes -> {c}, padding 1, {conv_bias}){bn} -> ReLU", c = cfg.channels),
                 format!(
@@ -159,6 +172,24 @@ impl Architecture {
                 "flatten order: channel-major, then row, then column (PyTorch's flatten(1))".into(),
             ],
         }
+        .with_aux_layers(cfg)
+    }
+
+    fn with_aux_layers(mut self, cfg: &ModelConfig) -> Architecture {
+        let head = |name: &str, what: &str| {
+            format!(
+                "{name} (auxiliary, training only; in the weights, not in the module's output): conv1x1(C -> 2, with bias) \
+                 -> ReLU -> flatten -> fc1(linear -> {}) -> ReLU -> fc2(linear -> 1) = {what}",
+                cfg.value_hidden
+            )
+        };
+        if cfg.moves_left_head {
+            self.layers.push(head("moves_left", &format!("plies left until the game ends / {MOVES_LEFT_SCALE}")));
+        }
+        if cfg.score_head {
+            self.layers.push(head("score", &format!("final point difference for the side to move / {SCORE_SCALE}")));
+        }
+        self
     }
 
     /// The architecture as a [`ModelConfig`].
@@ -170,6 +201,8 @@ impl Architecture {
             global_pooling: self.global_pooling,
             policy_channels: self.policy_channels,
             value_hidden: self.value_hidden,
+            moves_left_head: self.moves_left_head,
+            score_head: self.score_head,
         }
     }
 }
@@ -540,7 +573,10 @@ pub fn load_bundle<G: GameState>(dir: &Path, device: Device) -> Result<(Checkpoi
         });
     }
     let cfg = d.architecture.model_config();
-    cfg.validate().map_err(ModelError::Config)?;
+    cfg.validate_for::<G>().map_err(|message| ModelError::BadMetadata {
+        path: dir.join(DESCRIPTION_FILE).display().to_string(),
+        message,
+    })?;
     let mut vs = nn::VarStore::new(device);
     let net = PolicyValueNet::new(&vs.root(), &cfg, G::INPUT_SHAPE, G::NUM_ACTIONS);
     let weights = dir.join(WEIGHTS_FILE);

@@ -7,7 +7,10 @@
 //! * input `[batch, planes, rows, cols]` float32, planes as written by
 //!   `GameState::encode` (side to move at the bottom);
 //! * `policy_logits` `[batch, NUM_ACTIONS]`, raw logits over the game's action encoding;
-//! * `value_logits` `[batch, 3]`, raw logits of (win, draw, loss) for the side to move.
+//! * `value_logits` `[batch, 3]`, raw logits of (win, draw, loss) for the side to move;
+//! * with the auxiliary heads on and [`PolicyValueNet::forward_all`]: `moves_left`
+//!   `[batch]` (plies left / [`MOVES_LEFT_SCALE`]) and `score` `[batch]` (final
+//!   point difference for the side to move / [`SCORE_SCALE`]).
 #![warn(missing_docs)]
 
 pub mod checkpoint;
@@ -19,7 +22,7 @@ pub mod export;
 mod resnet;
 
 pub use checkpoint::{Checkpoint, CheckpointMeta, ConfigModel, NetReplica};
-pub use config::ModelConfig;
+pub use config::{ModelConfig, MOVES_LEFT_SCALE, SCORE_SCALE};
 pub use device::{describe_device, parse_device, parse_devices};
 pub use error::ModelError;
 pub use evaluator::{NetBackend, NetEvaluator};

@@ -57,6 +57,7 @@ fn check<G: GameState>(rules: &G::Rules) {
         global_pooling: true,
         policy_channels: 4,
         value_hidden: 32,
+        ..Default::default()
     };
     let ck = Checkpoint::new_random::<G>(rules, &cfg, Device::Cpu, 7).unwrap();
     let start = G::new_game(rules).unwrap();

@@ -8,7 +8,15 @@ use martian_search::Evaluator;
 use tch::{Device, Kind, Tensor};
 
 fn tiny() -> ModelConfig {
-    ModelConfig { blocks: 2, channels: 16, batch_norm: true, global_pooling: true, policy_channels: 2, value_hidden: 8 }
+    ModelConfig {
+        blocks: 2,
+        channels: 16,
+        batch_norm: true,
+        global_pooling: true,
+        policy_channels: 2,
+        value_hidden: 8,
+        ..Default::default()
+    }
 }
 
 fn input<G: GameState>(positions: &[G]) -> Tensor {

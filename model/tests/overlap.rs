@@ -104,6 +104,7 @@ fn model_cfg() -> ModelConfig {
         global_pooling: true,
         policy_channels: 4,
         value_hidden: 16,
+        ..ModelConfig::default()
     }
 }
 

@@ -188,6 +188,25 @@ pub(crate) fn illegal_move<G: GameState>(g: &G, mv: Move, legal: &[Move]) -> Rul
     RulesError::IllegalMove { mv: g.move_to_string(mv), legal: list }
 }
 
+/// Whether `g`'s side to move has a move that wins at once, by brute force:
+/// every legal move is played on a copy of `g` and the result checked. The
+/// reference for [`GameState::has_winning_move`] (its default) and for the
+/// tests of the games' fast versions. Allocates a move list and a copy.
+pub fn has_winning_move_by_play<G: GameState>(g: &G) -> bool {
+    if g.outcome().is_some() {
+        return false;
+    }
+    let me = g.side_to_move();
+    let mut moves = Vec::with_capacity(G::MAX_MOVES);
+    g.legal_moves(&mut moves);
+    let mut s = g.clone();
+    moves.iter().any(|&m| {
+        s.clone_from(g);
+        s.play_unchecked(m);
+        s.outcome().is_some_and(|o| o.winner == Some(me))
+    })
+}
+
 /// A game state: the position plus whatever history the rules need
 /// (e.g. Jetan's repetition history).
 ///
@@ -207,6 +226,10 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     const INPUT_SHAPE: [usize; 3];
     /// An upper bound on the number of legal moves in any position.
     const MAX_MOVES: usize;
+    /// Whether the game counts points that decide the result (Martian Chess,
+    /// spec §6 and §9), so that [`GameState::final_score_difference`] has a
+    /// value once the game is over. False for Jetan (captures win, no points).
+    const HAS_SCORE: bool = false;
 
     /// The initial position under `rules`.
     ///
@@ -276,6 +299,32 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
 
     /// The result if the game is over, else `None`.
     fn outcome(&self) -> Option<Outcome>;
+
+    /// Whether the side to move has a legal move that ends the game at once
+    /// with its own win (an immediate win: Jetan's Princess taken, Martian
+    /// Chess's zone emptied with the better score, ...). `false` once the game
+    /// is over. Equal to [`has_winning_move_by_play`] in every position.
+    ///
+    /// The search's leaf threat check (`martian_search::MctsConfig::leaf_threat_check`)
+    /// asks this of every child of a newly expanded node, so each game
+    /// overrides it with a test that only looks at the moves that can end the
+    /// game, without playing the others and without allocating. The default
+    /// plays every legal move on a copy ([`has_winning_move_by_play`]), which
+    /// allocates.
+    fn has_winning_move(&self) -> bool {
+        has_winning_move_by_play(self)
+    }
+
+    /// The final point difference of a finished game from `side`'s view:
+    /// `side`'s points minus the opponent's, in the game's own units (Martian
+    /// Chess: pips captured, spec §6; the difference decides the result, §9).
+    /// `None` while the game is not over, and always for a game without
+    /// points ([`GameState::HAS_SCORE`] false). The auxiliary score head of
+    /// the network learns this number (`docs/training.md`).
+    fn final_score_difference(&self, side: Side) -> Option<i32> {
+        let _ = side;
+        None
+    }
 
     /// Zobrist hash of the position (placement, side to move and the state that
     /// decides legal moves), kept incrementally by [`GameState::play_unchecked`].

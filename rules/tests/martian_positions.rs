@@ -361,3 +361,32 @@ fn a_move_after_the_end_says_the_game_is_over() {
     let e = s.parse_move("d8d7").unwrap_err().to_string();
     assert!(e.contains("the game is over"), "{e}");
 }
+
+/// The final point difference (the score head's target) from the spec's MC12
+/// endings: it is the captured pips of the side asked about minus the other's,
+/// flips its sign with the side, and exists only once the game is over.
+#[test]
+fn final_score_difference_of_mc12_endings() {
+    use martian_rules::jetan::Jetan;
+    const { assert!(MartianChess::HAS_SCORE && !Jetan::HAS_SCORE) };
+    let s = pos("3Q/2D1/4/1P2/Q3/4/4/4 S 5 6 - - 0 0");
+    assert_eq!(s.final_score_difference(Side::South), None, "not over yet");
+    let mut c = s;
+    play(&mut c, "a4a5"); // South's zone empties at 5-6
+    assert_eq!(c.final_score_difference(Side::South), Some(-1));
+    assert_eq!(c.final_score_difference(Side::North), Some(1));
+    let mut c = s;
+    play(&mut c, "a4b5"); // captures a Pawn: 6-6, South wins the tie on points 0
+    assert_eq!((c.final_score_difference(Side::South), c.final_score_difference(Side::North)), (Some(0), Some(0)));
+    let mut c = s;
+    play(&mut c, "a4b4");
+    assert_eq!(c.final_score_difference(Side::North), None);
+    // A finished Jetan game has no points.
+    let mut j = Jetan::new_game(&Default::default()).unwrap();
+    let mut moves = Vec::new();
+    while j.outcome().is_none() {
+        j.legal_moves(&mut moves);
+        j.play_unchecked(moves[0]);
+    }
+    assert_eq!(j.final_score_difference(Side::South), None);
+}

@@ -69,6 +69,30 @@ pub struct MctsConfig {
     /// a `movetime` it is a head start). Self-play always reuses its tree.
     /// Default false (each move searches `N` new playouts from an empty tree).
     pub play_tree_reuse: bool,
+    /// KataGo's forced playouts (Wu, "Accelerating Self-Play Learning in Go",
+    /// arXiv:1902.10565, §3.1; KataGo uses k = 2): in a search with Dirichlet
+    /// root noise (self-play's full searches), a root child `c` that has been
+    /// visited and has fewer than `n_forced(c) = sqrt(k * P(c) * sum of the
+    /// root children's visits)` visits is selected before PUCT is consulted
+    /// (`P(c)` the prior after noise), so that moves the noise made look
+    /// promising get enough visits for their value to show. Children whose
+    /// value is exact (a move that ends the game, a proven value) are not
+    /// forced. With `selfplay.policy_target_pruning` the forced visits are
+    /// taken out of the policy target again. 0 = off. Range 0..=10, and 0
+    /// with `root_selection = "gumbel"` (no Dirichlet noise there). Default 0.
+    pub forced_playouts_k: f32,
+    /// A two-ply threat check when a node is expanded (needs
+    /// `terminal_children`): each child that is not over is asked whether its
+    /// side to move, the opponent, can win at once
+    /// (`GameState::has_winning_move`); if so, the child gets that exact
+    /// value (a loss for the side choosing it) before it is visited, so PUCT
+    /// sees "this move lets the Princess be taken" without spending a visit,
+    /// and with `solver` it is a proven loss. A node whose every move ends the
+    /// game with its mover's loss or hands the opponent such a win is valued
+    /// -1 for its mover instead of the network's value (a loss in two plies;
+    /// the solver then marks it proven). Costs one `has_winning_move` per
+    /// child per expansion (`BENCHMARKS.md`). Default false.
+    pub leaf_threat_check: bool,
 }
 
 /// The rule that picks the root child of each simulation ([`MctsConfig::root_selection`]).
@@ -98,6 +122,8 @@ impl Default for MctsConfig {
             gumbel_c_visit: 50.0,
             gumbel_c_scale: 0.1,
             play_tree_reuse: false,
+            forced_playouts_k: 0.0,
+            leaf_threat_check: false,
         }
     }
 }
@@ -133,6 +159,21 @@ impl MctsConfig {
             if !(x >= 0.0 && x.is_finite()) {
                 return Err(format!("search.{name} must be >= 0, got {x}"));
             }
+        }
+        if !(0.0..=10.0).contains(&self.forced_playouts_k) {
+            return Err(format!("search.forced_playouts_k must be in 0..=10, got {}", self.forced_playouts_k));
+        }
+        if self.forced_playouts_k > 0.0 && self.root_selection == RootSelection::Gumbel {
+            return Err(format!(
+                "search.forced_playouts_k = {} needs search.root_selection = \"puct\": forced playouts act on \
+                 PUCT searches with Dirichlet noise, and Gumbel root search has none (set it to 0)",
+                self.forced_playouts_k
+            ));
+        }
+        if self.leaf_threat_check && !self.terminal_children {
+            return Err("search.leaf_threat_check extends search.terminal_children: set terminal_children = true \
+                        (or leaf_threat_check = false)"
+                .to_string());
         }
         Ok(())
     }

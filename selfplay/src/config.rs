@@ -90,6 +90,16 @@ pub struct SelfplayConfig {
     /// (`driver::surprise_weights`; KataGo uses 0.5). 0 = every sample
     /// weighs 1. Range 0..=1. Default 0.
     pub policy_surprise_weight: f32,
+    /// KataGo's policy target pruning (Wu 2019, arXiv:1902.10565, §3.1): the
+    /// visit counts of a full search lose the forced playouts of
+    /// `search.forced_playouts_k` before they become the policy target
+    /// (`Mcts::pruned_visits`: every child but the most visited gives back
+    /// up to `n_forced` visits while its PUCT score stays below the best
+    /// child's; children left with one visit are dropped). The move played
+    /// is still chosen from the unpruned visits. Needs `policy_target =
+    /// "visits"`, `search.forced_playouts_k > 0` and `root_noise = true`
+    /// (else a config error). Default false.
+    pub policy_target_pruning: bool,
 }
 
 /// What a sample's policy target is.
@@ -125,6 +135,7 @@ impl Default for SelfplayConfig {
             completed_q_rescale: martian_search::QRescale::MinMax,
             value_target_q_weight: 0.0,
             policy_surprise_weight: 0.0,
+            policy_target_pruning: false,
         }
     }
 }
@@ -181,6 +192,34 @@ impl SelfplayConfig {
         }
         if !(0.0..=1.0).contains(&self.value_target_q_weight) {
             return Err(format!("selfplay.value_target_q_weight must be in 0..=1, got {}", self.value_target_q_weight));
+        }
+        Ok(())
+    }
+
+    /// The checks that involve the `[search]` table too: policy target
+    /// pruning takes out forced playouts, so it needs them and a visit-count
+    /// target.
+    ///
+    /// # Errors
+    /// A message naming the keys that do not fit together.
+    pub fn validate_with_search(&self, search: &martian_search::MctsConfig) -> Result<(), String> {
+        if !self.policy_target_pruning {
+            return Ok(());
+        }
+        if self.policy_target != PolicyTarget::Visits {
+            return Err("selfplay.policy_target_pruning = true needs selfplay.policy_target = \"visits\" \
+                        (it prunes visit counts; the completed-Q target has none to prune)"
+                .to_string());
+        }
+        if search.forced_playouts_k <= 0.0 {
+            return Err("selfplay.policy_target_pruning = true needs search.forced_playouts_k > 0 \
+                        (it takes out the forced playouts; KataGo uses 2)"
+                .to_string());
+        }
+        if !self.root_noise {
+            return Err("selfplay.policy_target_pruning = true needs selfplay.root_noise = true \
+                        (forced playouts act only in searches with root noise)"
+                .to_string());
         }
         Ok(())
     }

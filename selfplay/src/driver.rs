@@ -16,7 +16,7 @@
 //! batches. Its cost, an idle accelerator during the CPU phase, is small when
 //! the forward pass dominates, which `bench selfplay` measures.
 
-use martian_rules::{GameState, Move, Outcome};
+use martian_rules::{GameState, Move, Outcome, Side};
 use martian_search::{EvalError, Evaluation, Evaluator, Mcts, MctsConfig};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -41,6 +41,38 @@ pub struct Sample {
     /// Replay sampling weight (policy surprise weighting,
     /// `selfplay.policy_surprise_weight`); 1 = ordinary.
     pub weight: f32,
+    /// Plies from this position to the end of the game (the final ply minus
+    /// this ply; at least 1, since a finished position is never a sample):
+    /// the target of the moves-left head. Set by [`set_end_targets`].
+    pub moves_left: f32,
+    /// The final point difference for the side to move at this ply (its
+    /// points minus the opponent's at the end of the game, in points;
+    /// `GameState::final_score_difference`): the target of the score head.
+    /// `None` for a game without points. Set by [`set_end_targets`].
+    pub score: Option<f32>,
+}
+
+impl Sample {
+    /// A sample with the targets known before the game ends; `value`,
+    /// `moves_left` and `score` are filled in by [`set_end_targets`] (and
+    /// the value rule of the caller) once it has.
+    pub fn new(planes: Vec<f32>, legal: Vec<u32>, policy: Vec<(u32, f32)>, ply: u32) -> Sample {
+        Sample { planes, legal, policy, value: 0.0, ply, weight: 1.0, moves_left: 0.0, score: None }
+    }
+}
+
+/// Sets the targets of `sample` that the end of its game decides, from the
+/// finished state `end`, for `side`, the side to move in the sample's
+/// position: `value` = the result for `side` (+1, 0, -1), `moves_left` =
+/// `end.ply() - sample.ply`, `score` = `end.final_score_difference(side)`
+/// (the rules' final points; `None` for a game without them). Self-play then
+/// replaces `value` for proven or q-mixed targets.
+pub fn set_end_targets<G: GameState>(sample: &mut Sample, side: Side, end: &G) {
+    if let Some(o) = end.outcome() {
+        sample.value = o.value_for(side);
+    }
+    sample.moves_left = end.ply().saturating_sub(sample.ply) as f32;
+    sample.score = end.final_score_difference(side).map(|d| d as f32);
 }
 
 /// A finished game with its samples.
@@ -189,7 +221,7 @@ pub(crate) struct Slot<G: GameState> {
     moves: Vec<String>,
     /// Samples with the mover, the root's proven value (solver) and the
     /// root's search value, both for the mover.
-    samples: Vec<(Sample, martian_rules::Side, Option<f32>, f32)>,
+    samples: Vec<(Sample, Side, Option<f32>, f32)>,
     /// KL(target || network prior) of each sample, nats (for surprise weights).
     surprise: Vec<f32>,
     targets: TargetStats,
@@ -282,6 +314,13 @@ impl<G: GameState> Slot<G> {
                 state.encode(&mut planes);
                 // Dense target over the legal moves, in legal-move order.
                 let dense: Vec<f32> = match cfg.policy_target {
+                    // Policy target pruning (KataGo): the forced playouts taken out
+                    // again; the move below is still chosen from all the visits.
+                    PolicyTarget::Visits if cfg.policy_target_pruning && self.tree.forced_playouts() => {
+                        let pruned = self.tree.pruned_visits();
+                        let kept = pruned.iter().sum::<u32>().max(1) as f32;
+                        pruned.iter().map(|&n| n as f32 / kept).collect()
+                    }
                     PolicyTarget::Visits => res.visits.iter().map(|v| v.1 as f32 / total as f32).collect(),
                     PolicyTarget::CompletedQ => {
                         self.tree.improved_policy(cfg.c_visit, cfg.c_scale, cfg.completed_q_rescale)
@@ -299,7 +338,7 @@ impl<G: GameState> Slot<G> {
                     .map(|(&(m, _), &p)| (state.action_index(m) as u32, p))
                     .collect();
                 let legal = res.visits.iter().map(|&(m, _)| state.action_index(m) as u32).collect();
-                let sample = Sample { planes, legal, policy, value: 0.0, ply, weight: 1.0 };
+                let sample = Sample::new(planes, legal, policy, ply);
                 self.samples.push((sample, state.side_to_move(), self.tree.root_exact(), res.root_value));
             }
         }
@@ -329,6 +368,7 @@ impl<G: GameState> Slot<G> {
             .zip(weights)
             .map(|((mut s, side, exact, root_q), w)| {
                 s.weight = w;
+                set_end_targets(&mut s, side, state);
                 // A proven position's value is exact; otherwise the result,
                 // mixed with the search's value when `value_target_q_weight` > 0.
                 s.value = match exact {

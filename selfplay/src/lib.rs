@@ -14,14 +14,18 @@ pub mod record;
 pub mod shard;
 
 pub use config::{PolicyTarget, SelfplayConfig};
-pub use driver::{play_games, surprise_weights, FinishedGame, PlayParams, Sample, SelfplayStats, TargetStats};
+pub use driver::{
+    play_games, set_end_targets, surprise_weights, FinishedGame, PlayParams, Sample, SelfplayStats, TargetStats,
+};
 pub use overlap::play_games_on_devices;
 pub use record::GameRecord;
 pub use shard::{check_samples, read_shard, shard_len, write_shard, SampleCheck, ShardData, ShardError};
 
 /// Packs samples into shard arrays (dense policy targets).
 ///
-/// `game_ids[i]` is the game of `samples[i]`.
+/// `game_ids[i]` is the game of `samples[i]`. The `moves_left` array is
+/// always written; the `score` array only when every sample has a score
+/// target (a game with points) and there is at least one sample.
 ///
 /// # Panics
 /// If a sample's planes length differs from the product of `input_shape`.
@@ -35,6 +39,9 @@ pub fn pack_samples(samples: &[(u64, &Sample)], input_shape: [usize; 3], num_act
     let mut game_id = ndarray::Array1::<i64>::zeros(n);
     let mut ply = ndarray::Array1::<i32>::zeros(n);
     let mut weight = ndarray::Array1::<f32>::ones(n);
+    let mut moves_left = ndarray::Array1::<f32>::zeros(n);
+    let has_score = n > 0 && samples.iter().all(|(_, s)| s.score.is_some());
+    let mut score = ndarray::Array1::<f32>::zeros(if has_score { n } else { 0 });
     for (i, (gid, s)) in samples.iter().enumerate() {
         let flat = planes.as_slice_mut().expect("standard layout");
         flat[i * c * h * w..(i + 1) * c * h * w].copy_from_slice(&s.planes);
@@ -48,6 +55,20 @@ pub fn pack_samples(samples: &[(u64, &Sample)], input_shape: [usize; 3], num_act
         game_id[i] = *gid as i64;
         ply[i] = s.ply as i32;
         weight[i] = s.weight;
+        moves_left[i] = s.moves_left;
+        if has_score {
+            score[i] = s.score.unwrap_or(0.0);
+        }
     }
-    ShardData { planes, policy, legal, value, game_id, ply, weight }
+    ShardData {
+        planes,
+        policy,
+        legal,
+        value,
+        game_id,
+        ply,
+        weight,
+        moves_left: Some(moves_left),
+        score: has_score.then_some(score),
+    }
 }

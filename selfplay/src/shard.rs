@@ -11,6 +11,8 @@
 //! | `game_id`        | int64   | `[N]`                  | game id (see the game records) |
 //! | `ply`            | int32   | `[N]`                  | ply of the sample within its game |
 //! | `weight`         | float32 | `[N]`                  | replay sampling weight (policy surprise weighting; 1 = ordinary); optional: shards without it read as all ones |
+//! | `moves_left`     | float32 | `[N]`                  | plies from this position to the end of the game (>= 1), the moves-left head's target; optional: shards written before it lack it, and the moves-left loss then skips their rows |
+//! | `score`          | float32 | `[N]`                  | final point difference for the side to move (its points minus the opponent's at the end, in points), the score head's target; only for games with points (Martian Chess); optional like `moves_left` |
 //!
 //! Shards are written to a temporary name and renamed, so a reader never sees
 //! a partial file; a file that still fails to parse (truncated copy, disk
@@ -67,6 +69,12 @@ pub struct ShardData {
     /// `selfplay.policy_surprise_weight`); 1 = ordinary. Shards written before
     /// this array existed read as all ones.
     pub weight: Array1<f32>,
+    /// `[N]` moves-left targets (plies to the end of the game), or `None`
+    /// for a shard written before they existed (the loss skips its rows).
+    pub moves_left: Option<Array1<f32>>,
+    /// `[N]` score targets (final point difference for the side to move, in
+    /// points), or `None` for a game without points or an older shard.
+    pub score: Option<Array1<f32>>,
 }
 
 impl ShardData {
@@ -80,7 +88,9 @@ impl ShardData {
         self.value.is_empty()
     }
 
-    /// The rows of `parts`, in order, as one shard.
+    /// The rows of `parts`, in order, as one shard. An optional array
+    /// (`moves_left`, `score`) is kept when every part with rows has it, and
+    /// left out otherwise (a part without it has no such targets).
     ///
     /// # Errors
     /// [`ShardError::Corrupt`] (path `"<concatenation>"`) when `parts` is
@@ -100,7 +110,24 @@ impl ShardData {
             game_id: concatenate(Axis(0), &parts.iter().map(|p| p.game_id.view()).collect::<Vec<_>>()).map_err(err)?,
             ply: concatenate(Axis(0), &parts.iter().map(|p| p.ply.view()).collect::<Vec<_>>()).map_err(err)?,
             weight: concatenate(Axis(0), &parts.iter().map(|p| p.weight.view()).collect::<Vec<_>>()).map_err(err)?,
+            moves_left: concat_optional(parts, |p| p.moves_left.as_ref()).map_err(err)?,
+            score: concat_optional(parts, |p| p.score.as_ref()).map_err(err)?,
         })
+    }
+}
+
+/// The optional array `get` of every part with rows, joined; `None` when one
+/// of them lacks it (or no part has rows and none has it).
+fn concat_optional(
+    parts: &[&ShardData],
+    get: impl Fn(&ShardData) -> Option<&Array1<f32>>,
+) -> Result<Option<Array1<f32>>, ndarray::ShapeError> {
+    let with_rows: Vec<&ShardData> = parts.iter().copied().filter(|p| !p.is_empty()).collect();
+    let views: Option<Vec<_>> = with_rows.iter().map(|p| get(p).map(|a| a.view())).collect();
+    match views {
+        Some(v) if !v.is_empty() => ndarray::concatenate(ndarray::Axis(0), &v).map(Some),
+        _ if with_rows.is_empty() && parts.iter().all(|p| get(p).is_some()) => Ok(Some(Array1::zeros(0))),
+        _ => Ok(None),
     }
 }
 
@@ -127,6 +154,12 @@ pub fn write_shard(path: &Path, data: &ShardData) -> Result<(), ShardError> {
         npz.add_array("game_id", &data.game_id).map_err(enc)?;
         npz.add_array("ply", &data.ply).map_err(enc)?;
         npz.add_array("weight", &data.weight).map_err(enc)?;
+        if let Some(a) = &data.moves_left {
+            npz.add_array("moves_left", a).map_err(enc)?;
+        }
+        if let Some(a) = &data.score {
+            npz.add_array("score", a).map_err(enc)?;
+        }
         let w = npz.finish().map_err(enc)?;
         let f = w.into_inner().map_err(|e| ShardError::Io { path: p.clone(), source: e.into_error() })?;
         f.sync_all().map_err(io)?;
@@ -172,16 +205,24 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     let game_id: Array1<i64> = npz.by_name("game_id.npy").map_err(|e| corrupt(format!("game_id: {e}")))?;
     let ply: Array1<i32> = npz.by_name("ply.npy").map_err(|e| corrupt(format!("ply: {e}")))?;
     let n = value.len();
-    // Optional (added after format 1's first shards): all ones when absent.
-    let has_weight = npz.names().map_err(|e| corrupt(e.to_string()))?.iter().any(|x| x == "weight");
-    let weight: Array1<f32> = if has_weight {
-        npz.by_name("weight.npy").map_err(|e| corrupt(format!("weight: {e}")))?
-    } else {
-        Array1::ones(n)
+    let names = npz.names().map_err(|e| corrupt(e.to_string()))?;
+    let has = |name: &str| names.iter().any(|x| x == name); // `names` strips the ".npy" suffix
+    let (has_weight, has_moves_left, has_score) = (has("weight"), has("moves_left"), has("score"));
+    // Optional arrays (added after the layout's first shards), each `[N]` float32.
+    let mut optional = |name: &str, present: bool| -> Result<Option<Array1<f32>>, ShardError> {
+        if !present {
+            return Ok(None);
+        }
+        let a: Array1<f32> = npz.by_name(&format!("{name}.npy")).map_err(|e| corrupt(format!("{name}: {e}")))?;
+        if a.len() != n {
+            return Err(corrupt(format!("{name} length {}, expected {n}", a.len())));
+        }
+        Ok(Some(a))
     };
-    if weight.len() != n {
-        return Err(corrupt(format!("weight length {}, expected {n}", weight.len())));
-    }
+    // Weights read as all ones when absent.
+    let weight = optional("weight", has_weight)?.unwrap_or_else(|| Array1::ones(n));
+    let moves_left = optional("moves_left", has_moves_left)?;
+    let score = optional("score", has_score)?;
     let [c, h, w] = input_shape;
     if planes.shape() != [n, c, h, w] {
         return Err(corrupt(format!("planes shape {:?}, expected {:?}", planes.shape(), [n, c, h, w])));
@@ -199,7 +240,7 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     let planes = if planes.is_standard_layout() { planes } else { planes.as_standard_layout().into_owned() };
     let policy = if policy.is_standard_layout() { policy } else { policy.as_standard_layout().into_owned() };
     let legal = if legal.is_standard_layout() { legal } else { legal.as_standard_layout().into_owned() };
-    Ok(ShardData { planes, policy, legal, value, game_id, ply, weight })
+    Ok(ShardData { planes, policy, legal, value, game_id, ply, weight, moves_left, score })
 }
 
 /// Tolerance on the sum of a policy target (it must be 1 within this).
@@ -243,6 +284,8 @@ impl SampleCheck {
 /// * policy: finite, non-negative, zero on actions not marked legal, summing
 ///   to 1 within [`POLICY_SUM_TOLERANCE`]; at least one legal action;
 /// * value: finite and in `[-1, 1]`; weight: finite and >= 0;
+/// * moves left (when the shard has them): finite and >= 0; score (when the
+///   shard has them): finite;
 /// * the shard: with two or more rows, not every row with identical planes
 ///   (an encoder that wrote one position everywhere).
 pub fn check_samples(d: &ShardData) -> SampleCheck {
@@ -290,6 +333,14 @@ pub fn check_samples(d: &ShardData) -> SampleCheck {
         let w = d.weight[i];
         if !(w.is_finite() && w >= 0.0) {
             fail(&mut c, i, "sampling weight not finite or negative");
+        }
+        if let Some(m) = d.moves_left.as_ref().map(|a| a[i]) {
+            if !(m.is_finite() && m >= 0.0) {
+                fail(&mut c, i, "moves-left target not finite or negative");
+            }
+        }
+        if d.score.as_ref().is_some_and(|a| !a[i].is_finite()) {
+            fail(&mut c, i, "score target not finite");
         }
     }
     if all_same {

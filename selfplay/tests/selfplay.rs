@@ -262,6 +262,8 @@ fn shards_without_weights_read_as_ones_and_bad_weights_are_caught() {
     let back = read_shard(&old, MartianChess::INPUT_SHAPE, MartianChess::NUM_ACTIONS).unwrap();
     assert!(back.weight.iter().all(|&w| w == 1.0));
     assert_eq!(back.weight.len(), data.len());
+    assert!(back.moves_left.is_none() && back.score.is_none(), "no auxiliary targets in an old shard");
+    assert!(data.moves_left.is_some() && data.score.is_some(), "a new Martian Chess shard has both");
     // A negative or NaN weight fails the sample check.
     let mut bad = data.clone();
     bad.weight[0] = -1.0;
@@ -269,4 +271,40 @@ fn shards_without_weights_read_as_ones_and_bad_weights_are_caught() {
     let check = martian_selfplay::check_samples(&bad);
     assert_eq!(check.bad(), 2);
     assert!(check.describe().unwrap().contains("weight"));
+}
+
+#[test]
+fn policy_target_pruning_prunes_the_targets_not_the_moves() {
+    // KataGo: forced playouts in full searches, pruned out of the visit
+    // targets; the move played is chosen from the unpruned visits, so the
+    // games are the same with and without pruning.
+    let start = MartianChess::new_game(&MartianRules { max_plies: 60, ..Default::default() }).unwrap();
+    let mcts = MctsConfig { forced_playouts_k: 2.0, ..Default::default() };
+    let cfg = SelfplayConfig { games_in_flight: 1, simulations: 64, full_search_prob: 1.0, ..Default::default() };
+    let pruned_cfg = SelfplayConfig { policy_target_pruning: true, ..cfg.clone() };
+    pruned_cfg.validate_with_search(&mcts).unwrap();
+    let plain = one_game(&start, &cfg, &mcts);
+    let pruned = one_game(&start, &pruned_cfg, &mcts);
+    assert_eq!(plain.record.moves, pruned.record.moves, "pruning must not change the moves played");
+    assert_eq!(plain.samples.len(), pruned.samples.len());
+    let (mut smaller, mut sharper) = (0, 0);
+    for (a, b) in plain.samples.iter().zip(&pruned.samples) {
+        assert_eq!(a.ply, b.ply);
+        let total: f32 = b.policy.iter().map(|p| p.1).sum();
+        assert!((total - 1.0).abs() < 1e-5, "a pruned target is a distribution");
+        // Pruning only removes and lowers entries: its support is a subset.
+        assert!(b.policy.iter().all(|(i, _)| a.policy.iter().any(|(j, _)| i == j)));
+        smaller += usize::from(b.policy.len() < a.policy.len());
+        let top = |s: &martian_selfplay::Sample| s.policy.iter().map(|p| p.1).fold(0.0f32, f32::max);
+        sharper += usize::from(top(b) > top(a) + 1e-6);
+    }
+    let n = plain.samples.len();
+    assert!(n >= 20, "only {n} samples");
+    // With the uniform evaluator every move looks alike, so only the visits
+    // forced onto moves the noise favoured are cut (search/tests/forced_playouts.rs
+    // has a dominant move); still a good share of the targets change.
+    assert!(smaller * 4 >= n && sharper * 4 >= n, "pruned targets: {smaller} smaller and {sharper} sharper of {n}");
+    // The keys are checked together.
+    let bad = SelfplayConfig { policy_target_pruning: true, ..Default::default() };
+    assert!(bad.validate_with_search(&MctsConfig::default()).unwrap_err().contains("search.forced_playouts_k"));
 }

@@ -50,6 +50,13 @@ pub struct TrainConfig {
     pub weight_decay: f64,
     /// Weight of the value loss relative to the policy loss. Default 1.0.
     pub value_loss_weight: f64,
+    /// Weight of the moves-left head's Huber loss (used when
+    /// `model.moves_left_head` is on; `docs/training.md`, "Loss"). Range
+    /// 0..=100. Default 0.1.
+    pub moves_left_loss_weight: f64,
+    /// Weight of the score head's Huber loss (used when `model.score_head` is
+    /// on). Range 0..=100. Default 0.1.
+    pub score_loss_weight: f64,
     /// Gradient-norm clip (0 = off). Default 10.
     pub grad_clip: f64,
     /// Write a metrics line every this many steps. Default 20.
@@ -121,6 +128,8 @@ impl Default for TrainConfig {
             momentum: 0.9,
             weight_decay: 1e-4,
             value_loss_weight: 1.0,
+            moves_left_loss_weight: 0.1,
+            score_loss_weight: 0.1,
             grad_clip: 10.0,
             log_every: 20,
             checkpoint_every: 500,
@@ -161,6 +170,13 @@ impl TrainConfig {
         }
         if !(self.value_loss_weight >= 0.0 && self.value_loss_weight.is_finite()) {
             return Err(format!("train.value_loss_weight must be >= 0, got {}", self.value_loss_weight));
+        }
+        for (name, w) in
+            [("moves_left_loss_weight", self.moves_left_loss_weight), ("score_loss_weight", self.score_loss_weight)]
+        {
+            if !(0.0..=100.0).contains(&w) {
+                return Err(format!("train.{name} must be in 0..=100, got {w}"));
+            }
         }
         if !(self.grad_clip >= 0.0 && self.grad_clip.is_finite()) {
             return Err(format!("train.grad_clip must be >= 0, got {}", self.grad_clip));

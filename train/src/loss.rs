@@ -7,6 +7,21 @@
 //! wdl(z)    = (max(z, 0), 1 - |z|, max(-z, 0))                   z in [-1, 1]
 //! ```
 //!
+//! With the auxiliary heads on (`model.moves_left_head`, `model.score_head`),
+//! two more terms (KataGo's auxiliary targets, Wu 2019; lc0's moves-left head):
+//!
+//! ```text
+//!   + moves_left_loss_weight * huber_0.5(m, plies_left / 20)     masked mean over rows with a target
+//!   + score_loss_weight      * huber_1.0(s, points_diff / 10)    masked mean over rows with a target
+//! huber_d(x, y) = (x - y)^2 / 2 if |x - y| <= d, else d * (|x - y| - d / 2)
+//! ```
+//!
+//! `m`, `s` are the heads' outputs (scaled units, [`martian_model::MOVES_LEFT_SCALE`],
+//! [`martian_model::SCORE_SCALE`]); the moves-left scale and delta are lc0's
+//! (20 plies per unit, quadratic within 10 plies). Rows of shards without the
+//! targets (written before they existed; a game without points for the score)
+//! have mask 0 and add nothing; a batch without any target adds 0.
+//!
 //! For a game result (z = +1, 0, -1) `t` is one class, so the value term is
 //! the usual WDL cross-entropy; a value target mixed with the search's value
 //! (`selfplay.value_target_q_weight`) gives a soft target with the same
@@ -26,6 +41,20 @@ pub struct Losses {
     pub value: Tensor,
     /// `policy + value_weight * value`.
     pub total: Tensor,
+}
+
+/// Huber delta of the moves-left loss, in the head's units (0.5 x 20 = 10 plies; lc0's).
+pub const MOVES_LEFT_HUBER_DELTA: f64 = 0.5;
+
+/// Huber delta of the score loss, in the head's units (1.0 x 10 = 10 points).
+pub const SCORE_HUBER_DELTA: f64 = 1.0;
+
+/// Mean Huber loss with `delta` of `pred` `[B]` against `target` `[B]` over
+/// the rows where `mask` `[B]` is 1 (0 = no target); a zero scalar when no row
+/// has a target. All float32 on one device.
+pub fn masked_huber(pred: &Tensor, target: &Tensor, mask: &Tensor, delta: f64) -> Tensor {
+    let per_row = pred.huber_loss(target, tch::Reduction::None, delta);
+    (per_row * mask).sum(Kind::Float) / mask.sum(Kind::Float).clamp_min(1.0)
 }
 
 /// Value target `z` in `[-1, 1]` (for the side to move) as a WDL
@@ -81,6 +110,20 @@ mod tests {
         assert!((t[0] - t[2] - 0.4).abs() < 1e-6 && (t.iter().sum::<f32>() - 1.0).abs() < 1e-6);
         let t = value_wdl(-0.7);
         assert!((t[0] - t[2] + 0.7).abs() < 1e-6 && t.iter().all(|&x| x >= 0.0));
+    }
+
+    #[test]
+    fn masked_huber_is_the_mean_over_rows_with_a_target() {
+        let pred = Tensor::from_slice(&[0.0f32, 1.0, 5.0, 2.0]);
+        let target = Tensor::from_slice(&[0.2f32, 3.0, 0.0, 100.0]);
+        // Row 3 has no target: its huge error must not count.
+        let mask = Tensor::from_slice(&[1.0f32, 1.0, 1.0, 0.0]);
+        let got = masked_huber(&pred, &target, &mask, 0.5).double_value(&[]);
+        // By hand, delta 0.5: |0.2| -> 0.02; |2| -> 0.5 * (2 - 0.25) = 0.875; |5| -> 0.5 * 4.75 = 2.375.
+        let want = (0.02 + 0.875 + 2.375) / 3.0;
+        assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+        let none = Tensor::zeros([4], (Kind::Float, tch::Device::Cpu));
+        assert_eq!(masked_huber(&pred, &target, &none, 0.5).double_value(&[]), 0.0);
     }
 
     #[test]

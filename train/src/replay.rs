@@ -20,6 +20,17 @@ pub struct Batch {
     pub legal: Vec<u8>,
     /// `[n]` value targets in `[-1, 1]` for the side to move.
     pub value: Vec<f32>,
+    /// `[n]` moves-left targets, plies to the end of the game (0 where the
+    /// sample has none).
+    pub moves_left: Vec<f32>,
+    /// `[n]` 1 where the sample has a moves-left target, else 0 (a shard
+    /// written before the target existed): the loss skips rows with 0.
+    pub moves_left_mask: Vec<f32>,
+    /// `[n]` score targets, final point difference for the side to move in
+    /// points (0 where the sample has none).
+    pub score: Vec<f32>,
+    /// `[n]` 1 where the sample has a score target, else 0.
+    pub score_mask: Vec<f32>,
 }
 
 /// Samples held in memory for training (the replay buffer).
@@ -179,9 +190,11 @@ impl ReplayWindow {
     /// Fills `batch` with `n` positions drawn with replacement: uniformly, or
     /// in proportion to the samples' weights when some weight is not 1
     /// (policy surprise weighting).
-    /// With `mirror = Some(game)` each sample is mirrored with probability 1/2.
+    /// With `mirror = Some(game)` each sample is mirrored with probability 1/2
+    /// (planes and policy; the value, moves-left and score targets are the
+    /// same for the mirrored position and travel with it unchanged).
     pub fn fill_batch<R: Rng>(&self, rng: &mut R, n: usize, mirror: Option<GameKind>, batch: &mut Batch) {
-        let Batch { planes, policy, legal, value } = batch;
+        let Batch { planes, policy, legal, value, moves_left, moves_left_mask, score, score_mask } = batch;
         let [c, h, w] = self.input_shape;
         let ps = c * h * w;
         let a = self.num_actions;
@@ -189,6 +202,9 @@ impl ReplayWindow {
         policy.resize(n * a, 0.0);
         legal.resize(n * a, 0);
         value.resize(n, 0.0);
+        for v in [&mut *moves_left, &mut *moves_left_mask, &mut *score, &mut *score_mask] {
+            v.resize(n, 0.0);
+        }
         for i in 0..n {
             let k = if self.cumulative.is_empty() {
                 rng.gen_range(0..self.index.len())
@@ -207,6 +223,8 @@ impl ReplayWindow {
             let src_legal = d.legal.as_slice().expect("standard layout");
             legal[i * a..(i + 1) * a].copy_from_slice(&src_legal[r * a..(r + 1) * a]);
             value[i] = d.value[r];
+            (moves_left[i], moves_left_mask[i]) = d.moves_left.as_ref().map_or((0.0, 0.0), |a| (a[r], 1.0));
+            (score[i], score_mask[i]) = d.score.as_ref().map_or((0.0, 0.0), |a| (a[r], 1.0));
             if let Some(g) = mirror {
                 if rng.gen::<bool>() {
                     mirror_sample(

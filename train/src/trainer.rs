@@ -1,6 +1,6 @@
 //! The optimizer loop over batches from the replay window.
 
-use martian_model::Checkpoint;
+use martian_model::{Checkpoint, MOVES_LEFT_SCALE, SCORE_SCALE};
 use martian_rules::GameKind;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -9,7 +9,7 @@ use std::path::Path;
 use tch::{Device, Kind, Tensor};
 
 use crate::config::TrainConfig;
-use crate::loss::{losses, masked_logits, value_wdl};
+use crate::loss::{losses, masked_huber, masked_logits, value_wdl, MOVES_LEFT_HUBER_DELTA, SCORE_HUBER_DELTA};
 use crate::optim::{OptimError, Optimizer};
 use crate::replay::{Batch, ReplayWindow};
 
@@ -32,6 +32,14 @@ pub struct Metrics {
     pub policy_accuracy: f64,
     /// Mean squared error of `P(win) - P(loss)` against the +1/0/-1 target.
     pub value_mse: f64,
+    /// Moves-left Huber loss (head units, before its weight), mean over the
+    /// logged steps; only when `model.moves_left_head` is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moves_left_loss: Option<f64>,
+    /// Score Huber loss (head units, before its weight), mean over the logged
+    /// steps; only when `model.score_head` is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_loss: Option<f64>,
     /// Training throughput, samples per second.
     pub samples_per_s: f64,
     /// Positions in the replay window.
@@ -49,7 +57,7 @@ pub enum TrainError {
     Optim(#[from] OptimError),
     /// The loss of a batch is NaN or infinite; the weights were not updated.
     #[error(
-        "the training loss became {loss} at step {step} (policy {policy}, value {value}); \
+        "the training loss became {loss} at step {step} (policy {policy}, value {value}{auxiliary}); \
          the weights of this step were not applied (lower train.learning_rate or check the shards)"
     )]
     NonFiniteLoss {
@@ -61,6 +69,9 @@ pub enum TrainError {
         policy: f64,
         /// Value loss.
         value: f64,
+        /// The auxiliary heads' losses as text, e.g. `, moves left 0.12, score NaN`;
+        /// empty without the heads.
+        auxiliary: String,
     },
 }
 
@@ -91,6 +102,10 @@ pub struct StepStats {
     pub policy_accuracy: f64,
     /// Value mean squared error.
     pub value_mse: f64,
+    /// Moves-left Huber loss (before its weight); `None` without the head.
+    pub moves_left_loss: Option<f64>,
+    /// Score Huber loss (before its weight); `None` without the head.
+    pub score_loss: Option<f64>,
 }
 
 impl Trainer {
@@ -161,20 +176,49 @@ impl Trainer {
         let vc = Tensor::f_from_slice(&wdl)?.f_view([-1, 3])?.f_to_device(self.device)?;
         let z = Tensor::f_from_slice(&self.batch.value)?.f_to_device(self.device)?;
         let saved: Vec<Tensor> = self.buffers.iter().map(|t| t.copy()).collect();
-        let out = ckpt.net.forward(&x, true);
+        let out = ckpt.net.forward_all(&x, true);
         let policy_logits = masked_logits(&out.policy_logits, &legal);
         let l = losses(&policy_logits, &out.value_logits, &pt, &vc, self.cfg.value_loss_weight);
+        // The auxiliary heads' terms, masked to the rows that have targets.
+        let device = self.device;
+        let aux = |pred: &Option<Tensor>, target: &[f32], mask: &[f32], scale: f32, delta: f64| {
+            pred.as_ref()
+                .map(|p| -> Result<Tensor, tch::TchError> {
+                    let t =
+                        (Tensor::f_from_slice(target)?.f_to_device(device)? / scale as f64).f_to_kind(Kind::Float)?;
+                    let m = Tensor::f_from_slice(mask)?.f_to_device(device)?;
+                    Ok(masked_huber(p, &t, &m, delta))
+                })
+                .transpose()
+        };
+        let ml = aux(
+            &out.moves_left,
+            &self.batch.moves_left,
+            &self.batch.moves_left_mask,
+            MOVES_LEFT_SCALE,
+            MOVES_LEFT_HUBER_DELTA,
+        )?;
+        let sc = aux(&out.score, &self.batch.score, &self.batch.score_mask, SCORE_SCALE, SCORE_HUBER_DELTA)?;
+        let weighted = [(&ml, self.cfg.moves_left_loss_weight), (&sc, self.cfg.score_loss_weight)];
+        let total_t =
+            weighted.iter().filter_map(|(t, w)| t.as_ref().map(|t| t * *w)).fold(l.total, |acc, term| acc + term);
+        let moves_left_loss = ml.map(|t| t.f_double_value(&[])).transpose()?;
+        let score_loss = sc.map(|t| t.f_double_value(&[])).transpose()?;
         let (total, policy, value) =
-            (l.total.f_double_value(&[])?, l.policy.f_double_value(&[])?, l.value.f_double_value(&[])?);
+            (total_t.f_double_value(&[])?, l.policy.f_double_value(&[])?, l.value.f_double_value(&[])?);
         if !total.is_finite() {
             let _g = tch::no_grad_guard();
             for (b, s) in self.buffers.iter_mut().zip(&saved) {
                 b.f_copy_(s)?;
             }
-            return Err(TrainError::NonFiniteLoss { step: ckpt.meta.step + 1, loss: total, policy, value });
+            let auxiliary = [("moves left", moves_left_loss), ("score", score_loss)]
+                .iter()
+                .filter_map(|(name, v)| v.map(|v| format!(", {name} {v}")))
+                .collect();
+            return Err(TrainError::NonFiniteLoss { step: ckpt.meta.step + 1, loss: total, policy, value, auxiliary });
         }
         self.opt.zero_grad();
-        l.total.f_backward()?;
+        total_t.f_backward()?;
         self.opt.step(lr, self.cfg.grad_clip)?;
         let _g = tch::no_grad_guard();
         let acc =
@@ -189,6 +233,8 @@ impl Trainer {
             total_loss: total,
             policy_accuracy: acc.f_double_value(&[])?,
             value_mse: mse.f_double_value(&[])?,
+            moves_left_loss,
+            score_loss,
         })
     }
 }

@@ -50,6 +50,7 @@ fn overfitting_a_small_window_raises_accuracy_and_lowers_loss() {
         global_pooling: false,
         policy_channels: 8,
         value_hidden: 32,
+        ..Default::default()
     };
     let mut ck = Checkpoint::new_random::<MartianChess>(&MartianRules::default(), &model, Device::Cpu, 1).unwrap();
     let cfg = TrainConfig {
@@ -86,6 +87,7 @@ fn small_model() -> ModelConfig {
         global_pooling: true,
         policy_channels: 4,
         value_hidden: 16,
+        ..Default::default()
     }
 }
 
@@ -257,7 +259,9 @@ fn window_does_not_depend_on_file_grouping_or_times() {
         value: d.value.slice(ndarray::s![r.clone()]).to_owned(),
         game_id: d.game_id.slice(ndarray::s![r.clone()]).to_owned(),
         ply: d.ply.slice(ndarray::s![r.clone()]).to_owned(),
-        weight: d.weight.slice(ndarray::s![r]).to_owned(),
+        weight: d.weight.slice(ndarray::s![r.clone()]).to_owned(),
+        moves_left: d.moves_left.as_ref().map(|a| a.slice(ndarray::s![r.clone()]).to_owned()),
+        score: d.score.as_ref().map(|a| a.slice(ndarray::s![r]).to_owned()),
     };
     let n = data.len();
     let one = tempfile::tempdir().unwrap();

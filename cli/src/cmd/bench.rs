@@ -48,6 +48,12 @@ enum What {
         /// Searches (positions along a random game).
         #[arg(long, default_value_t = 20)]
         searches: u32,
+        /// Search with the two-ply threat check at leaves (`search.leaf_threat_check`).
+        #[arg(long)]
+        leaf_threat_check: bool,
+        /// Forced playouts' k (`search.forced_playouts_k`; the searches have root noise).
+        #[arg(long, default_value_t = 0.0)]
+        forced_playouts_k: f32,
     },
     /// Alpha-beta nodes per second: fixed-depth searches along a random game (one thread).
     Alphabeta {
@@ -111,8 +117,10 @@ enum What {
 pub fn run(a: Args) -> Result<()> {
     match a.what {
         What::Perft { game, depth } => with_game!(GameKind::from(game), G => bench_perft::<G>(depth)),
-        What::Mcts { game, simulations, searches } => {
-            with_game!(GameKind::from(game), G => bench_mcts::<G>(simulations, searches))
+        What::Mcts { game, simulations, searches, leaf_threat_check, forced_playouts_k } => {
+            let cfg = MctsConfig { leaf_threat_check, forced_playouts_k, ..MctsConfig::default() };
+            cfg.validate().map_err(anyhow::Error::msg)?;
+            with_game!(GameKind::from(game), G => bench_mcts::<G>(cfg, simulations, searches))
         }
         What::Alphabeta { game, depth, searches } => {
             with_game!(GameKind::from(game), G => bench_alphabeta::<G>(depth, searches))
@@ -166,10 +174,19 @@ fn bench_perft<G: GameState>(depth: u32) -> Result<()> {
     Ok(())
 }
 
-fn bench_mcts<G: GameState>(simulations: u32, searches: u32) -> Result<()> {
+fn bench_mcts<G: GameState>(cfg: MctsConfig, simulations: u32, searches: u32) -> Result<()> {
     let mut pos = G::new_game(&G::Rules::default())?;
     let mut rng = StdRng::seed_from_u64(7);
-    let mut tree = Mcts::new(MctsConfig::default(), pos.clone());
+    let levers = format!(
+        "{}{}",
+        if cfg.leaf_threat_check { ", leaf threat check" } else { "" },
+        if cfg.forced_playouts_k > 0.0 {
+            format!(", forced playouts k = {}", cfg.forced_playouts_k)
+        } else {
+            String::new()
+        }
+    );
+    let mut tree = Mcts::new(cfg, pos.clone());
     let mut ev = UniformEvaluator;
     let mut moves = Vec::new();
     let (mut sims, t) = (0u64, Instant::now());
@@ -186,7 +203,7 @@ fn bench_mcts<G: GameState>(simulations: u32, searches: u32) -> Result<()> {
         }
     }
     println!(
-        "{} MCTS, uniform evaluator: {:.0} simulations/s ({searches} searches x {simulations}, one thread)",
+        "{} MCTS, uniform evaluator{levers}: {:.0} simulations/s ({searches} searches x {simulations}, one thread)",
         G::KIND,
         sims as f64 / t.elapsed().as_secs_f64()
     );

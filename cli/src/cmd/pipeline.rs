@@ -587,7 +587,8 @@ fn shell_command() -> String {
         .join(" ")
 }
 
-/// On Ctrl-C (SIGINT): says what the run has kept and the command that
+/// On Ctrl-C (SIGINT), SIGTERM (a service manager's or `kill`'s stop) or
+/// SIGHUP (the terminal closed): says what the run has kept and the command that
 /// continues it, then ends the process (killed by SIGINT, status 130). Stopping at once is safe: every
 /// file of the run is written whole (temporary name and rename) or appended
 /// one line at a time, and a resumed run repairs what a kill leaves (the same

@@ -126,6 +126,20 @@ struct RunData {
     gens: BTreeMap<u32, GenerationMetrics>,
     ckpts: BTreeMap<u32, Ckpt>,
     ladder: Vec<LadderRecord>,
+    /// Input the report could not read and left out, one line per file
+    /// (`FILE: N unreadable line(s), the first at line L`).
+    unreadable: Vec<String>,
+}
+
+/// Notes that `file` had `bad` unreadable lines (1-based line numbers) that were left out.
+fn note_unreadable(unreadable: &mut Vec<String>, file: &Path, bad: &[usize]) {
+    if let Some(first) = bad.first() {
+        unreadable.push(format!(
+            "{}: {} unreadable line(s) left out, the first at line {first}",
+            file.display(),
+            bad.len()
+        ));
+    }
 }
 
 /// The promotion rule of the run's config (for gate records without a reason).
@@ -231,9 +245,12 @@ fn load(root: &Path) -> Result<RunData> {
     // line of each step, so that no curve runs back on itself.
     let mut by_step: BTreeMap<u64, BTreeMap<String, f64>> = BTreeMap::new();
     let mut unstepped = Vec::new();
+    let mut unreadable = Vec::new();
     if let Ok(text) = std::fs::read_to_string(root.join("train.jsonl")) {
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let mut bad = Vec::new();
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else {
+                bad.push(i + 1);
                 continue;
             };
             let row: BTreeMap<String, f64> = m.iter().filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x))).collect();
@@ -244,6 +261,7 @@ fn load(root: &Path) -> Result<RunData> {
                 None => unstepped.push(row),
             }
         }
+        note_unreadable(&mut unreadable, &root.join("train.jsonl"), &bad);
     }
     let train: Vec<BTreeMap<String, f64>> = by_step.into_values().chain(unstepped).collect();
     let mut games: BTreeMap<u32, GenGames> = BTreeMap::new();
@@ -251,8 +269,10 @@ fn load(root: &Path) -> Result<RunData> {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let g = generation_of(name).unwrap_or(0);
         let text = std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let mut bad = Vec::new();
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let Ok(v) = serde_json::from_str::<Value>(line) else {
+                bad.push(i + 1);
                 continue;
             };
             let e = games.entry(g).or_default();
@@ -278,6 +298,7 @@ fn load(root: &Path) -> Result<RunData> {
                 (Some(_), None) => {}
             }
         }
+        note_unreadable(&mut unreadable, &f, &bad);
     }
     let mut matches = Vec::new();
     let mut gates = Vec::new();
@@ -333,6 +354,7 @@ fn load(root: &Path) -> Result<RunData> {
         gens: crate::metrics::read(root),
         ckpts,
         ladder: crate::ladder::records(root),
+        unreadable,
     })
 }
 
@@ -954,7 +976,7 @@ fn build(root: &Path, d: &RunData, anchor: Option<&str>) -> Result<View> {
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| root.display().to_string());
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = d.unreadable.clone();
     let mut notes = Vec::new();
     // Ratings.
     let results: Vec<PairResult> = d
@@ -1386,6 +1408,18 @@ fn charts(d: &RunData, ratings: Option<&Ratings>, prior_set: &[String]) -> Resul
         Series::new("value loss", Mark::Line, 2).with(series_of("value_loss")),
     ];
     out.push(("losses", "Training", "Training losses", chart(&step_spec("Training losses", "loss (nats)"), &losses)?));
+    // The auxiliary heads' Huber losses (model.moves_left_head, model.score_head), when a run has them.
+    let aux: Vec<Series> = [("moves-left loss", "moves_left_loss"), ("score loss", "score_loss")]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (label, key))| Series::new(label, Mark::Line, i).with(series_of(key)))
+        .filter(|s| !s.pts.is_empty())
+        .collect();
+    if !aux.is_empty() {
+        let mut s = step_spec("Auxiliary head losses (Huber, head units)", "loss");
+        s.y_min = Some(0.0);
+        out.push(("aux-losses", "Training", "Auxiliary head losses", chart(&s, &aux)?));
+    }
     let mut s = step_spec("Policy accuracy (top-1 vs search target)", "accuracy");
     (s.y_min, s.y_max) = (Some(0.0), Some(1.0));
     let acc = vec![Series::new("policy accuracy", Mark::Line, 0).with(series_of("policy_accuracy"))];
@@ -1820,6 +1854,22 @@ mod tests {
         let steps: Vec<f64> = d.train.iter().map(|m| m["step"]).collect();
         assert_eq!(steps, vec![10.0, 20.0, 30.0, 40.0]);
         assert_eq!(d.train[1]["total_loss"], 2.5, "the later line of a step wins");
+    }
+
+    #[test]
+    fn unreadable_log_lines_are_left_out_with_a_warning_naming_file_and_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let text = "{\"step\":10,\"total_loss\":3.0}\n{\"step\":20,\"tot\n\n{\"step\":30,\"total_loss\":2.8}\n";
+        std::fs::write(tmp.path().join("train.jsonl"), text).unwrap();
+        std::fs::create_dir_all(tmp.path().join("games")).unwrap();
+        std::fs::write(tmp.path().join("games/gen0001-w0-000000.jsonl"), "{\"plies\":12}\nnot json\n").unwrap();
+        let d = load(tmp.path()).unwrap();
+        assert_eq!(d.train.len(), 2, "the readable lines are kept");
+        assert_eq!(d.unreadable.len(), 2, "{:?}", d.unreadable);
+        assert!(d.unreadable[0].contains("train.jsonl: 1 unreadable line(s) left out, the first at line 2"));
+        assert!(d.unreadable[1].contains("gen0001-w0-000000.jsonl: 1 unreadable line(s) left out, the first at line 2"));
+        let v = build(tmp.path(), &d, None).unwrap();
+        assert!(v.warnings.iter().any(|w| w.contains("train.jsonl: 1 unreadable")), "{:?}", v.warnings);
     }
 
     #[test]

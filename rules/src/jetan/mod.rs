@@ -460,6 +460,12 @@ impl GameState for Jetan {
         self.pos.outcome
     }
 
+    /// Only captures of the enemy Princess or Chief can win at once under the
+    /// standard rules: see `winning_move_exists` (module `movegen`).
+    fn has_winning_move(&self) -> bool {
+        self.winning_move_exists()
+    }
+
     fn hash(&self) -> u64 {
         self.pos.hash
     }

@@ -5,10 +5,10 @@
 
 use super::bitboard::{BOARD, FILE_A, FILE_J};
 use super::piece::Piece;
-use super::rules::Escape;
+use super::rules::{ChiefCapture, Escape, NoLegalMoves, SmallMaterial};
 use super::tables::{tables, Tables, K_CHIEF, K_DWAR, K_FLIER, K_PADWAR, K_WARRIOR};
 use super::Jetan;
-use crate::game::{Move, Side};
+use crate::game::{has_winning_move_by_play, Move, Side};
 
 /// Piece types moved along table paths, with their table kind (the Thoat's
 /// kind depends on the rules and is handled separately).
@@ -190,6 +190,57 @@ impl Jetan {
             n += (normal | escape).count_ones();
         }
         n as usize
+    }
+
+    /// [`crate::GameState::has_winning_move`] for Jetan (spec §8). Under the
+    /// standard rules only two moves win at once: taking the enemy Princess
+    /// (§8.1) and taking the enemy Chief with one's own Chief (§8.2; with any
+    /// piece under `chief_captured_by_non_chief = CapturerWins`). Both are
+    /// captures, checked before every other end of §8, so the test is whether
+    /// a piece of the side to move reaches those squares (the Princess never
+    /// captures: she moves to empty squares only). Two switches make other
+    /// moves win: `no_legal_moves = Loses` (a move leaving the opponent without
+    /// moves, §8.6) and `small_material = Seed000Adjudication` on the ply that
+    /// ends the countdown (§8.4); there every move is played
+    /// ([`has_winning_move_by_play`], which allocates). No allocation otherwise.
+    pub(crate) fn winning_move_exists(&self) -> bool {
+        if self.pos.outcome.is_some() {
+            return false;
+        }
+        if self.rules.no_legal_moves == NoLegalMoves::Loses
+            || (self.rules.small_material == SmallMaterial::Seed000Adjudication && self.pos.countdown == Some(1))
+        {
+            return has_winning_move_by_play(self);
+        }
+        let t = tables();
+        let me = self.pos.stm;
+        let pcs = &self.pos.pieces[me.index()];
+        let theirs = &self.pos.pieces[me.opponent().index()];
+        let (princess, chief) = (theirs[Piece::Princess.index()], theirs[Piece::Chief.index()]);
+        let occ = self.occupied();
+        let any_chief_capture = self.rules.chief_captured_by_non_chief == ChiefCapture::CapturerWins;
+        // Squares any piece wins on, and those only the Chief wins on.
+        let targets = princess | if any_chief_capture { chief } else { 0 };
+        let chief_targets = if any_chief_capture { 0 } else { chief };
+        if targets == 0 && chief_targets == 0 {
+            return false;
+        }
+        if panthan_attacks(me, pcs[Piece::Panthan.index()]) & targets != 0 {
+            return true;
+        }
+        let tk = self.thoat_kind();
+        for (p, k) in PATH_PIECES.into_iter().chain(std::iter::once((Piece::Thoat, tk))) {
+            let goal = if p == Piece::Chief { targets | chief_targets } else { targets };
+            let mut b = pcs[p.index()];
+            while b != 0 {
+                let sq = b.trailing_zeros() as usize;
+                b &= b - 1;
+                if t.reaches(k, sq, occ, goal) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Whether the side to move has at least one legal move (§8.6), cheapest tests first.

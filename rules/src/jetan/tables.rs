@@ -124,6 +124,9 @@ pub struct Tables {
     pub box3: [u128; 100],
     /// Squares at Chebyshev distance >= 4 from each square (Escape candidates, §6).
     pub far: [u128; 100],
+    /// `any[kind*100 + sq]`: every destination of `kind` from `sq` on an empty
+    /// board (the union of its entries' destinations).
+    pub any: Vec<u128>,
 }
 
 impl Tables {
@@ -146,6 +149,17 @@ impl Tables {
             }
         }
         acc
+    }
+
+    /// Whether `kind` on `sq` reaches a square of `targets` with occupancy
+    /// `occ`: `reach(kind, sq, occ) & targets != 0`, but a piece that cannot
+    /// reach `targets` even on an empty board costs one test.
+    #[inline]
+    pub fn reaches(&self, kind: usize, sq: usize, occ: u128, targets: u128) -> bool {
+        if self.any[kind * 100 + sq] & targets == 0 {
+            return false;
+        }
+        self.entries(kind, sq).iter().any(|&(req, dests)| dests & targets != 0 && req & occ == 0)
     }
 }
 
@@ -197,7 +211,10 @@ fn build() -> Tables {
         }
         debug_assert_eq!(box3[sq as usize] & !BOARD, 0);
     }
-    Tables { start, entries, box3, far }
+    let any = (0..NUM_KINDS * 100)
+        .map(|i| entries[start[i] as usize..start[i + 1] as usize].iter().fold(0, |a, &(_, d)| a | d))
+        .collect();
+    Tables { start, entries, box3, far, any }
 }
 
 /// The tables, built on first use.

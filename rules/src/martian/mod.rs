@@ -289,6 +289,8 @@ impl GameState for MartianChess {
     const INPUT_SHAPE: [usize; 3] = [encode::INPUT_PLANES, 8, 4];
     /// A proven bound, see [`MAX_MOVES_MC`].
     const MAX_MOVES: usize = encode::MAX_MOVES_MC;
+    /// Captured pips decide the result (spec §6, §9).
+    const HAS_SCORE: bool = true;
 
     fn new_game(rules: &MartianRules) -> Result<Self, RulesError> {
         rules.validate()?;
@@ -407,6 +409,19 @@ impl GameState for MartianChess {
     #[inline]
     fn outcome(&self) -> Option<Outcome> {
         self.outcome
+    }
+
+    /// Looks only at the moves that can end the game (spec §9): see
+    /// `winning_move_exists` (module `movegen`).
+    fn has_winning_move(&self) -> bool {
+        self.winning_move_exists()
+    }
+
+    /// `side`'s captured pips minus the opponent's (spec §6) once the game is over.
+    fn final_score_difference(&self, side: Side) -> Option<i32> {
+        self.outcome?;
+        let s = self.scores;
+        Some(s[side.index()] as i32 - s[side.opponent().index()] as i32)
     }
 
     #[inline]

@@ -6,12 +6,13 @@
 //! field promotion allows it, own pieces it may merge with (spec §7). The one
 //! move banned by the no-undo rule (spec §8) is removed last.
 
+use super::rules::ClockMode;
 use super::tables::{
     drone_attacks, east, north, north_east, north_west, queen_attacks, south, south_east, south_west, west, KING_STEPS,
     ORTHO_STEPS, PAWN_STEPS, ZONES,
 };
-use super::{MartianChess, DRONE, PAWN};
-use crate::game::Move;
+use super::{MartianChess, DRONE, PAWN, QUEEN};
+use crate::game::{GameState, Move};
 
 /// What the side to move may do in a position: its pieces and the squares
 /// each piece kind may end on.
@@ -164,5 +165,101 @@ impl MartianChess {
             n += (ORTHO_STEPS[sq] & not_own).count_ones();
         }
         n >= 2 || self.count_moves() > 0
+    }
+}
+
+impl MartianChess {
+    /// Calls `f` on every legal move (as `gen_moves` lists them, ignoring
+    /// `outcome`) until it returns true; returns whether one did. No allocation.
+    #[inline]
+    fn any_move(&self, mut f: impl FnMut(Move) -> bool) -> bool {
+        let c = self.ctx();
+        let ban_bit = if c.ban_to == NONE { 0 } else { 1u32 << c.ban_to };
+        for (mut b, kind) in [(c.own_p, PAWN), (c.own_d, DRONE), (c.own_q, QUEEN)] {
+            while b != 0 {
+                let from = b.trailing_zeros();
+                b &= b - 1;
+                let mut targets = Self::piece_targets(&c, kind, from as usize);
+                if from as u8 == c.ban_from {
+                    targets &= !ban_bit;
+                }
+                while targets != 0 {
+                    let to = targets.trailing_zeros();
+                    targets &= targets - 1;
+                    if f(Move::new(from as u8, to as u8)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether some move of the side to move might leave the opponent without
+    /// a legal move (spec §9.4). `false` is certain: it is returned when two of
+    /// the opponent's pieces each have two one-step moves (Pawn diagonal, Drone
+    /// orthogonal, Queen any direction) to squares not holding the opponent's
+    /// pieces. A move changes the opponent's zone at one square only (where it
+    /// lands: a piece crossing the canal, or a capturer replacing the victim),
+    /// and the no-undo ban it creates concerns the piece on that square; so
+    /// the other of the two pieces keeps a free square, and a one-step move to
+    /// an empty square or to a piece in the mover's zone is always legal.
+    fn opponent_may_be_stuck(&self) -> bool {
+        let [p, d, q] = self.bb;
+        let theirs = (p | d | q) & ZONES[self.side.opponent().index()].0;
+        let mut free = 0;
+        let mut b = theirs;
+        while b != 0 {
+            let sq = b.trailing_zeros() as usize;
+            b &= b - 1;
+            let steps = match self.kind_at(sq as u8) {
+                PAWN => PAWN_STEPS[sq],
+                DRONE => ORTHO_STEPS[sq],
+                _ => KING_STEPS[sq],
+            };
+            if (steps & !theirs).count_ones() >= 2 {
+                free += 1;
+                if free == 2 {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// [`crate::GameState::has_winning_move`] for Martian Chess (spec §9). A
+    /// move ends the game only by emptying the mover's zone (§9.1: possible
+    /// only when one piece is left there), by running the deadlock clock out
+    /// (§9.2: a quiet move at countdown 1, scored with ties drawn, and a quiet
+    /// move leaves the scores as they are), by reaching the move cap (§9.3) or
+    /// by leaving the opponent without a move (§9.4). With one piece in the
+    /// zone, on the last ply before the cap, or when the opponent might be
+    /// left without moves ([`MartianChess::opponent_may_be_stuck`], rare),
+    /// every move is played on a copy; otherwise a win exists exactly when the
+    /// clock is at countdown 1, the mover leads on score and has a quiet move.
+    /// No allocation.
+    pub(crate) fn winning_move_exists(&self) -> bool {
+        if self.outcome.is_some() {
+            return false;
+        }
+        let me = self.side;
+        let [p, d, q] = self.bb;
+        let occ = p | d | q;
+        let own = occ & ZONES[me.index()].0;
+        if own.count_ones() <= 1 || self.ply.saturating_add(1) >= self.rules.max_plies || self.opponent_may_be_stuck() {
+            return self.any_move(|m| {
+                let mut s = *self;
+                s.play_unchecked(m);
+                s.outcome.is_some_and(|o| o.winner == Some(me))
+            });
+        }
+        if self.rules.clock == ClockMode::Auto
+            && self.clock == 2
+            && self.scores[me.index()] > self.scores[1 - me.index()]
+        {
+            let theirs = occ & !own;
+            return self.any_move(|m| theirs >> m.to & 1 == 0);
+        }
+        false
     }
 }

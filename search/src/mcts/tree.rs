@@ -54,8 +54,10 @@ pub struct Node {
     pub num_children: u32,
     /// Expansion state.
     pub kind: NodeKind,
-    /// With [`MctsConfig::solver`]: the proven game value of an expanded node
-    /// for its side to move (+1, 0 or -1), once its children prove it.
+    /// The proven game value of the node for its side to move (+1, 0 or -1):
+    /// with [`MctsConfig::solver`], set on an expanded node once its children
+    /// prove it; with [`MctsConfig::leaf_threat_check`], set to +1 on a child
+    /// whose side to move can win at once, before it is visited.
     pub solved: Option<f32>,
 }
 
@@ -80,8 +82,7 @@ impl Node {
     pub fn exact(&self) -> Option<f32> {
         match self.kind {
             NodeKind::Terminal(v) => Some(v),
-            NodeKind::Expanded => self.solved,
-            _ => None,
+            _ => self.solved,
         }
     }
 
@@ -240,6 +241,9 @@ pub struct Mcts<G: GameState> {
     tie_seed: u64,
     /// Gumbel root search state of the current search (see [`RootSelection::Gumbel`]).
     gumbel: GumbelRoot,
+    /// Forced playouts ([`MctsConfig::forced_playouts_k`]) act in the current
+    /// search: it began with root noise, PUCT root selection and k > 0.
+    forced: bool,
 }
 
 /// State of one Gumbel root search: the candidates and the halving schedule.
@@ -286,6 +290,7 @@ impl<G: GameState> Mcts<G> {
             root_noised: false,
             tie_seed: 0,
             gumbel: GumbelRoot::default(),
+            forced: false,
         };
         t.nodes.push(Node::new(Move::new(0, 0), 1.0));
         t
@@ -398,17 +403,21 @@ impl<G: GameState> Mcts<G> {
         self.root_noised = false;
         self.gumbel.pending = false;
         self.gumbel.ready = false;
+        self.forced = false;
     }
 
     /// Starts a search of `simulations` simulations for the move at the root.
     /// With [`RootSelection::Puct`] and `noise`, Dirichlet noise is mixed into
     /// the root priors (now, or when the root gets expanded); with
     /// [`RootSelection::Gumbel`], `noise` means Gumbel noise in the choice of
-    /// candidates, and `simulations` sets the halving schedule.
+    /// candidates, and `simulations` sets the halving schedule. Forced
+    /// playouts ([`MctsConfig::forced_playouts_k`]) act in PUCT searches with
+    /// `noise` only.
     pub fn begin_search<R: Rng>(&mut self, noise: bool, simulations: u32, rng: &mut R) {
         self.noise_pending = false;
         self.gumbel.ready = false;
         self.gumbel.pending = false;
+        self.forced = noise && self.cfg.forced_playouts_k > 0.0 && self.cfg.root_selection == RootSelection::Puct;
         if self.cfg.root_selection == RootSelection::Gumbel {
             self.gumbel.noise = noise;
             self.gumbel.budget = simulations.max(1);
@@ -551,6 +560,9 @@ impl<G: GameState> Mcts<G> {
         self.num_pending += 1;
     }
 
+    /// PUCT selection among the children of `idx`; at the root of a search
+    /// with forced playouts, a child below its forced count goes first
+    /// ([`MctsConfig::forced_playouts_k`]; among several, the best by PUCT).
     fn select_child(&self, idx: u32) -> u32 {
         let node = &self.nodes[idx as usize];
         let first = node.first_child as usize;
@@ -574,6 +586,9 @@ impl<G: GameState> Mcts<G> {
         let mut best_rank: Option<u64> = None;
         let seed = self.tie_seed();
         let solver = self.cfg.solver;
+        // Forced playouts (Wu 2019, §3.1): n < sqrt(k P N), compared squared.
+        let forced_scale = if idx == 0 && self.forced { self.cfg.forced_playouts_k * parent_n as f32 } else { 0.0 };
+        let mut forced: Option<(usize, f32)> = None;
         for (i, ch) in children.iter().enumerate() {
             let n = ch.visits + ch.in_flight;
             let exact = if solver { ch.exact() } else { None };
@@ -585,12 +600,22 @@ impl<G: GameState> Mcts<G> {
                 (Some(e), _, _) if -e >= 1.0 => return (first + i) as u32,
                 (Some(e), _, _) if -e <= -1.0 => continue,
                 (Some(e), _, _) => -e,
-                // An unvisited terminal child: its exact value for the chooser.
+                // An unvisited terminal child: its exact value for the chooser;
+                // an unvisited child the threat check proved: likewise.
                 (None, 0, NodeKind::Terminal(v)) => -v,
-                (None, 0, _) => fpu,
+                (None, 0, _) => ch.solved.map_or(fpu, |v| -v),
                 _ => (ch.value_sum - ch.in_flight as f32) / n as f32,
             };
             let s = puct_score(q, ch.prior, n as f32, c, sqrt_n);
+            if forced_scale > 0.0
+                && ch.visits > 0
+                && ch.exact().is_none()
+                && (n as f32) * (n as f32) < forced_scale * ch.prior
+                && forced
+                    .is_none_or(|(b, bs)| s > bs || (s == bs && tie_rank(seed, ch.mv) < tie_rank(seed, children[b].mv)))
+            {
+                forced = Some((i, s));
+            }
             if s > best_score {
                 best_score = s;
                 best = i;
@@ -605,6 +630,9 @@ impl<G: GameState> Mcts<G> {
                     best_rank = Some(r);
                 }
             }
+        }
+        if let Some((f, _)) = forced {
+            return (first + f) as u32;
         }
         (first + best) as u32
     }
@@ -634,6 +662,9 @@ impl<G: GameState> Mcts<G> {
             let leaf = *p.path.last().expect("path holds the root");
             let first = self.nodes.len() as u32;
             let mut proven_win = false;
+            let threat = self.cfg.leaf_threat_check && self.cfg.terminal_children;
+            // With the threat check: every move so far loses at once or hands the opponent a win.
+            let mut all_lost = threat && !p.moves.is_empty();
             for (&mv, &prior) in p.moves.iter().zip(&eval.priors) {
                 let mut child = Node::new(mv, prior);
                 if self.cfg.terminal_children {
@@ -646,6 +677,13 @@ impl<G: GameState> Mcts<G> {
                         let v = o.value_for(self.scratch.side_to_move());
                         child.kind = NodeKind::Terminal(v);
                         proven_win |= v <= -1.0;
+                        all_lost &= v >= 1.0;
+                    } else if threat && self.scratch.has_winning_move() {
+                        // The second ply: the opponent wins at once after this move,
+                        // an exact win for the child's side to move.
+                        child.solved = Some(1.0);
+                    } else {
+                        all_lost = false;
                     }
                 }
                 self.nodes.push(child);
@@ -658,8 +696,15 @@ impl<G: GameState> Mcts<G> {
             }
             // A leaf whose mover can win at once is worth +1 to that mover,
             // whatever the network says (a one-ply MCTS-solver step), so the move
-            // that allowed it looks lost from its first visit.
-            let leaf_value = if proven_win { 1.0 } else { eval.value.clamp(-1.0, 1.0) };
+            // that allowed it looks lost from its first visit. With the threat
+            // check, a leaf whose every move loses within two plies is worth -1.
+            let leaf_value = if proven_win {
+                1.0
+            } else if all_lost {
+                -1.0
+            } else {
+                eval.value.clamp(-1.0, 1.0)
+            };
             let mut v = -leaf_value;
             for &i in p.path.iter().rev() {
                 let n = &mut self.nodes[i as usize];
@@ -960,8 +1005,8 @@ impl<G: GameState> Mcts<G> {
     }
 
     /// Completed Q of every root child for the root's side to move (Q when
-    /// visited; the exact value when proven or terminal; else the root's
-    /// value), rescaled by `rescale` into `[0, 1]`.
+    /// visited; the exact value when proven, terminal, or found by the threat
+    /// check; else the root's value), rescaled by `rescale` into `[0, 1]`.
     fn rescaled_completed_q(&self, rescale: QRescale, out: &mut Vec<f32>) {
         let children = self.root_children();
         let r = &self.nodes[0];
@@ -972,7 +1017,7 @@ impl<G: GameState> Mcts<G> {
             (Some(e), _, _) if solver => -e,
             (_, Some(q), _) => q,
             (_, None, NodeKind::Terminal(v)) => -v,
-            (_, None, _) => root_q,
+            (_, None, _) => c.solved.map_or(root_q, |v| -v),
         }));
         let (lo, hi) = out.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
         for x in out.iter_mut() {
@@ -992,6 +1037,64 @@ impl<G: GameState> Mcts<G> {
         } else {
             children.iter().map(|c| c.prior).collect()
         }
+    }
+
+    /// Whether forced playouts act in the current search
+    /// ([`MctsConfig::forced_playouts_k`] > 0, PUCT root selection, and
+    /// [`Mcts::begin_search`] was called with noise).
+    pub fn forced_playouts(&self) -> bool {
+        self.forced
+    }
+
+    /// KataGo's policy target pruning (Wu 2019, arXiv:1902.10565, §3.1;
+    /// KataGo's `docs/KataGoMethods.md`): the root children's visit counts
+    /// with the forced playouts taken out again, for a `visits` policy target.
+    /// With `c*` the child with the most visits (ties as for the move to
+    /// play: prior, then Q, then [`tie_rank`]), every other visited child `c`
+    /// loses as many visits `d <= floor(n_forced(c))` as it can while its PUCT
+    /// score with `N(c) - d` visits stays below `c*`'s score with the
+    /// unpruned counts (both with `N` = the sum of the root children's
+    /// visits, `n_forced(c) = sqrt(k P(c) N)`, `P` after noise); a child left
+    /// with one visit or none is removed (0). `c*` keeps its count. So visits
+    /// PUCT would have given anyway stay, and those only the forcing gave go.
+    ///
+    /// Returns the plain visit counts when the search had no forced playouts
+    /// ([`Mcts::forced_playouts`]). One entry per root child, in legal-move
+    /// order; empty before the root is expanded.
+    pub fn pruned_visits(&self) -> Vec<u32> {
+        let children = self.root_children();
+        let mut out: Vec<u32> = children.iter().map(|c| c.visits).collect();
+        if !self.forced || children.is_empty() {
+            return out;
+        }
+        let total: u32 = out.iter().sum();
+        let seed = self.tie_seed();
+        let stats = |c: &Node| (c.visits, c.prior, c.q());
+        let mut best = 0usize;
+        for (i, c) in children.iter().enumerate().skip(1) {
+            match compare_stats(stats(c), stats(&children[best])) {
+                Ordering::Greater => best = i,
+                Ordering::Equal if tie_rank(seed, c.mv) < tie_rank(seed, children[best].mv) => best = i,
+                _ => {}
+            }
+        }
+        let cp = c_puct(total as f32, self.cfg.c_puct_init, self.cfg.c_puct_base);
+        let sqrt_n = (total.max(1) as f32).sqrt();
+        let score = |c: &Node, n: u32| puct_score(c.q().unwrap_or(0.0), c.prior, n as f32, cp, sqrt_n);
+        let best_score = score(&children[best], children[best].visits);
+        let k = self.cfg.forced_playouts_k;
+        for (i, c) in children.iter().enumerate() {
+            if i == best || c.visits == 0 {
+                continue;
+            }
+            let n_forced = (k * c.prior * total as f32).max(0.0).sqrt().floor() as u32;
+            let mut d = n_forced.min(c.visits);
+            while d > 0 && score(c, c.visits - d) >= best_score {
+                d -= 1;
+            }
+            out[i] = if c.visits - d <= 1 { 0 } else { c.visits - d };
+        }
+        out
     }
 
     /// Root statistics now.
@@ -1063,6 +1166,7 @@ impl<G: GameState> Mcts<G> {
         self.root_noised = false;
         self.gumbel.pending = false;
         self.gumbel.ready = false;
+        self.forced = false;
         let Some(child) = child else {
             self.nodes.clear();
             self.nodes.push(Node::new(Move::new(0, 0), 1.0));
@@ -1145,5 +1249,57 @@ impl<G: GameState> Mcts<G> {
             }
         }
         Ok(self.result())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use martian_rules::martian::{MartianChess, MartianRules};
+
+    /// A root with children `(visits, value_sum, prior)`, as a search with
+    /// forced playouts (k = 2) would leave it.
+    fn root_with(children: &[(u32, f32, f32)]) -> Mcts<MartianChess> {
+        let cfg = MctsConfig { forced_playouts_k: 2.0, ..MctsConfig::default() };
+        let mut t = Mcts::new(cfg, MartianChess::new_game(&MartianRules::default()).unwrap());
+        let total: u32 = children.iter().map(|c| c.0).sum();
+        t.nodes[0] = Node {
+            visits: total + 1,
+            first_child: 1,
+            num_children: children.len() as u32,
+            kind: NodeKind::Expanded,
+            ..Node::new(Move::new(0, 0), 1.0)
+        };
+        for (i, &(visits, value_sum, prior)) in children.iter().enumerate() {
+            t.nodes.push(Node {
+                visits,
+                value_sum,
+                kind: NodeKind::Expanded,
+                ..Node::new(Move::new(i as u8, 31), prior)
+            });
+        }
+        t.forced = true;
+        t
+    }
+
+    #[test]
+    fn pruning_by_hand() {
+        // N = 138, c_puct(138) = 1.25705, sqrt(N) = 11.747; the best child A
+        // (100 visits, Q 0.5, P 0.4) scores 0.5 + 1.25705 * 0.4 * 11.747 / 101 = 0.5585.
+        // B (Q 0.3, P 0.3, 10 visits): 0.7027 already with 10 visits, above A: keeps 10.
+        // C (Q -0.5, P 0.2, 5): n_forced = floor(sqrt(2 * 0.2 * 138)) = 7; with
+        //   1 visit it would score 0.977 >= 0.5585, with 2 visits 0.4845 < 0.5585: 2.
+        // D (Q -0.8, P 0.05, 3): n_forced 3, 0 visits score -0.062 < 0.5585: 0 (removed).
+        // E (Q -0.9, P 0.05, 20): n_forced 3 caps the cut: 17.
+        let t = root_with(&[(100, 50.0, 0.4), (10, 3.0, 0.3), (5, -2.5, 0.2), (3, -2.4, 0.05), (20, -18.0, 0.05)]);
+        assert_eq!(t.pruned_visits(), vec![100, 10, 2, 0, 17]);
+        // A child left with one visit is removed: 4 visits, Q -0.8, P 0.05,
+        // N = 104: n_forced = floor(sqrt(10.4)) = 3, scores stay below A's, 1 left, hence 0.
+        let t = root_with(&[(100, 50.0, 0.4), (4, -3.2, 0.05)]);
+        assert_eq!(t.pruned_visits(), vec![100, 0]);
+        // Without forced playouts in the search, the counts are the visits.
+        let mut t = root_with(&[(100, 50.0, 0.4), (10, 3.0, 0.3), (5, -2.5, 0.2)]);
+        t.forced = false;
+        assert_eq!(t.pruned_visits(), vec![100, 10, 5]);
     }
 }
