@@ -155,8 +155,13 @@ impl Default for PipelineConfig {
 pub struct RunConfig {
     /// `jetan` or `martian-chess`.
     pub game: GameKind,
-    /// `auto` (CUDA if available), `cpu`, `cuda` or `cuda:N`. Default `auto`.
-    #[serde(default = "default_device")]
+    /// `auto` (CUDA if available), `cpu`, `cuda` or `cuda:N`; for self-play on
+    /// several devices `cuda:all` or a list, written `"cuda:0,cuda:1"` or as a
+    /// TOML array `["cuda:0", "cuda:1"]` (kept as the comma-separated text):
+    /// one network replica per device, each fed by its own game groups
+    /// (`selfplay.groups`); training and matches use the first device.
+    /// `"cpu,cpu"` gives two CPU replicas (tests). Default `auto`.
+    #[serde(default = "default_device", deserialize_with = "device_text")]
     pub device: String,
     /// Seed of every random choice (network init, noise, openings). Default 1.
     #[serde(default = "default_seed")]
@@ -198,6 +203,21 @@ pub struct RunConfig {
 fn default_device() -> String {
     "auto".into()
 }
+
+/// `device` as a string or an array of strings (joined with commas).
+fn device_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Text {
+        One(String),
+        List(Vec<String>),
+    }
+    match Text::deserialize(d)? {
+        Text::One(s) => Ok(s),
+        Text::List(v) if v.is_empty() => Err(serde::de::Error::custom("device: the list is empty")),
+        Text::List(v) => Ok(v.join(",")),
+    }
+}
 fn default_torch_threads() -> usize {
     1
 }
@@ -233,7 +253,7 @@ impl RunConfig {
     /// # Errors
     /// The first problem found, naming the field.
     pub fn validate(&self) -> Result<()> {
-        martian_model::parse_device(&self.device).map_err(|e| anyhow::anyhow!("device: {e}"))?;
+        martian_model::parse_devices(&self.device).map_err(|e| anyhow::anyhow!("device: {e}"))?;
         for (name, n) in [("threads", self.threads), ("torch_threads", self.torch_threads)] {
             if n > 1024 {
                 bail!("{name} must be in 0..=1024 (0 = all cores), got {n}");
@@ -402,6 +422,19 @@ mod tests {
     }
 
     #[test]
+    fn device_lists_read_as_text_and_round_trip() {
+        for (text, want) in [
+            ("device = \"cpu,cpu\"", "cpu,cpu"),
+            ("device = [\"cpu\", \"cpu\"]", "cpu,cpu"),
+            ("device = [\"cpu\"]", "cpu"),
+        ] {
+            let cfg = RunConfig::parse(&format!("game = \"jetan\"\n{text}\n[selfplay]\ngroups = 2\n")).unwrap();
+            assert_eq!((cfg.device.as_str(), cfg.selfplay.groups), (want, 2), "{text}");
+            assert_eq!(RunConfig::parse(&cfg.to_toml()).unwrap(), cfg, "{text}");
+        }
+    }
+
+    #[test]
     fn forced_playouts_pruning_and_threat_check_keys_parse() {
         let text = "game = \"jetan\"\n[search]\nforced_playouts_k = 2\nleaf_threat_check = true\n\
                     [selfplay]\npolicy_target_pruning = true\n";
@@ -438,6 +471,11 @@ mod tests {
             (format!("{base}colour = 1\n"), "colour"),
             ("game = \"chess\"\n".to_string(), "chess"),
             (format!("{base}device = \"tpu\"\n"), "tpu"),
+            (format!("{base}device = \"cpu,,cpu\"\n"), "empty item"),
+            (format!("{base}device = []\n"), "device"),
+            (format!("{base}device = [\"cpu\", \"tpu\"]\n"), "tpu"),
+            (format!("{base}[selfplay]\ngroups = 0\n"), "selfplay.groups"),
+            (format!("{base}[selfplay]\ngroups = 65\n"), "selfplay.groups"),
             (format!("{base}[selfplay]\ncheap_simulations = 500\n"), "selfplay.cheap_simulations"),
             (format!("{base}[train]\nreplay_window = 10\n"), "train.replay_window"),
             (format!("{base}threads = 100000\n"), "threads"),

@@ -9,10 +9,10 @@ use martian_evaluate::{
     play_match_book, AlphaBetaPlayer, GreedyPlayer, MatchResult, MctsPlayer, OpeningBook, Player, RandomPlayer,
     SprtDecision, SprtParams, SprtState,
 };
-use martian_model::{Checkpoint, ConfigModel, NetEvaluator};
+use martian_model::{Checkpoint, ConfigModel, NetBackend, NetEvaluator, NetReplica};
 use martian_rules::GameState;
-use martian_search::{AbGame, AlphaBetaConfig, CachedEvaluator, Limits, UniformEvaluator};
-use martian_selfplay::{pack_samples, play_games, FinishedGame, PlayParams, SelfplayStats};
+use martian_search::{AbGame, AlphaBetaConfig, Limits, UniformEvaluator};
+use martian_selfplay::{pack_samples, play_games, play_games_on_devices, FinishedGame, PlayParams, SelfplayStats};
 use martian_train::{Metrics, ReplayWindow, TrainError, Trainer};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -36,7 +36,9 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
 }
 
 /// Plays `games` self-play games with `model` (or the uniform evaluator when
-/// `None`) as the worker and generation of `out`: first repairs the output of
+/// `None`) as the worker and generation of `out`, the network on `devices`
+/// (one replica per device, `selfplay.groups` game groups each; the overlapped
+/// driver `martian_selfplay::play_games_on_devices`): first repairs the output of
 /// an earlier kill ([`spool::recover`]), then plays the lowest game ids not yet
 /// done ([`SelfplayOut::next_ids`]), spools every finished game at once, and
 /// merges the spool into a shard plus a record file every `games_per_shard`
@@ -54,7 +56,7 @@ pub fn selfplay_games<G: GameState>(
     cfg: &RunConfig,
     rules: &G::Rules,
     model: Option<(&Checkpoint, &str)>,
-    device: Device,
+    devices: &[Device],
     games: u64,
     out: &SelfplayOut,
     replay_done: bool,
@@ -108,12 +110,8 @@ pub fn selfplay_games<G: GameState>(
     };
     let stats = match model {
         Some((ckpt, _)) => {
-            let net = match cfg.selfplay.fixed_batch {
-                0 => NetEvaluator::<G>::new(&ckpt.net, device, cfg.selfplay.max_batch as usize),
-                b => NetEvaluator::<G>::fixed(&ckpt.net, device, b as usize),
-            };
-            let mut ev = CachedEvaluator::new(net, cfg.selfplay.cache_size);
-            play_games(&params, &cfg.selfplay, &cfg.search, &mut ev, &mut on_game)
+            let mut backends = net_backends(cfg, ckpt, devices)?;
+            play_games_on_devices(&params, &cfg.selfplay, &cfg.search, &mut backends, &mut on_game)
         }
         None => {
             let mut ev = UniformEvaluator;
@@ -128,6 +126,26 @@ pub fn selfplay_games<G: GameState>(
     spool::merge(out, &mut pending, &mut seq)?;
     pb.finish_and_clear();
     Ok(stats)
+}
+
+/// One network backend per self-play device: a replica of `ckpt` on the
+/// device, `selfplay.fixed_batch` or `max_batch` rows per pass, the config's
+/// `torch_threads` on its thread.
+///
+/// # Errors
+/// A replica that cannot be made (e.g. the device is out of memory).
+pub fn net_backends(cfg: &RunConfig, ckpt: &Checkpoint, devices: &[Device]) -> Result<Vec<NetBackend<NetReplica>>> {
+    devices
+        .iter()
+        .map(|&d| {
+            let r = ckpt.replica(d)?;
+            let b = match cfg.selfplay.fixed_batch {
+                0 => NetBackend::new(r, d, cfg.selfplay.max_batch as usize),
+                b => NetBackend::fixed(r, d, b as usize),
+            };
+            Ok(b.with_torch_threads(cfg.torch_threads))
+        })
+        .collect()
 }
 
 /// Seed of the batch sampler at global step `step` of generation `g`: every

@@ -238,6 +238,34 @@ pub struct Checkpoint {
     pub meta: CheckpointMeta,
 }
 
+/// An owned copy of a checkpoint's network on one device: its own variables
+/// and the network built on them. Unlike a [`Checkpoint`] borrowed across
+/// threads it can move to a device thread (libtorch tensors are `Send`, not
+/// `Sync`), so self-play on several devices runs one replica per device
+/// (`NetBackend<NetReplica>`).
+pub struct NetReplica {
+    vs: nn::VarStore,
+    net: PolicyValueNet,
+}
+
+impl NetReplica {
+    /// The device of the replica's variables.
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    /// The network.
+    pub fn net(&self) -> &PolicyValueNet {
+        &self.net
+    }
+}
+
+impl std::borrow::Borrow<PolicyValueNet> for NetReplica {
+    fn borrow(&self) -> &PolicyValueNet {
+        &self.net
+    }
+}
+
 /// The sidecar path for a weights path: `x.safetensors` -> `x.json`.
 pub fn sidecar_path(weights: &Path) -> PathBuf {
     weights.with_extension("json")
@@ -286,6 +314,20 @@ impl Checkpoint {
             tensors: Some(tensor_shapes(&vs)),
         };
         Ok(Checkpoint { vs, net, meta })
+    }
+
+    /// A copy of the network on `device` (weights and batch-norm statistics
+    /// copied bit for bit, so its outputs equal the checkpoint's on the same
+    /// device). Building it draws the discarded initial weights from
+    /// libtorch's generator, as any new network does.
+    ///
+    /// # Errors
+    /// [`ModelError::Torch`] when the copy fails (e.g. the device is out of memory).
+    pub fn replica(&self, device: Device) -> Result<NetReplica, ModelError> {
+        let mut vs = nn::VarStore::new(device);
+        let net = PolicyValueNet::new(&vs.root(), &self.meta.model, self.meta.input_shape, self.meta.num_actions);
+        vs.copy(&self.vs).map_err(torch(format!("copying the network to {device:?}")))?;
+        Ok(NetReplica { vs, net })
     }
 
     /// Reads only the sidecar of the checkpoint at `weights` (`.safetensors` path).

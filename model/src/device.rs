@@ -1,4 +1,6 @@
-//! Device selection: `device = "auto" | "cpu" | "cuda" | "cuda:N"` in configs.
+//! Device selection: `device = "auto" | "cpu" | "cuda" | "cuda:N"` in configs,
+//! and for self-play on several devices `"cuda:all"` or a list
+//! (`"cuda:0,cuda:1"`, or a TOML array of names).
 
 use tch::Device;
 
@@ -23,6 +25,37 @@ pub fn parse_device(name: &str) -> Result<Device, ModelError> {
     }
 }
 
+/// Parses a device list for self-play: `cuda:all` (every CUDA device), a
+/// comma-separated list of names as [`parse_device`] reads them
+/// (`cuda:0,cuda:1`; `cpu,cpu` gives two CPU "devices", each with its own
+/// network replica and thread, which is how the several-device path is tested
+/// without a GPU), or one name. The first device is the one training and
+/// matches use.
+///
+/// # Errors
+/// [`ModelError::Config`] for an empty item, an unknown name, a CUDA device
+/// that is not there, or `cuda:all` without CUDA.
+pub fn parse_devices(spec: &str) -> Result<Vec<Device>, ModelError> {
+    let spec = spec.trim();
+    if spec == "cuda:all" || spec == "gpu:all" {
+        let n = if tch::Cuda::is_available() { tch::Cuda::device_count() as usize } else { 0 };
+        if n == 0 {
+            return Err(ModelError::Config("device cuda:all requested but CUDA is not available".into()));
+        }
+        return Ok((0..n).map(Device::Cuda).collect());
+    }
+    spec.split(',')
+        .map(|item| {
+            let item = item.trim();
+            if item.is_empty() {
+                Err(ModelError::Config(format!("device list {spec:?} has an empty item")))
+            } else {
+                parse_device(item)
+            }
+        })
+        .collect()
+}
+
 fn cuda(n: usize) -> Result<Device, ModelError> {
     if tch::Cuda::is_available() && n < tch::Cuda::device_count() as usize {
         Ok(Device::Cuda(n))
@@ -42,4 +75,23 @@ pub fn describe_device(d: Device) -> String {
         tch::Cuda::device_count(),
         tch::get_num_threads()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_lists_parse_and_name_their_errors() {
+        assert_eq!(parse_devices("cpu").unwrap(), vec![Device::Cpu]);
+        assert_eq!(parse_devices("cpu, cpu,cpu").unwrap(), vec![Device::Cpu; 3]);
+        let e = parse_devices("cpu,,cpu").unwrap_err().to_string();
+        assert!(e.contains("empty item"), "{e}");
+        let e = parse_devices("cpu,tpu").unwrap_err().to_string();
+        assert!(e.contains("\"tpu\""), "{e}");
+        if !tch::Cuda::is_available() {
+            assert!(parse_devices("cuda:all").unwrap_err().to_string().contains("cuda:all"));
+            assert!(parse_devices("cpu,cuda:1").unwrap_err().to_string().contains("cuda:1"));
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! The policy/value network of MartianZero (libtorch through `tch`):
 //! a residual tower ([`PolicyValueNet`]), checkpoints ([`checkpoint`]) and the
-//! MCTS evaluator backed by the network ([`NetEvaluator`]).
+//! MCTS evaluator backed by the network ([`NetEvaluator`], and [`NetBackend`]
+//! for the device side of self-play, one [`NetReplica`] per device).
 //!
 //! Tensor conventions:
 //! * input `[batch, planes, rows, cols]` float32, planes as written by
@@ -20,9 +21,9 @@ mod evaluator;
 pub mod export;
 mod resnet;
 
-pub use checkpoint::{Checkpoint, CheckpointMeta, ConfigModel};
+pub use checkpoint::{Checkpoint, CheckpointMeta, ConfigModel, NetReplica};
 pub use config::{ModelConfig, MOVES_LEFT_SCALE, SCORE_SCALE};
-pub use device::{describe_device, parse_device};
+pub use device::{describe_device, parse_device, parse_devices};
 pub use error::ModelError;
-pub use evaluator::NetEvaluator;
+pub use evaluator::{NetBackend, NetEvaluator};
 pub use resnet::{PolicyValue, PolicyValueNet};

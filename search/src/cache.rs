@@ -56,23 +56,16 @@ struct Entry {
     value: f32,
 }
 
-/// Cache of evaluations by [`GameState::input_key`], in front of an evaluator.
-pub struct CachedEvaluator<E> {
-    inner: E,
+/// The store of a cache of evaluations by [`GameState::input_key`]: the map
+/// and the flat prior buffer, without a wrapped evaluator. The overlapped
+/// self-play driver looks positions up before it encodes a batch and inserts
+/// the decoded outputs when the batch is back; [`CachedEvaluator`] does both
+/// around one evaluator call.
+pub struct EvalCache {
     capacity: usize,
     map: KeyMap<Entry>,
     /// Priors of every entry, back to back.
     priors: Vec<f32>,
-    /// Keys of this call's positions.
-    keys: Vec<u64>,
-    /// Positions of this call sent to the inner evaluator.
-    miss_idx: Vec<usize>,
-    /// `(position, index into miss_idx)` for positions whose key an earlier
-    /// miss of the same call has.
-    dup: Vec<(usize, usize)>,
-    /// Key -> index into `miss_idx`, for this call.
-    batch_keys: KeyMap<usize>,
-    miss_out: Vec<Evaluation>,
     /// Set when the cache was first cleared for being full; from then on the
     /// prior buffer does not grow.
     filled_once: bool,
@@ -80,28 +73,27 @@ pub struct CachedEvaluator<E> {
     lookups: u64,
 }
 
-impl<E> CachedEvaluator<E> {
-    /// Wraps `inner` with a cache of at most `capacity` entries (0 disables it).
-    /// When full, the cache is cleared (cheap, and recent positions refill it).
-    pub fn new(inner: E, capacity: usize) -> Self {
-        CachedEvaluator {
-            inner,
+impl EvalCache {
+    /// A cache of at most `capacity` entries (0: every lookup misses and
+    /// nothing is stored). When full, it is cleared (cheap, and recent
+    /// positions refill it).
+    pub fn new(capacity: usize) -> Self {
+        EvalCache {
             capacity,
             map: KeyMap::with_capacity_and_hasher(capacity.min(1 << 20), Default::default()),
             priors: Vec::new(),
-            keys: Vec::new(),
-            miss_idx: Vec::new(),
-            dup: Vec::new(),
-            batch_keys: KeyMap::default(),
-            miss_out: Vec::new(),
             filled_once: false,
             hits: 0,
             lookups: 0,
         }
     }
 
-    /// `(hits, lookups)` since creation. A position whose key an earlier
-    /// position of the same batch has counts as a hit.
+    /// Largest number of entries (0 = off).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// `(hits, lookups)` since creation.
     pub fn stats(&self) -> (u64, u64) {
         (self.hits, self.lookups)
     }
@@ -116,15 +108,59 @@ impl<E> CachedEvaluator<E> {
         self.map.is_empty()
     }
 
-    /// The wrapped evaluator.
-    pub fn inner_mut(&mut self) -> &mut E {
-        &mut self.inner
-    }
-
     /// Drops every entry (e.g. after the network changed).
     pub fn clear(&mut self) {
         self.map.clear();
         self.priors.clear();
+    }
+
+    /// Looks up `key` for a position with `moves` legal moves (counted as a
+    /// lookup); on a hit copies the entry into `out`, reusing its allocation,
+    /// counts the hit and returns true. An entry whose prior count differs
+    /// from `moves` is not used.
+    pub fn lookup(&mut self, key: u64, moves: usize, out: &mut Evaluation) -> bool {
+        self.lookups += 1;
+        match self.map.get(&key) {
+            Some(e) if e.len as usize == moves => {
+                self.hits += 1;
+                copy_into(out, &self.priors[e.start..e.start + e.len as usize], e.value);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The entry for `key` if it has `moves` priors: `(priors, value)`.
+    /// Read-only (several threads may look up at once); counts nothing, see
+    /// [`EvalCache::count`].
+    pub fn peek(&self, key: u64, moves: usize) -> Option<(&[f32], f32)> {
+        match self.map.get(&key) {
+            Some(e) if e.len as usize == moves => Some((&self.priors[e.start..e.start + e.len as usize], e.value)),
+            _ => None,
+        }
+    }
+
+    /// Adds `lookups` look-ups of which `hits` hit to the counters (for
+    /// look-ups made with [`EvalCache::peek`]).
+    pub fn count(&mut self, lookups: u64, hits: u64) {
+        self.lookups += lookups;
+        self.hits += hits;
+    }
+
+    /// Counts a hit without a lookup of the map: a position whose key an
+    /// earlier position of the same batch has (evaluated once for both).
+    pub fn count_batch_hit(&mut self) {
+        self.hits += 1;
+    }
+
+    /// Stores `eval` under `key`, first clearing the cache when it is full
+    /// (or, once it has been full, when the prior buffer has no room left).
+    pub fn insert(&mut self, key: u64, eval: &Evaluation) {
+        let n = eval.priors.len();
+        self.make_room(1, n);
+        let start = self.priors.len();
+        self.priors.extend_from_slice(&eval.priors);
+        self.map.insert(key, Entry { start, len: n as u32, value: eval.value });
     }
 
     /// Clears the cache when it is full; from then on also when the prior
@@ -139,6 +175,64 @@ impl<E> CachedEvaluator<E> {
     }
 }
 
+/// Cache of evaluations by [`GameState::input_key`], in front of an evaluator.
+pub struct CachedEvaluator<E> {
+    inner: E,
+    cache: EvalCache,
+    /// Keys of this call's positions.
+    keys: Vec<u64>,
+    /// Positions of this call sent to the inner evaluator.
+    miss_idx: Vec<usize>,
+    /// `(position, index into miss_idx)` for positions whose key an earlier
+    /// miss of the same call has.
+    dup: Vec<(usize, usize)>,
+    /// Key -> index into `miss_idx`, for this call.
+    batch_keys: KeyMap<usize>,
+    miss_out: Vec<Evaluation>,
+}
+
+impl<E> CachedEvaluator<E> {
+    /// Wraps `inner` with a cache of at most `capacity` entries (0 disables it).
+    /// When full, the cache is cleared (cheap, and recent positions refill it).
+    pub fn new(inner: E, capacity: usize) -> Self {
+        CachedEvaluator {
+            inner,
+            cache: EvalCache::new(capacity),
+            keys: Vec::new(),
+            miss_idx: Vec::new(),
+            dup: Vec::new(),
+            batch_keys: KeyMap::default(),
+            miss_out: Vec::new(),
+        }
+    }
+
+    /// `(hits, lookups)` since creation. A position whose key an earlier
+    /// position of the same batch has counts as a hit.
+    pub fn stats(&self) -> (u64, u64) {
+        self.cache.stats()
+    }
+
+    /// Number of entries now.
+    pub fn len(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// True when the cache holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.cache.is_empty()
+    }
+
+    /// The wrapped evaluator.
+    pub fn inner_mut(&mut self) -> &mut E {
+        &mut self.inner
+    }
+
+    /// Drops every entry (e.g. after the network changed).
+    pub fn clear(&mut self) {
+        self.cache.clear();
+    }
+}
+
 /// Copies an evaluation into `out`, reusing its allocation.
 fn copy_into(out: &mut Evaluation, priors: &[f32], value: f32) {
     out.priors.clear();
@@ -148,7 +242,7 @@ fn copy_into(out: &mut Evaluation, priors: &[f32], value: f32) {
 
 impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
     fn evaluate(&mut self, positions: &[&G], moves: &[&[Move]], out: &mut Vec<Evaluation>) -> Result<(), EvalError> {
-        if self.capacity == 0 {
+        if self.cache.capacity() == 0 {
             return self.inner.evaluate(positions, moves, out);
         }
         out.resize_with(positions.len(), Evaluation::default);
@@ -157,24 +251,20 @@ impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
         self.dup.clear();
         self.batch_keys.clear();
         for (i, (p, m)) in positions.iter().zip(moves).enumerate() {
-            self.lookups += 1;
             let key = p.input_key();
             self.keys.push(key);
-            match self.map.get(&key) {
-                Some(e) if e.len as usize == m.len() => {
-                    self.hits += 1;
-                    copy_into(&mut out[i], &self.priors[e.start..e.start + e.len as usize], e.value);
+            if self.cache.lookup(key, m.len(), &mut out[i]) {
+                continue;
+            }
+            match self.batch_keys.get(&key) {
+                Some(&k) if moves[self.miss_idx[k]].len() == m.len() => {
+                    self.cache.count_batch_hit();
+                    self.dup.push((i, k));
                 }
-                _ => match self.batch_keys.get(&key) {
-                    Some(&k) if moves[self.miss_idx[k]].len() == m.len() => {
-                        self.hits += 1;
-                        self.dup.push((i, k));
-                    }
-                    _ => {
-                        self.batch_keys.insert(key, self.miss_idx.len());
-                        self.miss_idx.push(i);
-                    }
-                },
+                _ => {
+                    self.batch_keys.insert(key, self.miss_idx.len());
+                    self.miss_idx.push(i);
+                }
             }
         }
         if self.miss_idx.is_empty() {
@@ -196,13 +286,8 @@ impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
         }
         for k in 0..self.miss_idx.len() {
             let i = self.miss_idx[k];
-            let n = self.miss_out[k].priors.len();
             copy_into(&mut out[i], &self.miss_out[k].priors, self.miss_out[k].value);
-            self.make_room(1, n);
-            let e = &self.miss_out[k];
-            let start = self.priors.len();
-            self.priors.extend_from_slice(&e.priors);
-            self.map.insert(self.keys[i], Entry { start, len: n as u32, value: e.value });
+            self.cache.insert(self.keys[i], &self.miss_out[k]);
         }
         for &(i, k) in &self.dup {
             let e = &self.miss_out[k];

@@ -1,13 +1,15 @@
 //! Search for MartianZero: PUCT Monte-Carlo tree search with batched
 //! evaluation ([`mcts`]), the evaluator interface ([`Evaluator`]) and an
-//! evaluation cache ([`CachedEvaluator`]), and the alpha-beta baseline
-//! ([`alphabeta`]).
+//! evaluation cache ([`CachedEvaluator`], [`EvalCache`]), the evaluator split at the
+//! device boundary ([`Backend`], [`DeviceBatch`], [`SimulatedDevice`]), and the
+//! alpha-beta baseline ([`alphabeta`]).
 //!
 //! The crate does not link libtorch: the network evaluator lives in
 //! `martian-model`, and [`UniformEvaluator`] lets the search run without one.
 #![warn(missing_docs)]
 
 pub mod alphabeta;
+mod backend;
 mod cache;
 mod config;
 mod evaluator;
@@ -15,7 +17,8 @@ pub mod mcts;
 pub mod puct;
 
 pub use alphabeta::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, StaticEval, ALPHABETA_VERSION};
-pub use cache::CachedEvaluator;
+pub use backend::{Backend, BackendEvaluator, DeviceBatch, SimOutput, SimulatedDevice};
+pub use cache::{CachedEvaluator, EvalCache};
 pub use config::{MctsConfig, RootSelection};
 pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};
 pub use mcts::{Gather, Mcts, QRescale, SearchResult};

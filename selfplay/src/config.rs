@@ -6,9 +6,20 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SelfplayConfig {
-    /// Games played at once; their leaves share one network batch (lockstep
-    /// batching). Range 1..=4096. Default 32.
+    /// Games played at once per device; their leaves share the device's
+    /// network batches (lockstep batching). With several devices
+    /// (`device = "cuda:all"` or a list) each device gets this many games.
+    /// Range 1..=4096. Default 32.
     pub games_in_flight: u32,
+    /// Game groups per device: the games in flight are split into this many
+    /// groups, and while one group's batch is on the device the CPU works on
+    /// another's tree search (encode, expansion, back-up, selection), so that
+    /// neither waits for the other (issue 10; `docs/architecture.md`). 1 =
+    /// lockstep, the device idles during the CPU phase. A game's moves depend
+    /// on the batches it was evaluated in, so the same seed gives the same
+    /// games for the same number of groups (and devices). Range 1..=64.
+    /// Default 1.
+    pub groups: u32,
     /// Simulations (new root-child visits) of a full search. Range 1..=100000. Default 64.
     pub simulations: u32,
     /// Simulations of a cheap search (KataGo playout cap randomization).
@@ -105,6 +116,7 @@ impl Default for SelfplayConfig {
     fn default() -> Self {
         SelfplayConfig {
             games_in_flight: 32,
+            groups: 1,
             simulations: 64,
             cheap_simulations: 16,
             full_search_prob: 0.25,
@@ -136,6 +148,9 @@ impl SelfplayConfig {
     pub fn validate(&self) -> Result<(), String> {
         if !(1..=4096).contains(&self.games_in_flight) {
             return Err(format!("selfplay.games_in_flight must be in 1..=4096, got {}", self.games_in_flight));
+        }
+        if !(1..=64).contains(&self.groups) {
+            return Err(format!("selfplay.groups must be in 1..=64, got {}", self.groups));
         }
         if !(1..=100_000).contains(&self.simulations) {
             return Err(format!("selfplay.simulations must be in 1..=100000, got {}", self.simulations));

@@ -176,12 +176,34 @@ pub struct SelfplayStats {
     pub moves: u64,
     /// Training samples produced.
     pub samples: u64,
-    /// Leaves sent to the evaluator.
+    /// Leaves evaluated (by the evaluator or the evaluation cache).
     pub evaluations: u64,
-    /// Evaluator calls (batches).
+    /// Evaluator calls (batches); with the overlapped driver, batches sent
+    /// to a device.
     pub batches: u64,
-    /// Wall-clock seconds spent in the evaluator.
+    /// Positions sent to the devices, after the evaluation cache (overlapped
+    /// driver; 0 with a plain evaluator, whose cache is inside it).
+    pub device_rows: u64,
+    /// Wall-clock seconds spent in the evaluator ([`play_games`]); with the
+    /// overlapped driver ([`crate::play_games_on_devices`]) the devices' mean
+    /// busy time (`device_seconds / devices`), so `eval_seconds / seconds` is
+    /// the network's share of the wall time either way.
     pub eval_seconds: f64,
+    /// Devices that ran forward passes (0 with a plain evaluator).
+    pub devices: u32,
+    /// Seconds the devices spent in forward passes, summed over devices
+    /// (overlapped driver).
+    pub device_seconds: f64,
+    /// Seconds of the CPU side's tree work: expansion and back-up of
+    /// evaluated leaves, move choice, selection of the next leaves.
+    pub search_seconds: f64,
+    /// Seconds in cache look-ups and in encoding batches (overlapped driver).
+    pub encode_seconds: f64,
+    /// Seconds decoding device outputs (softmax over the legal moves) and
+    /// filling the cache (overlapped driver).
+    pub decode_seconds: f64,
+    /// Seconds the CPU side waited for a device (overlapped driver).
+    pub wait_seconds: f64,
     /// Wall-clock seconds spent in the `on_game` callback (writing the
     /// finished games out).
     pub output_seconds: f64,
@@ -191,9 +213,9 @@ pub struct SelfplayStats {
     pub targets: TargetStats,
 }
 
-struct Slot<G: GameState> {
-    tree: Mcts<G>,
-    rng: StdRng,
+pub(crate) struct Slot<G: GameState> {
+    pub(crate) tree: Mcts<G>,
+    pub(crate) rng: StdRng,
     game_id: u64,
     start: String,
     moves: Vec<String>,
@@ -206,8 +228,8 @@ struct Slot<G: GameState> {
     searching: bool,
     full: bool,
     target: u32,
-    finished: Option<Outcome>,
-    active: bool,
+    pub(crate) finished: Option<Outcome>,
+    pub(crate) active: bool,
 }
 
 /// Parameters of one self-play call.
@@ -225,7 +247,7 @@ pub struct PlayParams<'a, G: GameState> {
 }
 
 impl<G: GameState> Slot<G> {
-    fn new(start: &G, cfg: &MctsConfig, game_id: u64, seed: u64) -> Self {
+    pub(crate) fn new(start: &G, cfg: &MctsConfig, game_id: u64, seed: u64) -> Self {
         let mut slot = Slot {
             tree: Mcts::new(cfg.clone(), start.clone()),
             rng: StdRng::seed_from_u64(seed ^ game_id.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
@@ -249,7 +271,7 @@ impl<G: GameState> Slot<G> {
 
     /// CPU phase: play finished searches, then queue leaves. Returns when the
     /// tree has pending leaves or the game is over.
-    fn step(&mut self, cfg: &SelfplayConfig) {
+    pub(crate) fn step(&mut self, cfg: &SelfplayConfig) {
         loop {
             if let Some(o) = self.tree.root_state().outcome() {
                 self.finished = Some(o);
@@ -335,7 +357,7 @@ impl<G: GameState> Slot<G> {
         self.searching = false;
     }
 
-    fn take_finished(&mut self, model: &str, q_weight: f32, surprise_weight: f32) -> FinishedGame {
+    pub(crate) fn take_finished(&mut self, model: &str, q_weight: f32, surprise_weight: f32) -> FinishedGame {
         let outcome = self.finished.take().expect("finished game");
         let state = self.tree.root_state();
         let weights = surprise_weights(&self.surprise, surprise_weight);
@@ -401,7 +423,9 @@ where
     let mut evals: Vec<Evaluation> = Vec::new();
     let mut counts: Vec<usize> = vec![0; in_flight];
     loop {
+        let ts = std::time::Instant::now();
         slots.par_iter_mut().filter(|s| s.active).for_each(|s| s.step(cfg));
+        stats.search_seconds += ts.elapsed().as_secs_f64();
         // Finished games: report and restart.
         for s in slots.iter_mut().filter(|s| s.active && s.finished.is_some()) {
             let fg = s.take_finished(&params.model_name, cfg.value_target_q_weight, cfg.policy_surprise_weight);
@@ -453,11 +477,13 @@ where
             chunks.push(&evals[off..off + c]);
             off += c;
         }
+        let ts = std::time::Instant::now();
         slots.par_iter_mut().zip(chunks.into_par_iter()).for_each(|(s, e)| {
             if !e.is_empty() {
                 s.tree.apply_evaluations(e, &mut s.rng);
             }
         });
+        stats.search_seconds += ts.elapsed().as_secs_f64();
     }
     stats.seconds = t0.elapsed().as_secs_f64();
     Ok(stats)

@@ -1,12 +1,15 @@
 //! Self-play for MartianZero: many games in flight with batched evaluation
-//! ([`play_games`]), replay shards ([`shard`]) and game records ([`record`]).
+//! ([`play_games`], lockstep with any evaluator; [`play_games_on_devices`],
+//! game groups overlapping the CPU work with one or several devices), replay
+//! shards ([`shard`]) and game records ([`record`]).
 //!
 //! This crate does not link libtorch; it is generic over
-//! [`martian_search::Evaluator`].
+//! [`martian_search::Evaluator`] and [`martian_search::Backend`].
 #![warn(missing_docs)]
 
 mod config;
 mod driver;
+mod overlap;
 pub mod record;
 pub mod shard;
 
@@ -14,6 +17,7 @@ pub use config::{PolicyTarget, SelfplayConfig};
 pub use driver::{
     play_games, set_end_targets, surprise_weights, FinishedGame, PlayParams, Sample, SelfplayStats, TargetStats,
 };
+pub use overlap::play_games_on_devices;
 pub use record::GameRecord;
 pub use shard::{check_samples, read_shard, shard_len, write_shard, SampleCheck, ShardData, ShardError};
 

@@ -5,9 +5,10 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::Subcommand;
-use martian_model::Checkpoint;
+use martian_model::{Checkpoint, NetBackend};
 use martian_rules::{perft, GameKind, GameState, Move};
-use martian_search::{Mcts, MctsConfig, UniformEvaluator};
+use martian_search::{BackendEvaluator, CachedEvaluator, Mcts, MctsConfig, SimulatedDevice, UniformEvaluator};
+use martian_selfplay::{play_games, play_games_on_devices, FinishedGame, PlayParams, SelfplayStats};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -66,7 +67,8 @@ enum What {
         #[arg(long, default_value_t = 10)]
         searches: u32,
     },
-    /// Self-play with the config's (untrained) network: positions/s, evaluations/s, network share.
+    /// Self-play with the config's (untrained) network, or a simulated accelerator:
+    /// positions/s, evaluations/s, device busy share, mean batch, CPU time per phase.
     Selfplay {
         /// Run configuration.
         #[arg(long)]
@@ -74,6 +76,31 @@ enum What {
         /// Games.
         #[arg(long, default_value_t = 16)]
         games: u64,
+        /// Instead of the network, a simulated accelerator on its own thread:
+        /// `batch_ms=A,per_position_us=B[,max_batch=N][,output=hash|uniform]`
+        /// (A ms per forward pass plus B µs per position, asleep; outputs from a hash
+        /// of the input, or exactly the uniform evaluator's with `output=uniform`).
+        #[arg(long, value_name = "SPEC")]
+        simulate_device: Option<String>,
+        /// Game groups per device (overrides `selfplay.groups`).
+        #[arg(long)]
+        groups: Option<u32>,
+        /// Games in flight per device (overrides `selfplay.games_in_flight`).
+        #[arg(long)]
+        games_in_flight: Option<u32>,
+        /// Simulated devices (with --simulate-device; default 1).
+        #[arg(long, default_value_t = 1)]
+        devices: usize,
+        /// Also play the same games, in the same invocation, with the uniform
+        /// evaluator (no network, no device: the search's own rate) and with the
+        /// lockstep driver before issue 10 (encode, device, decode in turn on one
+        /// thread), and print the ratios. Games are not written in any run.
+        #[arg(long)]
+        compare: bool,
+        /// Rounds of the runs (each round runs every driver once, in turn);
+        /// the comparison uses the medians.
+        #[arg(long, default_value_t = 1)]
+        rounds: u32,
     },
     /// Training samples per second on shards from uniform self-play.
     Train {
@@ -98,9 +125,20 @@ pub fn run(a: Args) -> Result<()> {
         What::Alphabeta { game, depth, searches } => {
             with_game!(GameKind::from(game), G => bench_alphabeta::<G>(depth, searches))
         }
-        What::Selfplay { config, games } => {
-            let cfg = RunConfig::load(&config)?;
-            with_game!(cfg.game, G => bench_selfplay::<G>(&cfg, games))
+        What::Selfplay { config, games, simulate_device, groups, games_in_flight, devices, compare, rounds } => {
+            let mut cfg = RunConfig::load(&config)?;
+            cfg.selfplay.groups = groups.unwrap_or(cfg.selfplay.groups);
+            cfg.selfplay.games_in_flight = games_in_flight.unwrap_or(cfg.selfplay.games_in_flight);
+            cfg.selfplay.validate().map_err(|e| anyhow::anyhow!("{e} (--groups, --games-in-flight)"))?;
+            anyhow::ensure!((1..=64).contains(&devices), "--devices must be in 1..=64, got {devices}");
+            anyhow::ensure!(
+                devices == 1 || simulate_device.is_some(),
+                "--devices is for --simulate-device; the network's devices come from the config's `device`"
+            );
+            let sim = simulate_device.map(|s| SimulatedDevice::parse(&s)).transpose().map_err(anyhow::Error::msg)?;
+            anyhow::ensure!((1..=100).contains(&rounds), "--rounds must be in 1..=100, got {rounds}");
+            let opts = SelfplayBench { games, sim, devices, compare, rounds };
+            with_game!(cfg.game, G => bench_selfplay::<G>(&cfg, &opts))
         }
         What::Train { config, steps } => {
             let cfg = RunConfig::load(&config)?;
@@ -206,31 +244,213 @@ fn bench_alphabeta<G: martian_search::AbGame>(depth: u32, searches: u32) -> Resu
     Ok(())
 }
 
-fn bench_selfplay<G: GameState>(cfg: &RunConfig, games: u64) -> Result<()> {
+/// Options of `bench selfplay`.
+struct SelfplayBench {
+    games: u64,
+    sim: Option<SimulatedDevice>,
+    devices: usize,
+    compare: bool,
+    rounds: u32,
+}
+
+/// One line of figures of a self-play run.
+fn selfplay_line(what: &str, st: &SelfplayStats) -> String {
+    let s = st.seconds.max(1e-9);
+    let pct = |x: f64| 100.0 * x / s;
+    let mut line =
+        format!("{what}: {:.1} positions/s, {:.0} leaf evaluations/s", st.moves as f64 / s, st.evaluations as f64 / s);
+    if st.devices > 0 {
+        line.push_str(&format!(
+            ", {:.0} device rows/s (mean batch {:.1}), device busy {:.1}% ({} device{}); CPU thread: tree {:.1}%, \
+             cache + encode {:.1}%, decode {:.1}%, waiting for the device {:.1}%, writing games {:.1}%",
+            st.device_rows as f64 / s,
+            st.device_rows as f64 / st.batches.max(1) as f64,
+            pct(st.device_seconds / st.devices as f64),
+            st.devices,
+            if st.devices == 1 { "" } else { "s" },
+            pct(st.search_seconds),
+            pct(st.encode_seconds),
+            pct(st.decode_seconds),
+            pct(st.wait_seconds),
+            pct(st.output_seconds)
+        ));
+    } else {
+        line.push_str(&format!(
+            " (mean batch {:.1}), evaluator {:.1}% of wall time; CPU thread: tree {:.1}%, writing games {:.1}%",
+            st.evaluations as f64 / st.batches.max(1) as f64,
+            pct(st.eval_seconds),
+            pct(st.search_seconds),
+            pct(st.output_seconds)
+        ));
+    }
+    line
+}
+
+fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()> {
     let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
-    let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, 1)?;
-    let dir = std::env::temp_dir().join(format!("mz-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let out = SelfplayOut::new(&dir, 1, "bench");
-    let st = selfplay_games::<G>(cfg, &rules, Some((&ck, "random-init")), device, games, &out, false)?;
-    let _ = std::fs::remove_dir_all(&dir);
-    println!(
-        "{} self-play ({} blocks x {} channels, {} games in flight, {}/{} simulations): {:.1} positions/s, {:.0} NN evaluations/s (mean batch {:.1}, fixed_batch {}), network {:.0}% of wall time, writing games {:.1}%",
+    let sp = &cfg.selfplay;
+    let what = format!(
+        "{} self-play ({} games in flight per device, {} group{} per device, {}/{} simulations, {} leaves per batch per game, {} games)",
         G::KIND,
-        cfg.model.blocks,
-        cfg.model.channels,
-        cfg.selfplay.games_in_flight,
-        cfg.selfplay.simulations,
-        cfg.selfplay.cheap_simulations,
-        st.moves as f64 / st.seconds,
-        st.evaluations as f64 / st.seconds,
-        st.evaluations as f64 / st.batches.max(1) as f64,
-        cfg.selfplay.fixed_batch,
-        100.0 * st.eval_seconds / st.seconds,
-        100.0 * st.output_seconds / st.seconds
+        sp.games_in_flight,
+        sp.groups,
+        if sp.groups == 1 { "" } else { "s" },
+        sp.simulations,
+        sp.cheap_simulations,
+        cfg.search.leaves_per_batch,
+        o.games
     );
+    if o.sim.is_none() && !o.compare && o.rounds == 1 {
+        // The network, through the command's own path (games written to a spool).
+        let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, 1)?;
+        let dir = std::env::temp_dir().join(format!("mz-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let out = SelfplayOut::new(&dir, 1, "bench");
+        let devices = super::selfplay_devices(cfg)?;
+        let st = selfplay_games::<G>(cfg, &rules, Some((&ck, "random-init")), &devices, o.games, &out, false);
+        let _ = std::fs::remove_dir_all(&dir);
+        let st = st?;
+        println!(
+            "{what}, network {} blocks x {} channels, fixed_batch {}",
+            cfg.model.blocks, cfg.model.channels, sp.fixed_batch
+        );
+        println!("{}", selfplay_line("  overlapped driver", &st));
+        return Ok(());
+    }
+    let start = G::new_game(&rules)?;
+    let ids: Vec<u64> = (0..o.games).collect();
+    let params = PlayParams { start: &start, game_ids: &ids, seed: cfg.seed, model_name: "bench".into() };
+    let count = |_: FinishedGame, _: &SelfplayStats| -> Result<(), String> { Ok(()) };
+    let ck = match &o.sim {
+        None => Some(Checkpoint::new_random::<G>(&rules, &cfg.model, device, 1)?),
+        Some(_) => None,
+    };
+    match (&o.sim, &ck) {
+        (Some(d), _) => println!(
+            "{what}, simulated device: {} ms per pass + {} µs per position, max_batch {}, output {:?}",
+            d.batch_ms,
+            d.per_position_us,
+            if d.max_batch == usize::MAX { "unlimited".to_string() } else { d.max_batch.to_string() },
+            d.output
+        ),
+        (None, _) => println!(
+            "{what}, network {} blocks x {} channels, fixed_batch {}",
+            cfg.model.blocks, cfg.model.channels, sp.fixed_batch
+        ),
+    }
+    let run = |mode: Mode| -> Result<SelfplayStats> {
+        let st = match (mode, &o.sim, &ck) {
+            // On a thread of rayon's pool, as the overlapped driver runs: the
+            // search alone without the hand-over to the pool and back.
+            (Mode::Uniform, _, _) => {
+                rayon::scope(|_| play_games(&params, sp, &cfg.search, &mut UniformEvaluator, count))
+            }
+            (Mode::Lockstep, Some(d), _) => {
+                let mut ev = CachedEvaluator::new(BackendEvaluator::new(d.clone()), sp.cache_size);
+                play_games(&params, sp, &cfg.search, &mut ev, count)
+            }
+            (Mode::Lockstep, None, Some(ck)) => {
+                let net = match sp.fixed_batch {
+                    0 => NetBackend::new(&ck.net, device, sp.max_batch as usize),
+                    b => NetBackend::fixed(&ck.net, device, b as usize),
+                };
+                let mut ev = CachedEvaluator::new(BackendEvaluator::new(net), sp.cache_size);
+                play_games(&params, sp, &cfg.search, &mut ev, count)
+            }
+            (Mode::Overlapped, Some(d), _) => {
+                let mut devs = vec![d.clone(); o.devices];
+                play_games_on_devices(&params, sp, &cfg.search, &mut devs, count)
+            }
+            (Mode::Overlapped, None, Some(ck)) => {
+                let mut backends = crate::ops::net_backends(cfg, ck, &super::selfplay_devices(cfg)?)?;
+                play_games_on_devices(&params, sp, &cfg.search, &mut backends, count)
+            }
+            (_, None, None) => unreachable!("a network without a simulated device"),
+        };
+        st.map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let modes: &[Mode] =
+        if o.compare { &[Mode::Uniform, Mode::Lockstep, Mode::Overlapped] } else { &[Mode::Overlapped] };
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    for round in 1..=o.rounds {
+        for (k, &m) in modes.iter().enumerate() {
+            let c0 = process_cpu_seconds();
+            let st = run(m)?;
+            let used = process_cpu_seconds().zip(c0).map(|(a, b)| a - b);
+            let label =
+                if o.rounds > 1 { format!("  round {round}, {}", m.label()) } else { format!("  {}", m.label()) };
+            let mut line = selfplay_line(&label, &st);
+            if let Some(c) = used {
+                line.push_str(&format!("; process CPU {:.3} ms per position", 1e3 * c / st.moves.max(1) as f64));
+                cpu[k].push(c / st.moves.max(1) as f64);
+            }
+            println!("{line}");
+            rates[k].push(st.moves as f64 / st.seconds.max(1e-9));
+        }
+    }
+    if o.compare {
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(|a, b| a.total_cmp(b));
+            v[v.len() / 2]
+        };
+        let (u, l, x) = (median(&mut rates[0]), median(&mut rates[1]), median(&mut rates[2]));
+        println!(
+            "  medians of {} round{}: uniform {u:.1}, lockstep {l:.1}, overlapped {x:.1} positions/s; \
+             overlapped / uniform {:.1}%, overlapped / lockstep {:.2}x",
+            o.rounds,
+            if o.rounds == 1 { "" } else { "s" },
+            100.0 * x / u,
+            x / l
+        );
+        if cpu.iter().all(|v| !v.is_empty()) {
+            let (cu, cl, cx) = (median(&mut cpu[0]), median(&mut cpu[1]), median(&mut cpu[2]));
+            println!(
+                "  process CPU per position (medians): uniform {:.3} ms, lockstep {:.3} ms, overlapped {:.3} ms \
+                 (the overlapped driver's CPU work beyond the search's: {:+.1}%)",
+                1e3 * cu,
+                1e3 * cl,
+                1e3 * cx,
+                100.0 * (cx / cu - 1.0)
+            );
+        }
+    }
     Ok(())
+}
+
+/// CPU seconds (user + system) this process has used, from `/proc/self/stat`
+/// (Linux, 100 ticks per second; `None` elsewhere). Unlike wall time it does
+/// not count the time other processes took from the cores.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // After the command name (in parentheses) come the state (field 3), ...,
+    // utime and stime (fields 14 and 15), in clock ticks.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+/// The drivers `bench selfplay --compare` runs.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// The lockstep driver with the uniform evaluator: the search alone.
+    Uniform,
+    /// The lockstep driver with the device (the self-play before issue 10).
+    Lockstep,
+    /// The overlapped driver with game groups.
+    Overlapped,
+}
+
+impl Mode {
+    fn label(self) -> &'static str {
+        match self {
+            Mode::Uniform => "uniform evaluator, no device (the search alone)",
+            Mode::Lockstep => "lockstep driver (before issue 10)",
+            Mode::Overlapped => "overlapped driver",
+        }
+    }
 }
 
 fn bench_train<G: GameState>(cfg: &RunConfig, steps: u32) -> Result<()> {
@@ -251,7 +471,7 @@ fn bench_train<G: GameState>(cfg: &RunConfig, steps: u32) -> Result<()> {
     while martian_train::ReplayWindow::load(&run.shards(), usize::MAX, G::INPUT_SHAPE, G::NUM_ACTIONS).len()
         < c.train.batch_size as usize
     {
-        selfplay_games::<G>(&sp, &rules, None, device, 8, &out, false)?;
+        selfplay_games::<G>(&sp, &rules, None, &[device], 8, &out, false)?;
     }
     let t = Instant::now();
     train_generation::<G>(&c, &rules, &run, 1, device)?;

@@ -36,9 +36,32 @@ pub fn setup_runtime(cfg: &RunConfig) -> Result<Device> {
     let pick = |n: usize| if n == 0 { cores } else { n };
     tch::set_num_threads(pick(cfg.torch_threads) as i32);
     let _ = rayon::ThreadPoolBuilder::new().num_threads(pick(cfg.threads)).build_global();
-    let device = martian_model::parse_device(&cfg.device)?;
-    eprintln!("martian-zero: {}", describe_device(device));
+    let devices = selfplay_devices(cfg)?;
+    let device = devices[0];
+    if devices.len() > 1 {
+        let names: Vec<String> = devices.iter().map(|&d| device_name(d)).collect();
+        eprintln!(
+            "martian-zero: {}; self-play on {} devices: {}",
+            describe_device(device),
+            devices.len(),
+            names.join(", ")
+        );
+    } else {
+        eprintln!("martian-zero: {}", describe_device(device));
+    }
     Ok(device)
+}
+
+/// The devices of self-play (config `device`: one name, `cuda:all` or a
+/// list); the first is the one [`setup_runtime`] returns for training and
+/// matches.
+///
+/// # Errors
+/// A bad device name, or a CUDA device that is not there.
+pub fn selfplay_devices(cfg: &RunConfig) -> Result<Vec<Device>> {
+    let devices = martian_model::parse_devices(&cfg.device).map_err(|e| anyhow::anyhow!("device: {e}"))?;
+    anyhow::ensure!(!devices.is_empty(), "device: no device given");
+    Ok(devices)
 }
 
 /// A device as the config and the engine protocol name it: `cpu`, `cuda:0`.

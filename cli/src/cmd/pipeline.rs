@@ -82,6 +82,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let resuming = a.run_dir.join("config.toml").exists();
     let run = RunDir::open(&a.run_dir, cfg)?;
     let device = super::setup_runtime(cfg)?;
+    let sp_devices = super::selfplay_devices(cfg)?;
     let _worker =
         crate::spool::WorkerLock::acquire(run.root(), "0").context("the pipeline plays as self-play worker 0")?;
     let total = cfg.pipeline.generations;
@@ -182,7 +183,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             let out = run.selfplay_out(g, "0");
             let name = file_name(&best);
             let replay = cfg.selfplay.exact_resume && cfg.selfplay.fixed_batch == 0;
-            let st = selfplay_games::<G>(cfg, &rules, Some((&ck, &name)), device, want - have, &out, replay)?;
+            let st = selfplay_games::<G>(cfg, &rules, Some((&ck, &name)), &sp_devices, want - have, &out, replay)?;
             let (h, top, kl, ln_legal) = st.targets.means();
             eprintln!(
                 "generation {g}: {} games, {} positions, {:.1} positions/s, network {:.0}% of the time; \

@@ -75,6 +75,7 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
         (None, None) => bail!("give --run-dir or --out"),
     };
     let device = super::setup_runtime(cfg)?;
+    let sp_devices = super::selfplay_devices(cfg)?;
     let out_root = out_root.as_path();
     let _worker = crate::spool::WorkerLock::acquire(out_root, &a.worker)?;
     let shards = out_root.join("shards");
@@ -121,7 +122,7 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
         let out = SelfplayOut::new(out_root, gen, &a.worker);
         let name = path.as_ref().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or("uniform").to_string();
         let model = loaded.as_ref().filter(|_| path.is_some()).map(|(_, c)| (c, name.as_str()));
-        let st = selfplay_games::<G>(cfg, &rules, model, device, n, &out, false)?;
+        let st = selfplay_games::<G>(cfg, &rules, model, &sp_devices, n, &out, false)?;
         games += st.games;
         moves += st.moves;
         remaining -= n;

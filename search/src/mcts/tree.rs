@@ -451,6 +451,17 @@ impl<G: GameState> Mcts<G> {
         self.pending[..self.num_pending].iter().map(|p| (&p.state, &p.moves[..]))
     }
 
+    /// Pending leaf `k` (`k < num_pending()`): its position and legal moves,
+    /// as the `k`-th item of [`Mcts::pending_leaves`].
+    ///
+    /// # Panics
+    /// If `k` is not below [`Mcts::num_pending`].
+    pub fn pending_leaf(&self, k: usize) -> (&G, &[Move]) {
+        assert!(k < self.num_pending, "pending leaf {k} of {}", self.num_pending);
+        let p = &self.pending[k];
+        (&p.state, &p.moves[..])
+    }
+
     /// Number of leaves waiting for evaluation.
     pub fn num_pending(&self) -> usize {
         self.num_pending

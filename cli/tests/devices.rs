@@ -1,0 +1,145 @@
+//! Issue 10 end to end: self-play on several devices (two CPU replicas, each
+//! with its own thread and game groups) through `martian-zero selfplay`, the
+//! device settings' errors, and `bench selfplay` with the simulated device.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Martian Chess with a network small enough to create in a second.
+const BASE: &str = r#"
+game = "martian-chess"
+seed = 3
+threads = 1
+[model]
+blocks = 1
+channels = 8
+policy_channels = 2
+value_hidden = 8
+[selfplay]
+games_in_flight = 3
+simulations = 6
+cheap_simulations = 2
+games_per_shard = 4
+[train]
+batch_size = 16
+[evaluate]
+pairs = 1
+simulations = 2
+final_pairs = 0
+[pipeline]
+generations = 1
+games_per_generation = 2
+"#;
+
+fn mz(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `BASE` with `extra` top-level lines and `[selfplay]` lines.
+fn config(dir: &Path, name: &str, top: &str, selfplay: &str) -> String {
+    let text =
+        BASE.replace("[model]", &format!("{top}\n[model]")).replace("[selfplay]", &format!("[selfplay]\n{selfplay}"));
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Every file under `dir/games` and `dir/shards`, by name, with its bytes.
+fn output_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v = Vec::new();
+    for sub in ["games", "shards"] {
+        for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let e = e.unwrap();
+            v.push((format!("{sub}/{}", e.file_name().to_string_lossy()), std::fs::read(e.path()).unwrap()));
+        }
+    }
+    v.sort();
+    v
+}
+
+#[test]
+fn selfplay_on_two_cpu_devices_is_reproducible() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = config(dir.path(), "one.toml", "", "");
+    let run = dir.path().join("run");
+    let o = mz(&["pipeline", "--config", &one, "--run-dir", run.to_str().unwrap(), "--stop-after", "0"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let model = run.join("models/gen0000.safetensors");
+    let two = config(dir.path(), "two.toml", "device = [\"cpu\", \"cpu\"]", "groups = 2");
+    let mut outputs = Vec::new();
+    for k in 0..2 {
+        let target = dir.path().join(format!("out{k}"));
+        let o = mz(&[
+            "selfplay",
+            "--config",
+            &two,
+            "--model",
+            model.to_str().unwrap(),
+            "--out",
+            target.to_str().unwrap(),
+            "--games",
+            "9",
+        ]);
+        assert!(o.status.success(), "{}", err(&o));
+        assert!(err(&o).contains("self-play on 2 devices: cpu, cpu"), "{}", err(&o));
+        assert!(out(&o).contains("self-play: 9 games"), "{}", out(&o));
+        outputs.push(output_files(&target));
+    }
+    assert_eq!(outputs[0].len(), 6, "3 shards and 3 record files");
+    assert!(outputs[0] == outputs[1], "the same seed wrote other games on two devices");
+}
+
+#[test]
+fn device_settings_errors_name_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    for (top, selfplay, want) in [
+        ("device = \"cpu,,cpu\"", "", "empty item"),
+        ("device = \"cpu,tpu\"", "", "tpu"),
+        ("", "groups = 0", "selfplay.groups"),
+    ] {
+        let c = config(dir.path(), "bad.toml", top, selfplay);
+        let o = mz(&["bench", "selfplay", "--config", &c, "--games", "1"]);
+        assert!(!o.status.success());
+        assert!(err(&o).contains(want) && !err(&o).contains("panicked"), "{want}: {}", err(&o));
+    }
+    let c = config(dir.path(), "ok.toml", "", "");
+    for (spec, want) in [("batch_ms=1", "per_position_us"), ("batch_ms=1,per_position_us=2,speed=3", "speed")] {
+        let o = mz(&["bench", "selfplay", "--config", &c, "--games", "1", "--simulate-device", spec]);
+        assert!(!o.status.success());
+        assert!(err(&o).contains(want), "{spec}: {}", err(&o));
+    }
+}
+
+#[test]
+fn bench_selfplay_compares_the_drivers_on_a_simulated_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(dir.path(), "c.toml", "", "");
+    let o = mz(&[
+        "bench",
+        "selfplay",
+        "--config",
+        &c,
+        "--games",
+        "4",
+        "--simulate-device",
+        "batch_ms=1,per_position_us=5,output=uniform",
+        "--groups",
+        "2",
+        "--devices",
+        "2",
+        "--compare",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    for want in ["uniform evaluator", "lockstep driver", "overlapped driver", "device busy", "(2 devices)", "medians"] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+}

@@ -1,0 +1,459 @@
+//! The evaluator split at the device boundary: [`Backend`] runs the network's
+//! forward pass on encoded rows; encoding the positions before and the
+//! softmax over the legal moves after are the caller's, so that a self-play
+//! driver can do them on its CPU threads while the device works on another
+//! batch (issue 10).
+//!
+//! ```text
+//! CPU: GameState::encode -> DeviceBatch::input      (rows x planes x H x W)
+//!      GameState::action_index -> DeviceBatch::actions (legal moves, row after row)
+//! device (Backend::run): forward pass, gather of the legal moves' policy
+//!      logits (only those leave the device), softmax of the value logits
+//! CPU: DeviceBatch::decode_row: softmax over each row's legal logits -> priors,
+//!      value = P(win) - P(loss)
+//! ```
+//!
+//! [`BackendEvaluator`] puts the three steps back together as an
+//! [`Evaluator`] on the calling thread; [`SimulatedDevice`] is a backend that
+//! behaves like an accelerator (a fixed time per call and per position,
+//! outputs from a cheap hash of the input) so that the overlap of CPU and
+//! device can be measured on a machine without one.
+
+use std::time::{Duration, Instant};
+
+use martian_rules::{mix64, GameState, Move};
+
+use crate::evaluator::{EvalError, Evaluation, Evaluator};
+
+/// One batch on its way to a device and back: encoded input rows and the
+/// policy actions to gather in, gathered logits and (win, draw, loss)
+/// probabilities out. Its buffers are reused from batch to batch, so once
+/// they have grown to the largest batch nothing is allocated.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceBatch {
+    /// `[planes, rows, cols]` of one input row (`GameState::INPUT_SHAPE`).
+    pub shape: [usize; 3],
+    /// Width of the policy head (`GameState::NUM_ACTIONS`).
+    pub num_actions: usize,
+    /// Positions in the batch.
+    pub rows: usize,
+    /// Network input, float32, row-major `[rows, planes, H, W]`; may be longer
+    /// than `rows` rows (a reused buffer): only the first `rows` are read.
+    pub input: Vec<f32>,
+    /// The action index (`GameState::action_index`) of every legal move of
+    /// every row, row after row, in the order of the row's move list.
+    pub actions: Vec<u32>,
+    /// `rows + 1` offsets into `actions`: row `r`'s moves are
+    /// `actions[offsets[r]..offsets[r + 1]]`.
+    pub offsets: Vec<usize>,
+    /// Output: the raw policy logit of each entry of `actions` (same length).
+    pub logits: Vec<f32>,
+    /// Output: `rows x 3` probabilities of (win, draw, loss) for the side to move.
+    pub wdl: Vec<f32>,
+}
+
+impl DeviceBatch {
+    /// Floats per input row.
+    pub fn row_len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Empties the batch for game `G` (keeps the allocations).
+    pub fn clear<G: GameState>(&mut self) {
+        self.shape = G::INPUT_SHAPE;
+        self.num_actions = G::NUM_ACTIONS;
+        self.rows = 0;
+        self.actions.clear();
+        self.offsets.clear();
+        self.offsets.push(0);
+    }
+
+    /// Adds a row's legal moves (their action indices) without encoding its
+    /// planes: the caller encodes the rows afterwards, e.g. in parallel into
+    /// [`DeviceBatch::input_rows`]. Returns the row's index.
+    pub fn push_actions<G: GameState>(&mut self, position: &G, moves: &[Move]) -> usize {
+        self.actions.extend(moves.iter().map(|&m| position.action_index(m) as u32));
+        self.offsets.push(self.actions.len());
+        self.rows += 1;
+        self.rows - 1
+    }
+
+    /// Adds a row whose legal moves' action indices the caller computed
+    /// (as [`DeviceBatch::push_actions`] would). Returns the row's index.
+    pub fn push_row_actions(&mut self, actions: &[u32]) -> usize {
+        self.actions.extend_from_slice(actions);
+        self.offsets.push(self.actions.len());
+        self.rows += 1;
+        self.rows - 1
+    }
+
+    /// Adds a row: its legal moves and its encoded planes.
+    pub fn push_row<G: GameState>(&mut self, position: &G, moves: &[Move]) {
+        let r = self.push_actions(position, moves);
+        let len = self.row_len();
+        if self.input.len() < (r + 1) * len {
+            self.input.resize((r + 1) * len, 0.0);
+        }
+        position.encode(&mut self.input[r * len..(r + 1) * len]);
+    }
+
+    /// The input of the `rows` rows (grown when needed), for encoding them.
+    pub fn input_rows(&mut self) -> &mut [f32] {
+        let n = self.rows * self.row_len();
+        if self.input.len() < n {
+            self.input.resize(n, 0.0);
+        }
+        &mut self.input[..n]
+    }
+
+    /// Checks that a backend filled the outputs of every row.
+    ///
+    /// # Errors
+    /// [`EvalError`] naming the lengths when they are wrong.
+    pub fn check_outputs(&self) -> Result<(), EvalError> {
+        if self.logits.len() != self.actions.len() || self.wdl.len() < 3 * self.rows {
+            return Err(EvalError(format!(
+                "the device returned {} policy logits for {} legal moves and {} value outputs for {} positions",
+                self.logits.len(),
+                self.actions.len(),
+                self.wdl.len() / 3,
+                self.rows
+            )));
+        }
+        Ok(())
+    }
+
+    /// Turns row `r`'s outputs into an [`Evaluation`] (reusing `out`'s
+    /// allocation): priors = softmax over the row's gathered logits (uniform
+    /// when they are not finite), value = `P(win) - P(loss)` clamped to
+    /// `[-1, 1]`.
+    pub fn decode_row(&self, r: usize, out: &mut Evaluation) {
+        let logits = &self.logits[self.offsets[r]..self.offsets[r + 1]];
+        out.priors.clear();
+        let mut max = f32::NEG_INFINITY;
+        for &l in logits {
+            out.priors.push(l);
+            max = max.max(l);
+        }
+        let mut sum = 0.0;
+        for x in out.priors.iter_mut() {
+            *x = (*x - max).exp();
+            sum += *x;
+        }
+        if sum > 0.0 && sum.is_finite() {
+            out.priors.iter_mut().for_each(|x| *x /= sum);
+        } else {
+            let u = 1.0 / logits.len().max(1) as f32;
+            out.priors.iter_mut().for_each(|x| *x = u);
+        }
+        let wdl = &self.wdl[r * 3..r * 3 + 3];
+        out.value = (wdl[0] - wdl[2]).clamp(-1.0, 1.0);
+    }
+}
+
+/// The device side of a network evaluator: one forward pass (or several,
+/// when the batch exceeds [`Backend::max_batch`]) over a [`DeviceBatch`].
+///
+/// A backend that is `Send` can be driven from its own thread (the
+/// overlapped self-play driver does so, one thread per device).
+pub trait Backend {
+    /// Runs the network on the first `batch.rows` rows of `batch.input`:
+    /// fills `batch.logits` with the policy logit of every entry of
+    /// `batch.actions` and `batch.wdl` with `rows x 3` (win, draw, loss)
+    /// probabilities.
+    ///
+    /// # Errors
+    /// [`EvalError`] when the backend fails (e.g. a libtorch error) or the
+    /// batch does not fit the network (input shape, policy width).
+    fn run(&mut self, batch: &mut DeviceBatch) -> Result<(), EvalError>;
+
+    /// Largest number of rows of one forward pass; larger batches are split.
+    fn max_batch(&self) -> usize {
+        usize::MAX
+    }
+}
+
+impl<B: Backend + ?Sized> Backend for &mut B {
+    fn run(&mut self, batch: &mut DeviceBatch) -> Result<(), EvalError> {
+        (**self).run(batch)
+    }
+
+    fn max_batch(&self) -> usize {
+        (**self).max_batch()
+    }
+}
+
+/// A [`Backend`] as an [`Evaluator`]: encodes, runs and decodes on the
+/// calling thread (lockstep: the caller waits for the device).
+pub struct BackendEvaluator<B> {
+    /// The backend.
+    pub backend: B,
+    batch: DeviceBatch,
+}
+
+impl<B> BackendEvaluator<B> {
+    /// Wraps `backend`.
+    pub fn new(backend: B) -> Self {
+        BackendEvaluator { backend, batch: DeviceBatch::default() }
+    }
+}
+
+impl<G: GameState, B: Backend> Evaluator<G> for BackendEvaluator<B> {
+    fn evaluate(&mut self, positions: &[&G], moves: &[&[Move]], out: &mut Vec<Evaluation>) -> Result<(), EvalError> {
+        self.batch.clear::<G>();
+        for (p, m) in positions.iter().zip(moves) {
+            self.batch.push_row(*p, m);
+        }
+        out.resize_with(positions.len(), Evaluation::default);
+        if positions.is_empty() {
+            return Ok(());
+        }
+        self.backend.run(&mut self.batch)?;
+        self.batch.check_outputs()?;
+        for (r, e) in out.iter_mut().enumerate() {
+            self.batch.decode_row(r, e);
+        }
+        Ok(())
+    }
+
+    fn max_batch(&self) -> usize {
+        self.backend.max_batch()
+    }
+}
+
+/// What a [`SimulatedDevice`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimOutput {
+    /// Logits and value from a hash of the input row: every position gets its
+    /// own, deterministic, non-uniform priors and value.
+    Hash,
+    /// All logits 0 and (win, draw, loss) = (0, 1, 0): after the softmax
+    /// exactly the [`crate::UniformEvaluator`]'s priors and value, so self-play
+    /// plays the uniform evaluator's games (the same work, for comparing rates).
+    Uniform,
+}
+
+/// A backend that behaves like an accelerator without one: each forward pass
+/// (each chunk of at most `max_batch` rows) keeps the calling thread busy for
+/// `batch_ms` milliseconds plus `per_position_us` microseconds per row, most of
+/// it asleep (the CPU is free meanwhile, as with a GPU), and returns outputs
+/// that are a cheap deterministic function of each row's input
+/// ([`SimOutput`]), independent of the rest of the batch. Sleeping overshoots
+/// by the timer slack (tens of microseconds per call).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimulatedDevice {
+    /// Fixed time per forward pass, milliseconds.
+    pub batch_ms: f64,
+    /// Time per position, microseconds.
+    pub per_position_us: f64,
+    /// Largest rows per forward pass; larger batches are split into passes.
+    pub max_batch: usize,
+    /// What the outputs are.
+    pub output: SimOutput,
+}
+
+impl SimulatedDevice {
+    /// Parses `batch_ms=A,per_position_us=B[,max_batch=N][,output=hash|uniform]`
+    /// (any order; `max_batch` defaults to `usize::MAX`, `output` to `hash`).
+    ///
+    /// # Errors
+    /// A message naming the unknown key or the bad value.
+    pub fn parse(spec: &str) -> Result<SimulatedDevice, String> {
+        let mut d =
+            SimulatedDevice { batch_ms: 0.0, per_position_us: 0.0, max_batch: usize::MAX, output: SimOutput::Hash };
+        let (mut a, mut b) = (false, false);
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| format!("simulated device: {item:?} is not key=value (e.g. batch_ms=2)"))?;
+            let num = |v: &str| -> Result<f64, String> {
+                v.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0 && *x <= 60_000.0)
+                    .ok_or_else(|| format!("simulated device: {k} must be a number of 0..=60000, got {v:?}"))
+            };
+            match k.trim() {
+                "batch_ms" => (d.batch_ms, a) = (num(v)?, true),
+                "per_position_us" => (d.per_position_us, b) = (num(v)?, true),
+                "max_batch" => {
+                    d.max_batch = v
+                        .trim()
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|&n| n >= 1)
+                        .ok_or_else(|| format!("simulated device: max_batch must be an integer >= 1, got {v:?}"))?
+                }
+                "output" => {
+                    d.output = match v.trim() {
+                        "hash" => SimOutput::Hash,
+                        "uniform" => SimOutput::Uniform,
+                        o => return Err(format!("simulated device: output must be hash or uniform, got {o:?}")),
+                    }
+                }
+                other => {
+                    return Err(format!(
+                    "simulated device: unknown key {other:?} (expected batch_ms, per_position_us, max_batch, output)"
+                ))
+                }
+            }
+        }
+        if !(a && b) {
+            return Err(format!("simulated device: give batch_ms and per_position_us, got {spec:?}"));
+        }
+        Ok(d)
+    }
+
+    /// Simulated time of one forward pass of `rows` rows.
+    pub fn pass_time(&self, rows: usize) -> Duration {
+        Duration::from_secs_f64((self.batch_ms * 1e3 + self.per_position_us * rows as f64) * 1e-6)
+    }
+}
+
+/// Hash of an input row: wrapping sums of the values' bits mixed with their
+/// index by xor and shifts only (operations that baseline x86-64's SSE2
+/// vectorises, so that the simulated device spends little CPU), then mixed.
+fn row_hash(row: &[f32]) -> u64 {
+    let (mut a, mut b) = (0u32, 0u32);
+    for (i, v) in row.iter().enumerate() {
+        let (x, i) = (v.to_bits(), i as u32);
+        a = a.wrapping_add(x ^ (i << 11) ^ i);
+        b = b.wrapping_add(x.wrapping_add(i) ^ (i << 23) ^ (x >> 9));
+    }
+    mix64((u64::from(a) << 32) | u64::from(b))
+}
+
+impl Backend for SimulatedDevice {
+    fn run(&mut self, batch: &mut DeviceBatch) -> Result<(), EvalError> {
+        let len = batch.row_len();
+        if batch.input.len() < batch.rows * len || batch.offsets.len() != batch.rows + 1 {
+            return Err(EvalError(format!(
+                "simulated device: a batch of {} rows with {} input values and {} offsets",
+                batch.rows,
+                batch.input.len(),
+                batch.offsets.len()
+            )));
+        }
+        batch.logits.clear();
+        batch.wdl.clear();
+        let mut start = 0;
+        while start < batch.rows {
+            let end = (start + self.max_batch).min(batch.rows);
+            let deadline = Instant::now() + self.pass_time(end - start);
+            for r in start..end {
+                let moves = &batch.actions[batch.offsets[r]..batch.offsets[r + 1]];
+                match self.output {
+                    SimOutput::Uniform => {
+                        batch.logits.extend(moves.iter().map(|_| 0.0f32));
+                        batch.wdl.extend_from_slice(&[0.0, 1.0, 0.0]);
+                    }
+                    SimOutput::Hash => {
+                        let h = row_hash(&batch.input[r * len..(r + 1) * len]);
+                        let unit = |y: u64| (y >> 40) as f32 / (1u64 << 24) as f32;
+                        batch.logits.extend(moves.iter().map(|&a| 2.0 * unit(mix64(h ^ u64::from(a))) - 1.0));
+                        let v = 1.6 * unit(mix64(!h)) - 0.8;
+                        batch.wdl.extend_from_slice(&[(0.9 + v) / 2.0, 0.1, (0.9 - v) / 2.0]);
+                    }
+                }
+            }
+            let now = Instant::now();
+            if deadline > now {
+                std::thread::sleep(deadline - now);
+            }
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn max_batch(&self) -> usize {
+        self.max_batch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::UniformEvaluator;
+    use martian_rules::jetan::{Jetan, JetanRules};
+
+    fn start_and_moves() -> (Jetan, Vec<Move>) {
+        let s = Jetan::new_game(&JetanRules::default()).unwrap();
+        let mut m = Vec::new();
+        s.legal_moves(&mut m);
+        (s, m)
+    }
+
+    #[test]
+    fn parse_reads_keys_and_names_errors() {
+        let d = SimulatedDevice::parse("batch_ms=2.5, per_position_us=10,max_batch=64,output=uniform").unwrap();
+        assert_eq!((d.batch_ms, d.per_position_us, d.max_batch, d.output), (2.5, 10.0, 64, SimOutput::Uniform));
+        assert_eq!(d.pass_time(100), Duration::from_micros(3500));
+        assert!(SimulatedDevice::parse("batch_ms=1").unwrap_err().contains("per_position_us"));
+        assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1,speed=3").unwrap_err().contains("\"speed\""));
+        assert!(SimulatedDevice::parse("batch_ms=-1,per_position_us=1").unwrap_err().contains("batch_ms"));
+        assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1,max_batch=0").unwrap_err().contains("max_batch"));
+        assert!(SimulatedDevice::parse("batch_ms").unwrap_err().contains("key=value"));
+    }
+
+    #[test]
+    fn uniform_output_decodes_to_the_uniform_evaluator_exactly() {
+        let (s, m) = start_and_moves();
+        let dev = SimulatedDevice::parse("batch_ms=0,per_position_us=0,output=uniform").unwrap();
+        let mut ev = BackendEvaluator::new(dev);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        Evaluator::<Jetan>::evaluate(&mut ev, &[&s, &s], &[&m, &m], &mut a).unwrap();
+        UniformEvaluator.evaluate(&[&s, &s], &[&m, &m], &mut b).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn hash_output_depends_on_the_position_only_and_takes_its_time() {
+        let (s, m) = start_and_moves();
+        let mut t = s.clone();
+        t.play_unchecked(m[3]);
+        let mut tm = Vec::new();
+        t.legal_moves(&mut tm);
+        let dev = SimulatedDevice::parse("batch_ms=3,per_position_us=500,max_batch=2").unwrap();
+        let mut ev = BackendEvaluator::new(dev);
+        let mut one = Vec::new();
+        Evaluator::<Jetan>::evaluate(&mut ev, &[&s], &[&m], &mut one).unwrap();
+        let t0 = Instant::now();
+        let mut three = Vec::new();
+        Evaluator::<Jetan>::evaluate(&mut ev, &[&t, &s, &t], &[&tm, &m, &tm], &mut three).unwrap();
+        // Two passes (max_batch 2): 2 x 3 ms + 3 x 0.5 ms.
+        assert!(t0.elapsed() >= Duration::from_micros(7500), "{:?}", t0.elapsed());
+        assert_eq!(three[1], one[0], "the same position gets the same output in another batch");
+        assert_eq!(three[0], three[2]);
+        assert_ne!(three[0].value, one[0].value);
+        let p = &one[0].priors;
+        assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        assert!(p.iter().any(|&x| (x - p[0]).abs() > 1e-4), "priors are not uniform");
+        assert!(one[0].value.abs() <= 0.8);
+    }
+
+    #[test]
+    fn decode_is_a_softmax_over_the_rows_logits() {
+        let mut b = DeviceBatch::default();
+        b.clear::<Jetan>();
+        b.rows = 2;
+        b.offsets = vec![0, 3, 3];
+        b.actions = vec![7, 8, 9];
+        b.logits = vec![0.0, 1.0, 2.0];
+        b.wdl = vec![0.5, 0.2, 0.3, 0.0, 0.0, 1.0];
+        let mut e = Evaluation::default();
+        b.decode_row(0, &mut e);
+        let z = 1.0 + 1f32.exp() + 2f32.exp();
+        for (p, l) in e.priors.iter().zip([0.0f32, 1.0, 2.0]) {
+            assert!((p - l.exp() / z).abs() < 1e-6);
+        }
+        assert!((e.value - 0.2).abs() < 1e-6);
+        b.decode_row(1, &mut e);
+        assert!(e.priors.is_empty());
+        assert_eq!(e.value, -1.0);
+        b.logits = vec![f32::NAN, 0.0, 1.0];
+        b.decode_row(0, &mut e);
+        assert_eq!(e.priors, vec![1.0 / 3.0; 3]);
+        b.logits.pop();
+        assert!(b.check_outputs().unwrap_err().0.contains("2 policy logits for 3 legal moves"));
+    }
+}

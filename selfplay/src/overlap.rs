@@ -1,0 +1,477 @@
+//! Self-play that keeps the devices busy (issue 10): game groups, one thread
+//! per device, encoding and decoding on the CPU threads.
+//!
+//! The games in flight are split into `groups` groups per device. Each device
+//! ([`Backend`], e.g. one network replica per GPU) runs on its own thread and
+//! takes the batches of its groups in arrival order. The calling thread goes
+//! round the groups in a fixed order; for each it
+//!
+//! ```text
+//! 1. waits for the group's batch to come back from its device (if one is out),
+//!    decodes it in parallel (softmax over each leaf's legal logits) and fills
+//!    the evaluation cache;
+//! 2. CPU phase, all the group's games in parallel (rayon): expand and back up
+//!    the evaluated leaves, finish moves whose search is done, select the next
+//!    leaves (virtual loss);
+//! 3. hands finished games to the callback and starts the next game ids;
+//! 4. looks the new leaves up in the cache, encodes the misses in parallel into
+//!    the group's reused input buffer, and sends the batch to the device.
+//! ```
+//!
+//! So while a group's batch is on the device the CPU works on the other
+//! groups. With one group it is the lockstep loop of [`crate::play_games`]
+//! (the device idles during the CPU phase) and plays exactly its games: the
+//! same batches, cache look-ups and random draws in the same order.
+//!
+//! Reproducibility: the order of every step above is fixed (round robin over
+//! the groups, each device first-in first-out), never the order in which
+//! threads finish, so game ids are handed out in the same order and a game's
+//! batches are the same in every run with the same number of groups and
+//! devices. With a backend whose output for a position does not depend on its
+//! batch (the simulated device, or a network with `fixed_batch`), the games do
+//! not depend on the number of groups or devices either.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::time::Instant;
+
+use martian_rules::GameState;
+use martian_search::{Backend, DeviceBatch, EvalCache, EvalError, Evaluation, MctsConfig};
+use rayon::prelude::*;
+
+use crate::config::SelfplayConfig;
+use crate::driver::{FinishedGame, PlayParams, SelfplayStats, Slot};
+
+/// `src` of a leaf whose evaluation came from the cache.
+const FROM_CACHE: u32 = u32::MAX;
+
+/// A batch on its way to a device or back.
+struct Job {
+    group: usize,
+    batch: DeviceBatch,
+}
+
+/// A batch back from a device.
+struct Done {
+    group: usize,
+    batch: DeviceBatch,
+    result: Result<(), EvalError>,
+    seconds: f64,
+}
+
+/// `src` of a leaf that missed the cache and has no batch row yet.
+const MISS: u32 = u32::MAX - 1;
+
+/// The pending leaves of one game: their evaluations, where each comes from,
+/// their cache keys and (for cache misses) their legal moves' action
+/// indices. Reused from batch to batch.
+#[derive(Default)]
+struct Leaves {
+    /// Leaves of the current batch.
+    n: usize,
+    evals: Vec<Evaluation>,
+    /// [`FROM_CACHE`], [`MISS`], or the batch row whose outputs the leaf takes.
+    src: Vec<u32>,
+    keys: Vec<u64>,
+    /// Action indices of the misses' legal moves, back to back.
+    actions: Vec<u32>,
+    /// Per leaf, its range in `actions` (empty for a cache hit).
+    spans: Vec<(u32, u32)>,
+    /// Look-ups and hits of this scan, for the cache's counters.
+    lookups: u64,
+    hits: u64,
+}
+
+impl Leaves {
+    /// Scans the tree's pending leaves: input keys, read-only cache look-ups
+    /// (a hit fills the evaluation), the misses' action indices.
+    fn scan<G: GameState>(&mut self, slot: &Slot<G>, cache: &EvalCache) {
+        self.n = if slot.active { slot.tree.num_pending() } else { 0 };
+        if self.evals.len() < self.n {
+            self.evals.resize_with(self.n, Evaluation::default);
+        }
+        self.src.clear();
+        self.keys.clear();
+        self.actions.clear();
+        self.spans.clear();
+        let use_cache = cache.capacity() > 0;
+        for k in 0..self.n {
+            let (p, m) = slot.tree.pending_leaf(k);
+            if use_cache {
+                let key = p.input_key();
+                self.keys.push(key);
+                self.lookups += 1;
+                if let Some((priors, value)) = cache.peek(key, m.len()) {
+                    let e = &mut self.evals[k];
+                    e.priors.clear();
+                    e.priors.extend_from_slice(priors);
+                    e.value = value;
+                    self.hits += 1;
+                    self.src.push(FROM_CACHE);
+                    self.spans.push((0, 0));
+                    continue;
+                }
+            }
+            let a = self.actions.len() as u32;
+            self.actions.extend(m.iter().map(|&mv| p.action_index(mv) as u32));
+            self.spans.push((a, self.actions.len() as u32));
+            self.src.push(MISS);
+        }
+    }
+}
+
+/// One group of games with its reused buffers.
+struct Group<G: GameState> {
+    slots: Vec<Slot<G>>,
+    /// Per slot, its pending leaves.
+    leaves: Vec<Leaves>,
+    device: usize,
+    /// The batch buffers; `None` while the batch is on the device.
+    batch: Option<DeviceBatch>,
+    /// Per batch row: `(slot, leaf of the slot)`.
+    rows: Vec<(u32, u32)>,
+    /// Input key -> batch row, for this batch (a position met twice is sent once).
+    batch_keys: KeyMap,
+    /// The leaves' evaluations are complete and not yet applied to the trees.
+    ready: bool,
+    /// A batch of this group is on the device.
+    in_flight: bool,
+    /// Every game of the group is finished.
+    done: bool,
+}
+
+/// A map from input keys, which are already well mixed: no hashing.
+type KeyMap = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
+
+/// Passes a `u64` key through as its hash.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
+}
+
+/// What the groups share: the cache, the game ids, the counters, the callback.
+struct Shared<'p, 'a, G: GameState, F> {
+    params: &'p PlayParams<'a, G>,
+    cfg: &'p SelfplayConfig,
+    mcts: &'p MctsConfig,
+    cache: EvalCache,
+    started: usize,
+    stats: SelfplayStats,
+    t0: Instant,
+    on_game: F,
+}
+
+/// Rows per rayon task when encoding: smaller batches are encoded on the
+/// calling thread without waking another.
+const ENCODE_ROWS_PER_TASK: usize = 16;
+
+impl<G: GameState> Group<G> {
+    fn new(slots: Vec<Slot<G>>, device: usize) -> Self {
+        let done = slots.is_empty();
+        Group {
+            leaves: slots.iter().map(|_| Leaves::default()).collect(),
+            slots,
+            device,
+            batch: Some(DeviceBatch::default()),
+            rows: Vec::new(),
+            batch_keys: KeyMap::default(),
+            ready: false,
+            in_flight: false,
+            done,
+        }
+    }
+
+    /// Takes the group's batch back from its device: decodes each leaf's
+    /// outputs (game by game, in parallel), then caches the new outputs in row
+    /// order (as the lockstep driver's cached evaluator inserts its misses),
+    /// before any look-up of the next batch.
+    fn receive(&mut self, batch: DeviceBatch, cache: &mut EvalCache) -> Result<(), EvalError> {
+        batch.check_outputs()?;
+        self.leaves.par_iter_mut().for_each(|l| {
+            for (e, &r) in l.evals[..l.n].iter_mut().zip(&l.src) {
+                if r != FROM_CACHE {
+                    batch.decode_row(r as usize, e);
+                }
+            }
+        });
+        if cache.capacity() > 0 {
+            for &(s, k) in &self.rows {
+                let l = &self.leaves[s as usize];
+                cache.insert(l.keys[k as usize], &l.evals[k as usize]);
+            }
+        }
+        self.batch = Some(batch);
+        self.ready = true;
+        Ok(())
+    }
+
+    /// Runs CPU phases until the group has a batch for its device (returns
+    /// true, the batch encoded in `self.batch`) or every game is finished
+    /// (returns false, `done` set).
+    fn advance<F>(&mut self, sh: &mut Shared<'_, '_, G, F>) -> Result<bool, EvalError>
+    where
+        F: FnMut(FinishedGame, &SelfplayStats) -> Result<(), String>,
+    {
+        let cfg = sh.cfg;
+        loop {
+            // 1. Per game, in parallel: expand and back up the evaluated
+            // leaves, select the next ones, look them up in the cache.
+            let ts = Instant::now();
+            let ready = std::mem::take(&mut self.ready);
+            let cache = &sh.cache;
+            self.slots.par_iter_mut().zip(self.leaves.par_iter_mut()).for_each(|(s, l)| {
+                if ready && l.n > 0 {
+                    s.tree.apply_evaluations(&l.evals[..l.n], &mut s.rng);
+                }
+                if s.active {
+                    s.step(cfg);
+                }
+                if s.finished.is_none() {
+                    l.scan(s, cache);
+                }
+            });
+            sh.stats.search_seconds += ts.elapsed().as_secs_f64();
+            // 2. Finished games: report and start the next ids.
+            for (s, l) in self.slots.iter_mut().zip(self.leaves.iter_mut()) {
+                if !(s.active && s.finished.is_some()) {
+                    continue;
+                }
+                let fg = s.take_finished(&sh.params.model_name, cfg.value_target_q_weight, cfg.policy_surprise_weight);
+                sh.stats.games += 1;
+                sh.stats.moves += fg.record.plies as u64;
+                sh.stats.samples += fg.samples.len() as u64;
+                sh.stats.targets.merge(&fg.targets);
+                sh.stats.seconds = sh.t0.elapsed().as_secs_f64();
+                let to = Instant::now();
+                (sh.on_game)(fg, &sh.stats).map_err(EvalError)?;
+                sh.stats.output_seconds += to.elapsed().as_secs_f64();
+                if sh.started < sh.params.game_ids.len() {
+                    *s = Slot::new(sh.params.start, sh.mcts, sh.params.game_ids[sh.started], sh.params.seed);
+                    sh.started += 1;
+                    s.step(cfg);
+                } else {
+                    s.active = false;
+                }
+                l.scan(s, &sh.cache);
+            }
+            if self.slots.iter().all(|s| !s.active) {
+                self.done = true;
+                return Ok(false);
+            }
+            // 3. The misses become the batch's rows, in game order; a position
+            // met twice in the batch is sent once.
+            let te = Instant::now();
+            let mut batch = self.batch.take().expect("the group's batch is home");
+            batch.clear::<G>();
+            self.rows.clear();
+            self.batch_keys.clear();
+            let use_cache = sh.cache.capacity() > 0;
+            let mut total = 0;
+            for (i, l) in self.leaves.iter_mut().enumerate() {
+                total += l.n;
+                sh.cache.count(std::mem::take(&mut l.lookups), std::mem::take(&mut l.hits));
+                for k in 0..l.n {
+                    if l.src[k] == FROM_CACHE {
+                        continue;
+                    }
+                    let (a, b) = l.spans[k];
+                    if use_cache {
+                        let key = l.keys[k];
+                        match self.batch_keys.get(&key) {
+                            Some(&r)
+                                if batch.offsets[r as usize + 1] - batch.offsets[r as usize] == (b - a) as usize =>
+                            {
+                                sh.cache.count_batch_hit();
+                                l.src[k] = r;
+                                continue;
+                            }
+                            _ => {
+                                self.batch_keys.insert(key, batch.rows as u32);
+                            }
+                        }
+                    }
+                    l.src[k] = batch.push_row_actions(&l.actions[a as usize..b as usize]) as u32;
+                    self.rows.push((i as u32, k as u32));
+                }
+            }
+            sh.stats.evaluations += total as u64;
+            if batch.rows == 0 {
+                // Every leaf came from the cache (or there were none): apply at once.
+                self.batch = Some(batch);
+                self.ready = total > 0;
+                sh.stats.encode_seconds += te.elapsed().as_secs_f64();
+                continue;
+            }
+            // 4. Encode the misses in parallel into the reused input buffer.
+            let len = batch.row_len();
+            let slots = &self.slots;
+            batch
+                .input_rows()
+                .par_chunks_mut(len)
+                .zip(self.rows.par_iter())
+                .with_min_len(ENCODE_ROWS_PER_TASK)
+                .for_each(|(buf, &(s, k))| {
+                    slots[s as usize].tree.pending_leaf(k as usize).0.encode(buf);
+                });
+            sh.stats.encode_seconds += te.elapsed().as_secs_f64();
+            sh.stats.device_rows += batch.rows as u64;
+            sh.stats.batches += 1;
+            self.batch = Some(batch);
+            return Ok(true);
+        }
+    }
+}
+
+/// The loop of one device thread: runs each batch it receives and sends it
+/// back with the result and the time taken. A panic in the backend becomes an
+/// error (the driver stops with it).
+fn device_loop<B: Backend>(device: &mut B, jobs: Receiver<Job>, done: Sender<Done>) {
+    while let Ok(mut job) = jobs.recv() {
+        let t = Instant::now();
+        let result = catch_unwind(AssertUnwindSafe(|| device.run(&mut job.batch))).unwrap_or_else(|p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(EvalError(format!("the device failed: {msg}")))
+        });
+        let seconds = t.elapsed().as_secs_f64();
+        if done.send(Done { group: job.group, batch: job.batch, result, seconds }).is_err() {
+            break;
+        }
+    }
+}
+
+/// Plays one game of self-play per id of `params.game_ids` on the backends
+/// `devices` (one network replica per device), with `cfg.games_in_flight`
+/// games per device in `cfg.groups` groups per device, overlapping each
+/// group's CPU phase with the other groups' forward passes (module docs).
+/// The evaluation cache (`cfg.cache_size` entries) is shared by all groups.
+/// Finished games go to `on_game` in finishing order, which is the same in
+/// every run with the same groups and devices.
+///
+/// With one device and one group the games are those of [`crate::play_games`]
+/// with a `CachedEvaluator` of the same size around a
+/// [`martian_search::BackendEvaluator`] of the same backend.
+///
+/// # Errors
+/// A backend's error (or panic, as an error), a backend returning outputs of
+/// the wrong size, the error returned by `on_game`, or an empty `devices`.
+pub fn play_games_on_devices<G, B, F>(
+    params: &PlayParams<'_, G>,
+    cfg: &SelfplayConfig,
+    mcts: &MctsConfig,
+    devices: &mut [B],
+    on_game: F,
+) -> Result<SelfplayStats, EvalError>
+where
+    G: GameState,
+    B: Backend + Send,
+    F: FnMut(FinishedGame, &SelfplayStats) -> Result<(), String> + Send,
+{
+    if devices.is_empty() {
+        return Err(EvalError("self-play needs at least one device".into()));
+    }
+    let t0 = Instant::now();
+    let ids = params.game_ids;
+    let n_dev = devices.len();
+    let n_groups = n_dev * cfg.groups.max(1) as usize;
+    let in_flight = (cfg.games_in_flight as usize * n_dev).min(ids.len());
+    // Group g takes the next contiguous block of the first ids; block sizes
+    // differ by at most one. Group g runs on device g % n_dev.
+    let mut groups: Vec<Group<G>> = Vec::with_capacity(n_groups);
+    let mut next = 0;
+    for g in 0..n_groups {
+        let size = in_flight / n_groups + usize::from(g < in_flight % n_groups);
+        let slots = ids[next..next + size].iter().map(|&id| Slot::new(params.start, mcts, id, params.seed)).collect();
+        next += size;
+        groups.push(Group::new(slots, g % n_dev));
+    }
+    let stats = SelfplayStats { devices: n_dev as u32, ..Default::default() };
+    let mut sh =
+        Shared { params, cfg, mcts, cache: EvalCache::new(cfg.cache_size), started: in_flight, stats, t0, on_game };
+    // The loop runs on a thread of rayon's pool, so that its parallel phases
+    // start on the calling thread instead of waking the pool and waiting for it.
+    rayon::scope(|_| std::thread::scope(|scope| drive(scope, devices, &mut groups, &mut sh)))?;
+    let mut stats = sh.stats;
+    stats.seconds = t0.elapsed().as_secs_f64();
+    stats.eval_seconds = stats.device_seconds / n_dev as f64;
+    Ok(stats)
+}
+
+/// The round robin over the groups, with one thread per device.
+fn drive<'scope, 'env, G, B, F>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    devices: &'env mut [B],
+    groups: &mut [Group<G>],
+    sh: &mut Shared<'_, '_, G, F>,
+) -> Result<(), EvalError>
+where
+    G: GameState,
+    B: Backend + Send,
+    F: FnMut(FinishedGame, &SelfplayStats) -> Result<(), String>,
+{
+    let n_dev = devices.len();
+    let n_groups = groups.len();
+    let mut to_device: Vec<Sender<Job>> = Vec::with_capacity(n_dev);
+    let mut from_device: Vec<Receiver<Done>> = Vec::with_capacity(n_dev);
+    for device in devices.iter_mut() {
+        let (job_tx, job_rx) = channel::<Job>();
+        let (done_tx, done_rx) = channel::<Done>();
+        scope.spawn(move || device_loop(device, job_rx, done_tx));
+        to_device.push(job_tx);
+        from_device.push(done_rx);
+    }
+    let mut next_group = 0;
+    while groups.iter().any(|x| !x.done) {
+        let g = next_group;
+        next_group = (g + 1) % n_groups;
+        let group = &mut groups[g];
+        if group.done {
+            continue;
+        }
+        if group.in_flight {
+            let tw = Instant::now();
+            let done =
+                from_device[group.device].recv().map_err(|_| EvalError(format!("device {} stopped", group.device)))?;
+            sh.stats.wait_seconds += tw.elapsed().as_secs_f64();
+            sh.stats.device_seconds += done.seconds;
+            group.in_flight = false;
+            if done.group != g {
+                return Err(EvalError(format!(
+                    "device {} returned the batch of group {} out of turn",
+                    group.device, done.group
+                )));
+            }
+            done.result?;
+            let td = Instant::now();
+            group.receive(done.batch, &mut sh.cache)?;
+            sh.stats.decode_seconds += td.elapsed().as_secs_f64();
+        }
+        if group.advance(sh)? {
+            let batch = group.batch.take().expect("advance left the batch home");
+            to_device[group.device]
+                .send(Job { group: g, batch })
+                .map_err(|_| EvalError(format!("device {} stopped", group.device)))?;
+            group.in_flight = true;
+        }
+    }
+    Ok(())
+}

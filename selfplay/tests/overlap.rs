@@ -1,0 +1,218 @@
+//! The overlapped driver (`play_games_on_devices`, issue 10): with one group
+//! it plays the lockstep driver's games; with a backend whose outputs do not
+//! depend on the batch, groups and devices change nothing in the games; the
+//! same seed gives the same games in the same order; a second device starts
+//! while the first is busy; failures of a device end the run with an error.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use martian_rules::jetan::{Jetan, JetanRules};
+use martian_rules::martian::{MartianChess, MartianRules};
+use martian_rules::GameState;
+use martian_search::{Backend, BackendEvaluator, CachedEvaluator, DeviceBatch, EvalError, MctsConfig, SimulatedDevice};
+use martian_selfplay::{play_games, play_games_on_devices, FinishedGame, PlayParams, SelfplayConfig, SelfplayStats};
+
+fn cfg(groups: u32, games_in_flight: u32) -> (SelfplayConfig, MctsConfig) {
+    let sp = SelfplayConfig {
+        games_in_flight,
+        groups,
+        simulations: 16,
+        cheap_simulations: 4,
+        full_search_prob: 0.5,
+        ..Default::default()
+    };
+    (sp, MctsConfig { leaves_per_batch: 2, ..Default::default() })
+}
+
+fn sim() -> SimulatedDevice {
+    SimulatedDevice::parse("batch_ms=0,per_position_us=0").unwrap()
+}
+
+fn ids(n: u64) -> Vec<u64> {
+    (0..n).map(|k| (3 << 40) | k).collect()
+}
+
+/// Games of the lockstep driver with the cache around the backend.
+fn lockstep<G: GameState>(
+    start: &G,
+    n: u64,
+    sp: &SelfplayConfig,
+    mcts: &MctsConfig,
+) -> (Vec<FinishedGame>, SelfplayStats) {
+    let ids = ids(n);
+    let params = PlayParams { start, game_ids: &ids, seed: 9, model_name: "sim".into() };
+    let mut ev = CachedEvaluator::new(BackendEvaluator::new(sim()), sp.cache_size);
+    let mut out = Vec::new();
+    let st = play_games(&params, sp, mcts, &mut ev, |g, _| {
+        out.push(g);
+        Ok(())
+    })
+    .unwrap();
+    (out, st)
+}
+
+/// Games of the overlapped driver on `devices`.
+fn overlapped<G: GameState, B: Backend + Send>(
+    start: &G,
+    n: u64,
+    sp: &SelfplayConfig,
+    mcts: &MctsConfig,
+    devices: &mut [B],
+) -> Result<(Vec<FinishedGame>, SelfplayStats), EvalError> {
+    let ids = ids(n);
+    let params = PlayParams { start, game_ids: &ids, seed: 9, model_name: "sim".into() };
+    let mut out = Vec::new();
+    let st = play_games_on_devices(&params, sp, mcts, devices, |g, _| {
+        out.push(g);
+        Ok(())
+    })?;
+    Ok((out, st))
+}
+
+fn records(games: &[FinishedGame]) -> Vec<String> {
+    games.iter().map(|g| serde_json::to_string(&g.record).unwrap()).collect()
+}
+
+/// Records and samples in id order.
+fn by_id(games: &[FinishedGame]) -> Vec<(String, Vec<martian_selfplay::Sample>)> {
+    let mut v: Vec<_> = games.iter().map(|g| (serde_json::to_string(&g.record).unwrap(), g.samples.clone())).collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+fn one_group_is_lockstep<G: GameState>(start: G) {
+    let (sp, mcts) = cfg(1, 4);
+    let (a, sa) = lockstep(&start, 7, &sp, &mcts);
+    let (b, sb) = overlapped(&start, 7, &sp, &mcts, &mut [sim()]).unwrap();
+    // Same games, finished in the same order, with the same samples.
+    assert_eq!(records(&a), records(&b));
+    for (x, y) in a.iter().zip(&b) {
+        assert!(x.samples == y.samples, "samples of game {} differ", x.record.game_id);
+    }
+    assert_eq!((sa.games, sa.moves, sa.samples, sa.evaluations), (sb.games, sb.moves, sb.samples, sb.evaluations));
+    assert!(sb.device_rows > 0 && sb.device_rows < sb.evaluations, "the cache is used: {sb:?}");
+    assert_eq!(sb.devices, 1);
+}
+
+#[test]
+fn one_group_plays_the_lockstep_games_jetan() {
+    one_group_is_lockstep(Jetan::new_game(&JetanRules { max_plies: 60, ..Default::default() }).unwrap());
+}
+
+#[test]
+fn one_group_plays_the_lockstep_games_martian_chess() {
+    one_group_is_lockstep(MartianChess::new_game(&MartianRules::default()).unwrap());
+}
+
+#[test]
+fn groups_and_devices_change_nothing_for_a_batch_independent_device() {
+    let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+    let (sp, mcts) = cfg(1, 6);
+    let (base, _) = overlapped(&start, 13, &sp, &mcts, &mut [sim()]).unwrap();
+    let base = by_id(&base);
+    assert_eq!(base.len(), 13);
+    for (groups, devices) in [(2, 1), (3, 1), (1, 2), (2, 2)] {
+        let (sp, mcts) = cfg(groups, 6);
+        let mut devs = vec![sim(); devices];
+        let (g, st) = overlapped(&start, 13, &sp, &mcts, &mut devs).unwrap();
+        assert_eq!(st.devices as usize, devices);
+        assert!(by_id(&g) == base, "{groups} groups on {devices} devices play other games");
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_games_in_the_same_order_with_groups() {
+    let start = Jetan::new_game(&JetanRules { max_plies: 50, ..Default::default() }).unwrap();
+    let (sp, mcts) = cfg(3, 5);
+    let mut devs = vec![sim(), sim()];
+    let (a, _) = overlapped(&start, 11, &sp, &mcts, &mut devs).unwrap();
+    let (b, _) = overlapped(&start, 11, &sp, &mcts, &mut devs).unwrap();
+    assert_eq!(records(&a), records(&b));
+    let mut got: Vec<u64> = a.iter().map(|g| g.record.game_id).collect();
+    got.sort_unstable();
+    assert_eq!(got, ids(11), "every id played once");
+}
+
+/// A device whose first pass waits (up to 20 s) until the other device has
+/// started one: only a driver that runs the CPU phase of the second device's
+/// games while the first device is busy lets it go on at once.
+struct Rendezvous {
+    me: usize,
+    started: Arc<(Mutex<[bool; 2]>, Condvar)>,
+    waited_in_vain: bool,
+    inner: SimulatedDevice,
+}
+
+impl Backend for Rendezvous {
+    fn run(&mut self, batch: &mut DeviceBatch) -> Result<(), EvalError> {
+        let (lock, cv) = &*self.started;
+        let mut s = lock.lock().unwrap();
+        let first = !s[self.me];
+        s[self.me] = true;
+        cv.notify_all();
+        if first && self.me == 0 {
+            let (s, timeout) = cv.wait_timeout_while(s, Duration::from_secs(20), |s| !s[1]).unwrap();
+            self.waited_in_vain = timeout.timed_out() && !s[1];
+        }
+        self.inner.run(batch)
+    }
+}
+
+#[test]
+fn a_second_device_starts_while_the_first_is_busy() {
+    let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+    let (sp, mcts) = cfg(1, 3);
+    let started = Arc::new((Mutex::new([false; 2]), Condvar::new()));
+    let mut devs: Vec<Rendezvous> =
+        (0..2).map(|me| Rendezvous { me, started: started.clone(), waited_in_vain: false, inner: sim() }).collect();
+    let (g, _) = overlapped(&start, 6, &sp, &mcts, &mut devs).unwrap();
+    assert_eq!(g.len(), 6);
+    assert!(!devs[0].waited_in_vain, "device 1 got no batch while device 0 was busy");
+}
+
+/// Fails (error, panic or short output) at its `at`-th pass.
+struct Faulty {
+    at: usize,
+    calls: usize,
+    how: u8,
+}
+
+impl Backend for Faulty {
+    fn run(&mut self, batch: &mut DeviceBatch) -> Result<(), EvalError> {
+        self.calls += 1;
+        sim().run(batch)?;
+        if self.calls == self.at {
+            match self.how {
+                0 => return Err(EvalError("out of device memory".into())),
+                1 => panic!("driver crashed"),
+                _ => {
+                    batch.logits.pop();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn device_failures_end_the_run_with_an_error() {
+    let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+    for (how, want) in [(0u8, "out of device memory"), (1, "the device failed: driver crashed"), (2, "policy logits")] {
+        for groups in [1, 2] {
+            let (sp, mcts) = cfg(groups, 4);
+            let mut devs = vec![Faulty { at: 5, calls: 0, how }];
+            let err = overlapped(&start, 8, &sp, &mcts, &mut devs).map(|_| ()).unwrap_err();
+            assert!(err.0.contains(want), "{groups} groups: {err}");
+        }
+    }
+    let (sp, mcts) = cfg(2, 4);
+    let ids = ids(4);
+    let params = PlayParams { start: &start, game_ids: &ids, seed: 9, model_name: "sim".into() };
+    let err = play_games_on_devices(&params, &sp, &mcts, &mut [sim(), sim()], |_, _| Err("disk full".into()))
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(err.0, "disk full");
+    let none: &mut [SimulatedDevice] = &mut [];
+    assert!(play_games_on_devices(&params, &sp, &mcts, none, |_, _| Ok(())).is_err());
+}
