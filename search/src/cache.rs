@@ -26,7 +26,7 @@ use crate::evaluator::{EvalError, Evaluation, Evaluator};
 /// A hasher that passes a `u64` key through: input keys are already uniformly
 /// mixed, so hashing them again would only cost time.
 #[derive(Default)]
-struct KeyHasher(u64);
+pub struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
@@ -45,7 +45,9 @@ impl Hasher for KeyHasher {
     }
 }
 
-type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+/// A hash map keyed by input keys ([`martian_rules::GameState::input_key`]),
+/// hashed by [`KeyHasher`] (the key itself).
+pub type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 
 /// One cached evaluation: its priors are `priors[start..start + len]` of the
 /// cache's flat buffer.

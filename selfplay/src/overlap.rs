@@ -31,14 +31,12 @@
 //! batch (the simulated device, or a network with `fixed_batch`), the games do
 //! not depend on the number of groups or devices either.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::Instant;
 
 use martian_rules::GameState;
-use martian_search::{Backend, DeviceBatch, EvalCache, EvalError, Evaluation, MctsConfig};
+use martian_search::{Backend, DeviceBatch, EvalCache, EvalError, Evaluation, KeyMap, MctsConfig};
 use rayon::prelude::*;
 
 use crate::config::SelfplayConfig;
@@ -133,36 +131,13 @@ struct Group<G: GameState> {
     /// Per batch row: `(slot, leaf of the slot)`.
     rows: Vec<(u32, u32)>,
     /// Input key -> batch row, for this batch (a position met twice is sent once).
-    batch_keys: KeyMap,
+    batch_keys: KeyMap<u32>,
     /// The leaves' evaluations are complete and not yet applied to the trees.
     ready: bool,
     /// A batch of this group is on the device.
     in_flight: bool,
     /// Every game of the group is finished.
     done: bool,
-}
-
-/// A map from input keys, which are already well mixed: no hashing.
-type KeyMap = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
-
-/// Passes a `u64` key through as its hash.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3);
-        }
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = x;
-    }
 }
 
 /// What the groups share: the cache, the game ids, the counters, the callback.
