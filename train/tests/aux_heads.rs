@@ -48,6 +48,7 @@ fn heads() -> ModelConfig {
         value_hidden: 16,
         moves_left_head: true,
         score_head: true,
+        ..Default::default()
     }
 }
 
