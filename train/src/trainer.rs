@@ -45,6 +45,14 @@ pub struct Metrics {
     /// steps; only when `model.score_head` is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_loss: Option<f64>,
+    /// fp16 (`model.precision`): the loss scale of the last logged step;
+    /// absent in fp32 and bf16.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_scale: Option<f64>,
+    /// fp16: steps since the last line whose gradients overflowed and were
+    /// skipped (the loss scaler halved its scale); absent in fp32 and bf16.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped_steps: Option<u32>,
     /// Training throughput, samples per second.
     pub samples_per_s: f64,
     /// Positions in the replay window.
