@@ -1,6 +1,7 @@
 //! Build script of the CLI: the rpath and CUDA link arguments of
 //! `build/rpath.rs` (shared by the crates that link libtorch; repeated here
-//! because a build script is one file), plus what `--version` reports:
+//! because a build script is one file; `MARTIAN_ZERO_RPATH` replaces the
+//! rpath there and here), plus what `--version` reports:
 //!
 //! * `MARTIAN_ZERO_GIT_COMMIT`: `git rev-parse --short=12 HEAD` of the source
 //!   tree (`unknown` outside a git checkout; the environment variable of the
@@ -14,9 +15,14 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-env-changed=DEP_TCH_LIBTORCH_LIB");
     println!("cargo:rerun-if-env-changed=MARTIAN_ZERO_GIT_COMMIT");
+    println!("cargo:rerun-if-env-changed=MARTIAN_ZERO_RPATH");
     let lib = std::env::var("DEP_TCH_LIBTORCH_LIB").ok();
     if let Some(dir) = &lib {
-        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+        // `MARTIAN_ZERO_RPATH` replaces the rpath (`$ORIGIN`, or empty for none), as in build/rpath.rs.
+        let rpath = std::env::var("MARTIAN_ZERO_RPATH").unwrap_or_else(|_| dir.clone());
+        if !rpath.is_empty() {
+            println!("cargo:rustc-link-arg=-Wl,-rpath,{rpath}");
+        }
         let cuda = Path::new(dir).join("libtorch_cuda.so");
         if cuda.exists() {
             println!("cargo:rustc-link-arg=-Wl,--no-as-needed,{},--as-needed", cuda.display());
