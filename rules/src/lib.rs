@@ -19,5 +19,7 @@ mod perft;
 
 pub use diff::{describe_differences, field_differences, value_differences};
 pub use error::{PositionErrorKind, RulesError};
-pub use game::{has_winning_move_by_play, mix64, EndReason, GameKind, GameState, Move, Outcome, Side};
+pub use game::{
+    has_winning_move_by_play, mix64, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side,
+};
 pub use perft::{divide, perft};

@@ -55,6 +55,10 @@ pub enum TrainError {
     /// An optimizer error (including a bad state file).
     #[error(transparent)]
     Optim(#[from] OptimError),
+    /// `train.mirror_augmentation` for a game whose rules have no left-right
+    /// symmetry (`martian_rules::GameState::mirror_action` is `None`).
+    #[error("train.mirror_augmentation = true, but {0}'s rules are not left-right symmetric; set it to false")]
+    NoMirrorSymmetry(martian_rules::GameKind),
     /// The loss of a batch is NaN or infinite; the weights were not updated.
     #[error(
         "the training loss became {loss} at step {step} (policy {policy}, value {value}{auxiliary}); \
@@ -112,8 +116,12 @@ impl Trainer {
     /// An optimizer with zero state over `ckpt`'s trainable variables.
     ///
     /// # Errors
-    /// A libtorch error building the optimizer.
+    /// A libtorch error building the optimizer; [`TrainError::NoMirrorSymmetry`]
+    /// for mirror augmentation in a game without the symmetry.
     pub fn new(ckpt: &Checkpoint, cfg: &TrainConfig, device: Device) -> Result<Trainer, TrainError> {
+        if cfg.mirror_augmentation && ckpt.meta.game.mirror_action(0).is_none() {
+            return Err(TrainError::NoMirrorSymmetry(ckpt.meta.game));
+        }
         let opt = Optimizer::new(&ckpt.vs, cfg)?;
         let mut named: Vec<(String, Tensor)> =
             ckpt.vs.variables().into_iter().filter(|(_, t)| !t.requires_grad()).collect();
