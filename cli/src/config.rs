@@ -238,6 +238,31 @@ impl RunConfig {
         Self::parse(&text).with_context(|| format!("in config {}", path.display()))
     }
 
+    /// Reads a config file, applies `KEY=VALUE` overrides (the `--set`
+    /// option of `bench`) and validates the result. A key is a dotted path
+    /// (`model.precision`, `train.batch_size`, `seed`); a value is read as a
+    /// TOML value (`512`, `0.5`, `true`, `"text"`, `["cpu", "cpu"]`), and as
+    /// a string when it is not one (`bf16`).
+    ///
+    /// # Errors
+    /// As [`RunConfig::load`]; an override that is not `KEY=VALUE`, a key
+    /// below a value that is not a table, or an unknown key or bad value
+    /// (named by the config's own checks, with the overrides listed).
+    pub fn load_with_overrides(path: &Path, sets: &[String]) -> Result<RunConfig> {
+        if sets.is_empty() {
+            return Self::load(path);
+        }
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
+        let mut table: toml::Table = toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("in config {}", path.display()))?;
+        for set in sets {
+            apply_override(&mut table, set)?;
+        }
+        let text = toml::to_string(&table).context("writing the overridden config")?;
+        Self::parse(&text).with_context(|| format!("in config {} with --set {}", path.display(), sets.join(" --set ")))
+    }
+
     /// Parses and validates config text.
     ///
     /// # Errors
@@ -253,7 +278,10 @@ impl RunConfig {
     /// # Errors
     /// The first problem found, naming the field.
     pub fn validate(&self) -> Result<()> {
-        martian_model::parse_devices(&self.device).map_err(|e| anyhow::anyhow!("device: {e}"))?;
+        let devices = martian_model::parse_devices(&self.device).map_err(|e| anyhow::anyhow!("device: {e}"))?;
+        for d in devices {
+            self.model.precision.check_device(d).map_err(|e| anyhow::anyhow!("{e} (device = {:?})", self.device))?;
+        }
         for (name, n) in [("threads", self.threads), ("torch_threads", self.torch_threads)] {
             if n > 1024 {
                 bail!("{name} must be in 0..=1024 (0 = all cores), got {n}");
@@ -357,6 +385,35 @@ impl RunConfig {
     }
 }
 
+/// Sets the dotted key of `set` (`KEY=VALUE`) in `table`, creating tables on the way.
+///
+/// # Errors
+/// Not `KEY=VALUE`, an empty key part, or a key part below a value that is not a table.
+fn apply_override(table: &mut toml::Table, set: &str) -> Result<()> {
+    let (key, value) =
+        set.split_once('=').with_context(|| format!("--set {set:?}: expected KEY=VALUE, e.g. model.precision=bf16"))?;
+    let (key, value) = (key.trim(), value.trim());
+    let parts: Vec<&str> = key.split('.').map(str::trim).collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        bail!("--set {set:?}: the key {key:?} has an empty part");
+    }
+    // A TOML value when it parses as one, else the text as a string.
+    let value = toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    let (last, path) = parts.split_last().expect("split gives at least one part");
+    let mut t = table;
+    for (i, part) in path.iter().enumerate() {
+        let entry = t.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        t = entry
+            .as_table_mut()
+            .with_context(|| format!("--set {set:?}: {} is a value, not a table", parts[..=i].join(".")))?;
+    }
+    t.insert(last.to_string(), value);
+    Ok(())
+}
+
 /// Rewrites every float of a TOML tree that is exactly an `f32` as the `f64`
 /// nearest to the `f32`'s shortest decimal form, so that `0.2f32` prints as
 /// `0.2`. A float that is not exactly an `f32` (a true `f64` setting) is kept.
@@ -438,6 +495,46 @@ mod tests {
     }
 
     #[test]
+    fn precision_parses_round_trips_and_is_not_written_in_fp32() {
+        let cfg = RunConfig::parse("game = \"jetan\"\ndevice = \"cpu\"\n[model]\nprecision = \"bf16\"\n").unwrap();
+        assert_eq!(cfg.model.precision, martian_model::Precision::Bf16);
+        assert!(cfg.to_toml().contains("precision = \"bf16\""), "{}", cfg.to_toml());
+        assert_eq!(RunConfig::parse(&cfg.to_toml()).unwrap(), cfg);
+        let plain = RunConfig::parse("game = \"jetan\"\n").unwrap();
+        assert_eq!(plain.model.precision, martian_model::Precision::Fp32);
+        assert!(!plain.to_toml().contains("precision"), "fp32 configs are written as before");
+    }
+
+    #[test]
+    fn overrides_set_keys_and_name_their_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "game = \"jetan\"\ndevice = \"cpu\"\n[train]\nbatch_size = 64\n").unwrap();
+        let sets = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let cfg = RunConfig::load_with_overrides(
+            &path,
+            &sets(&["model.precision=bf16", "train.batch_size=512", "seed=7", "selfplay.root_noise=false"]),
+        )
+        .unwrap();
+        assert_eq!(cfg.model.precision, martian_model::Precision::Bf16);
+        assert_eq!((cfg.train.batch_size, cfg.seed, cfg.selfplay.root_noise), (512, 7, false));
+        assert_eq!(RunConfig::load_with_overrides(&path, &[]).unwrap(), RunConfig::load(&path).unwrap());
+        for (set, needle) in [
+            ("model.precison=bf16", "precison"),
+            ("model.precision=fp8", "model.precision must be one of"),
+            ("train.batch_size=many", "--set train.batch_size=many"),
+            ("train.batch_size=0", "train.batch_size"),
+            ("precision", "expected KEY=VALUE"),
+            ("model..blocks=2", "empty part"),
+            ("device.x=1", "device is a value, not a table"),
+            ("colour=1", "colour"),
+        ] {
+            let e = format!("{:#}", RunConfig::load_with_overrides(&path, &sets(&[set])).unwrap_err());
+            assert!(e.contains(needle), "--set {set}: {e}");
+        }
+    }
+
+    #[test]
     fn ladder_defaults_and_schedule() {
         let e = EvaluateConfig::default();
         assert_eq!(e.ladder_specs(GameKind::Jetan), ["alphabeta:depth=1", "alphabeta:depth=2"]);
@@ -509,6 +606,9 @@ mod tests {
                 "selfplay.root_noise",
             ),
             (format!("{base}[model]\nscore_head = true\n"), "model.score_head"),
+            (format!("{base}[model]\nprecision = \"fp8\"\n"), "model.precision must be one of \"fp32\", \"bf16\", \"fp16\""),
+            (format!("{base}[model]\nprecision = 16\n"), "model.precision"),
+            (format!("{base}device = \"cpu\"\n[model]\nprecision = \"fp16\"\n"), "needs a CUDA device"),
             (format!("{base}[model]\nmoves_left_head = 1\n"), "moves_left_head"),
             (format!("{base}[train]\nmoves_left_loss_weight = -1\n"), "train.moves_left_loss_weight"),
             (format!("{base}[train]\nscore_loss_weight = 1000\n"), "train.score_loss_weight"),

@@ -130,10 +130,12 @@ pub fn selfplay_games<G: GameState>(
 
 /// One network backend per self-play device: a replica of `ckpt` on the
 /// device, `selfplay.fixed_batch` or `max_batch` rows per pass, the config's
-/// `torch_threads` on its thread.
+/// `torch_threads` on its thread, in `model.precision` (a reduced-precision
+/// copy of the replica's weights for bf16 and fp16).
 ///
 /// # Errors
-/// A replica that cannot be made (e.g. the device is out of memory).
+/// A replica that cannot be made (e.g. the device is out of memory), or fp16
+/// on a device other than CUDA.
 pub fn net_backends(cfg: &RunConfig, ckpt: &Checkpoint, devices: &[Device]) -> Result<Vec<NetBackend<NetReplica>>> {
     devices
         .iter()
@@ -143,7 +145,7 @@ pub fn net_backends(cfg: &RunConfig, ckpt: &Checkpoint, devices: &[Device]) -> R
                 0 => NetBackend::new(r, d, cfg.selfplay.max_batch as usize),
                 b => NetBackend::fixed(r, d, b as usize),
             };
-            Ok(b.with_torch_threads(cfg.torch_threads))
+            Ok(b.with_torch_threads(cfg.torch_threads).with_precision(cfg.model.precision)?)
         })
         .collect()
 }
@@ -306,7 +308,7 @@ pub fn train_generation<G: GameState>(
     for (_, p) in run.partial_checkpoints(g).into_iter().rev() {
         if RunDir::complete(&p) && RunDir::optimizer_state(&p).exists() {
             let ck = load_checkpoint::<G>(&p, rules, ConfigModel::Fixed(&cfg.model), device)?;
-            let mut tr = Trainer::new(&ck, t, device)?;
+            let mut tr = Trainer::new(&ck, t, device)?.with_precision(cfg.model.precision)?;
             match tr.load_state(&RunDir::optimizer_state(&p)) {
                 Ok(()) => {
                     resumed = Some((ck, tr, p));
@@ -324,7 +326,7 @@ pub fn train_generation<G: GameState>(
         None => {
             let mut ck = load_checkpoint::<G>(&parent_path, rules, ConfigModel::Fixed(&cfg.model), device)?;
             ck.meta.parent = parent_path.file_name().and_then(|n| n.to_str()).map(String::from);
-            let tr = Trainer::new(&ck, t, device)?;
+            let tr = Trainer::new(&ck, t, device)?.with_precision(cfg.model.precision)?;
             (ck, tr, None)
         }
     };
@@ -350,6 +352,8 @@ pub fn train_generation<G: GameState>(
     let mut acc = [0f64; 5];
     // Sums of the auxiliary heads' losses (moves left, score), when the network has them.
     let mut aux_acc: [Option<f64>; 2] = [None; 2];
+    // fp16: steps skipped by the loss scaler since the last line.
+    let mut skipped = 0u32;
     let mut n_acc = 0u32;
     let mut t_log = std::time::Instant::now();
     let save_partial = |ckpt: &mut Checkpoint, trainer: &Trainer, last: &mut Option<PathBuf>| -> Result<PathBuf> {
@@ -391,6 +395,7 @@ pub fn train_generation<G: GameState>(
                 *a = Some(a.unwrap_or(0.0) + v);
             }
         }
+        skipped += u32::from(st.skipped);
         n_acc += 1;
         pb.inc(1);
         let local = ckpt.meta.step - parent_step;
@@ -407,6 +412,8 @@ pub fn train_generation<G: GameState>(
                 value_mse: acc[4] / n,
                 moves_left_loss: aux_acc[0].map(|x| x / n),
                 score_loss: aux_acc[1].map(|x| x / n),
+                loss_scale: st.loss_scale,
+                skipped_steps: st.loss_scale.map(|_| skipped),
                 samples_per_s: n * t.batch_size as f64 / t_log.elapsed().as_secs_f64().max(1e-9),
                 window: window.len(),
             };
@@ -418,6 +425,7 @@ pub fn train_generation<G: GameState>(
             crate::tensorboard::train_metrics(run.root(), &m);
             acc = [0.0; 5];
             aux_acc = [None; 2];
+            skipped = 0;
             n_acc = 0;
             t_log = std::time::Instant::now();
         }
@@ -690,7 +698,7 @@ pub fn run_match_with<G: AbGame>(
     let arch = ConfigModel::Default(&cfg.model);
     let (ca, cb) =
         (load_player_checkpoint::<G>(a, rules, arch, device)?, load_player_checkpoint::<G>(b, rules, arch, device)?);
-    if let (Some(sa), Some(sb)) = (mcts_side(cfg, a, &ca, device), mcts_side(cfg, b, &cb, device)) {
+    if let (Some(sa), Some(sb)) = (mcts_side(cfg, a, &ca, device)?, mcts_side(cfg, b, &cb, device)?) {
         return run_match_batched::<G>(cfg, rules, sa, sb, pairs, book, sprt);
     }
     let mut pa = make_player::<G>(cfg, a, &ca, device, cfg.seed ^ 0xA)?;
@@ -726,26 +734,44 @@ impl<G: GameState> martian_search::Evaluator<G> for SideEval<'_, G> {
     }
 }
 
+/// The network evaluator of a match player: `max_batch` positions per pass,
+/// in the config's `model.precision`.
+///
+/// # Errors
+/// fp16 on a device other than CUDA.
+fn match_evaluator<'a, G: GameState>(
+    cfg: &RunConfig,
+    ck: &'a Checkpoint,
+    device: Device,
+    max_batch: usize,
+) -> Result<NetEvaluator<'a, G>> {
+    Ok(NetEvaluator::new(&ck.net, device, max_batch).with_precision(cfg.model.precision)?)
+}
+
 /// `(name, evaluator, simulations)` of a spec that is an MCTS player (`None` otherwise).
+///
+/// # Errors
+/// fp16 on a device other than CUDA.
+#[allow(clippy::type_complexity)]
 fn mcts_side<'a, G: GameState>(
     cfg: &RunConfig,
     s: &PlayerSpec,
     c: &'a Option<Checkpoint>,
     device: Device,
-) -> Option<(String, SideEval<'a, G>, u32)> {
+) -> Result<Option<(String, SideEval<'a, G>, u32)>> {
     let sims = cfg.evaluate.simulations;
     let file = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
-    match (s, c) {
+    Ok(match (s, c) {
         (PlayerSpec::Net(p), Some(ck)) => Some((
             format!("mcts:model={},visits={sims}", file(p)),
-            SideEval::Net(NetEvaluator::new(&ck.net, device, 1024)),
+            SideEval::Net(match_evaluator(cfg, ck, device, 1024)?),
             sims,
         )),
         (PlayerSpec::Mcts { model: Some(p), visits, movetime: None }, Some(ck)) => {
             let v = visits.unwrap_or(sims);
             Some((
                 format!("mcts:model={},visits={v}", file(p)),
-                SideEval::Net(NetEvaluator::new(&ck.net, device, 1024)),
+                SideEval::Net(match_evaluator(cfg, ck, device, 1024)?),
                 v,
             ))
         }
@@ -755,7 +781,7 @@ fn mcts_side<'a, G: GameState>(
         }
         (PlayerSpec::Uniform, _) => Some((format!("mcts:uniform,visits={sims}"), SideEval::Uniform, sims)),
         _ => None,
-    }
+    })
 }
 
 /// Games in flight in a batched match.
@@ -834,14 +860,14 @@ pub fn make_player<'a, G: AbGame>(
     Ok(match (s, c) {
         (PlayerSpec::Net(p), Some(ck)) => Box::new(MctsPlayer::new(
             format!("mcts:model={},visits={sims}", file(p)),
-            NetEvaluator::<G>::new(&ck.net, device, 256),
+            match_evaluator::<G>(cfg, ck, device, 256)?,
             search,
             sims,
             seed,
         )),
         (PlayerSpec::Mcts { model: Some(p), visits, movetime }, Some(ck)) => {
             let (name, v) = mcts_limits(&format!("mcts:model={}", file(p)), *visits, *movetime, sims);
-            let pl = MctsPlayer::new(name, NetEvaluator::<G>::new(&ck.net, device, 256), search, v, seed);
+            let pl = MctsPlayer::new(name, match_evaluator::<G>(cfg, ck, device, 256)?, search, v, seed);
             match movetime {
                 Some(ms) => Box::new(pl.with_movetime(std::time::Duration::from_millis(*ms))),
                 None => Box::new(pl),

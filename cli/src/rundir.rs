@@ -114,7 +114,8 @@ impl RunDir {
                     diffs.push(describe_differences("[rules] switches", labels, &d));
                 }
             }
-            let d = field_differences(&old.model, &cfg.model);
+            // The architecture; `model.precision` is a run setting that may change.
+            let d = field_differences(&old.model.architecture(), &cfg.model.architecture());
             if !d.is_empty() {
                 diffs.push(describe_differences("[model] fields", labels, &d));
             }

@@ -58,7 +58,8 @@ pub struct CheckpointMeta {
     pub game: GameKind,
     /// The rules configuration it was trained under (the game's `Rules` as JSON).
     pub rules: serde_json::Value,
-    /// Architecture.
+    /// Architecture (`precision` always fp32, so not written: the weights
+    /// are fp32 whatever precision trained them).
     pub model: ModelConfig,
     /// Input shape `[planes, rows, cols]`.
     pub input_shape: [usize; 3],
@@ -94,9 +95,10 @@ pub enum ConfigModel<'a> {
 }
 
 /// The fields in which two architectures differ, `field checkpoint vs config`
-/// (e.g. `blocks 1 vs 2`); empty when equal.
+/// (e.g. `blocks 1 vs 2`); empty when equal. `precision` is not compared
+/// (a run setting, not part of the architecture: [`ModelConfig::architecture`]).
 pub fn model_differences(checkpoint: &ModelConfig, config: &ModelConfig) -> Vec<String> {
-    field_differences(checkpoint, config)
+    field_differences(&checkpoint.architecture(), &config.architecture())
 }
 
 /// The notice printed when a config's `[model]` differs from the architecture
@@ -305,7 +307,7 @@ impl Checkpoint {
             format_version: CHECKPOINT_FORMAT_VERSION,
             game: G::KIND,
             rules: serde_json::to_value(rules).map_err(|e| ModelError::Config(e.to_string()))?,
-            model: cfg.clone(),
+            model: cfg.architecture(),
             input_shape: G::INPUT_SHAPE,
             num_actions: G::NUM_ACTIONS,
             step: 0,
@@ -337,8 +339,10 @@ impl Checkpoint {
     pub fn read_meta(weights: &Path) -> Result<CheckpointMeta, ModelError> {
         let side = sidecar_path(weights);
         let text = fs::read_to_string(&side).map_err(io(format!("reading checkpoint metadata {}", side.display())))?;
-        let meta: CheckpointMeta = serde_json::from_str(&text)
+        let mut meta: CheckpointMeta = serde_json::from_str(&text)
             .map_err(|e| ModelError::BadMetadata { path: side.display().to_string(), message: e.to_string() })?;
+        // The weights are fp32 whatever precision trained them.
+        meta.model = meta.model.architecture();
         if !(OLDEST_CHECKPOINT_FORMAT_VERSION..=CHECKPOINT_FORMAT_VERSION).contains(&meta.format_version) {
             return Err(ModelError::BadMetadata {
                 path: side.display().to_string(),

@@ -3,6 +3,8 @@
 use martian_rules::GameState;
 use serde::{Deserialize, Serialize};
 
+use crate::precision::Precision;
+
 /// Residual policy/value network shape.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -34,6 +36,14 @@ pub struct ModelConfig {
     /// `train.score_loss_weight`. Only for games with points (Martian Chess;
     /// a Jetan config with it is an error). A training signal only. Default false.
     pub score_head: bool,
+    /// Precision of the convolutions and linear layers in self-play and
+    /// training (`"fp32"`, `"bf16"`, `"fp16"`; [`Precision`], whose module
+    /// documents the rule). Not an architecture field: the weights are fp32
+    /// whatever the precision, a checkpoint's sidecar never records it
+    /// ([`ModelConfig::architecture`]), and a run may change it between
+    /// generations. Default `"fp32"` (written only when it differs).
+    #[serde(skip_serializing_if = "Precision::is_fp32")]
+    pub precision: Precision,
 }
 
 /// Plies per unit of the moves-left head's output and target (lc0's scale:
@@ -56,6 +66,7 @@ impl Default for ModelConfig {
             value_hidden: 64,
             moves_left_head: false,
             score_head: false,
+            precision: Precision::Fp32,
         }
     }
 }
@@ -94,6 +105,12 @@ impl ModelConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The architecture alone: this config with `precision` reset to fp32
+    /// (what checkpoints record and compare; the precision is a run setting).
+    pub fn architecture(&self) -> ModelConfig {
+        ModelConfig { precision: Precision::Fp32, ..self.clone() }
     }
 
     /// Whether any auxiliary head (moves left, score) is on.

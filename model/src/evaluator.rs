@@ -18,6 +18,8 @@ use martian_rules::{GameState, Move};
 use martian_search::{Backend, BackendEvaluator, DeviceBatch, EvalError, Evaluation, Evaluator};
 use tch::{Device, Kind, Tensor};
 
+use crate::error::ModelError;
+use crate::precision::Precision;
 use crate::resnet::PolicyValueNet;
 
 fn torch_err(e: tch::TchError) -> EvalError {
@@ -35,6 +37,9 @@ fn torch_err(e: tch::TchError) -> EvalError {
 /// (and 3 value probabilities) come back.
 pub struct NetBackend<N> {
     net: N,
+    /// The network's reduced-precision copy ([`NetBackend::with_precision`]);
+    /// `None` in fp32, where `net` itself runs.
+    reduced: Option<PolicyValueNet>,
     device: Device,
     max_batch: usize,
     fixed: bool,
@@ -60,6 +65,7 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
     pub fn new(net: N, device: Device, max_batch: usize) -> Self {
         NetBackend {
             net,
+            reduced: None,
             device,
             max_batch: max_batch.max(1),
             fixed: false,
@@ -90,6 +96,25 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
     pub fn with_torch_threads(mut self, threads: usize) -> Self {
         self.torch_threads = Some(threads);
         self
+    }
+
+    /// Runs the passes in precision `p` (`model.precision`): for bf16 or
+    /// fp16, on a copy of the network whose convolution and linear weights
+    /// are cast to `p` once ([`PolicyValueNet::inference_copy`]; the rule of
+    /// [`crate::precision`]); the outputs stay float32. fp32 (the default)
+    /// runs the network itself, bit for bit as before the setting existed.
+    ///
+    /// # Errors
+    /// [`ModelError::Config`] for fp16 on a device other than CUDA.
+    pub fn with_precision(mut self, p: Precision) -> Result<Self, ModelError> {
+        p.check_device(self.device)?;
+        self.reduced = (p != Precision::Fp32).then(|| self.net.borrow().inference_copy(p));
+        Ok(self)
+    }
+
+    /// The precision of the passes.
+    pub fn precision(&self) -> Precision {
+        self.reduced.as_ref().map(|n| n.precision()).unwrap_or(Precision::Fp32)
     }
 
     /// The device the passes run on.
@@ -128,7 +153,8 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
                 .and_then(|t| t.f_to_device(self.device))
                 .map_err(torch_err)?,
         };
-        let out = self.net.borrow().forward(&x, false);
+        let net = self.reduced.as_ref().unwrap_or_else(|| self.net.borrow());
+        let out = net.forward(&x, false);
         let idx = Tensor::f_from_slice(&self.flat).and_then(|t| t.f_to_device(self.device)).map_err(torch_err)?;
         let logits = out
             .policy_logits
@@ -255,6 +281,15 @@ impl<'a, G: GameState> NetEvaluator<'a, G> {
             inner: Box::new(BackendEvaluator::new(NetBackend::fixed(net, device, batch))),
             _game: PhantomData,
         }
+    }
+
+    /// Runs the passes in precision `p` ([`NetBackend::with_precision`]).
+    ///
+    /// # Errors
+    /// [`ModelError::Config`] for fp16 on a device other than CUDA.
+    pub fn with_precision(self, p: Precision) -> Result<Self, ModelError> {
+        let inner = Box::new(BackendEvaluator::new(self.inner.backend.with_precision(p)?));
+        Ok(NetEvaluator { inner, _game: PhantomData })
     }
 
     /// The backend, with its counters (passes, positions, seconds).

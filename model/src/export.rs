@@ -203,6 +203,7 @@ impl Architecture {
             value_hidden: self.value_hidden,
             moves_left_head: self.moves_left_head,
             score_head: self.score_head,
+            precision: crate::Precision::Fp32,
         }
     }
 }

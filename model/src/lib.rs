@@ -19,6 +19,7 @@ mod device;
 mod error;
 mod evaluator;
 pub mod export;
+pub mod precision;
 mod resnet;
 
 pub use checkpoint::{Checkpoint, CheckpointMeta, ConfigModel, NetReplica};
@@ -26,4 +27,5 @@ pub use config::{ModelConfig, MOVES_LEFT_SCALE, SCORE_SCALE};
 pub use device::{describe_device, parse_device, parse_devices};
 pub use error::ModelError;
 pub use evaluator::{NetBackend, NetEvaluator};
+pub use precision::{compare_outputs, OutputDifference, Precision};
 pub use resnet::{PolicyValue, PolicyValueNet};

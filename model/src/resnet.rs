@@ -21,6 +21,7 @@ use tch::nn::{self, ModuleT};
 use tch::{Kind, Tensor};
 
 use crate::config::ModelConfig;
+use crate::precision::Precision;
 
 /// Network outputs for a batch.
 #[derive(Debug)]
@@ -40,50 +41,169 @@ pub struct PolicyValue {
     pub score: Option<Tensor>,
 }
 
+/// A convolution with stride 1 and zero padding `padding` (tch's `nn::conv2d`
+/// variables, run by hand so that the pass can follow the precision rule).
+#[derive(Debug)]
+struct Conv {
+    ws: Tensor,
+    bs: Option<Tensor>,
+    padding: i64,
+}
+
+impl Conv {
+    fn new(p: nn::Path, cin: i64, cout: i64, k: i64, bias: bool) -> Conv {
+        let padding = k / 2;
+        let nn::Conv2D { ws, bs, .. } =
+            nn::conv2d(p, cin, cout, k, nn::ConvConfig { padding, bias, ..Default::default() });
+        Conv { ws, bs, padding }
+    }
+
+    /// `[B, cin, H, W]` -> `[B, cout, H, W]` float32; computed in `prec`'s kind
+    /// (input, weight and bias cast to it, the output cast back).
+    fn forward(&self, x: &Tensor, prec: Precision) -> Tensor {
+        let k = prec.kind();
+        let (s, pad) = ([1i64, 1], [self.padding, self.padding]);
+        if k == Kind::Float && self.ws.kind() == Kind::Float {
+            // The fp32 pass: tch's `Conv2D::forward`, call for call.
+            return x.conv2d(&self.ws, self.bs.as_ref(), s, pad, [1, 1], 1);
+        }
+        let bs = self.bs.as_ref().map(|b| b.to_kind(k));
+        x.to_kind(k).conv2d(&self.ws.to_kind(k), bs.as_ref(), s, pad, [1, 1], 1).to_kind(Kind::Float)
+    }
+
+    fn copy_as(&self, k: Kind) -> Conv {
+        Conv { ws: cast_copy(&self.ws, k), bs: self.bs.as_ref().map(|b| cast_copy(b, k)), padding: self.padding }
+    }
+}
+
+/// A linear layer (tch's `nn::linear` variables).
+#[derive(Debug)]
+struct Linear {
+    ws: Tensor,
+    bs: Option<Tensor>,
+}
+
+impl Linear {
+    fn new(p: nn::Path, cin: i64, cout: i64) -> Linear {
+        let nn::Linear { ws, bs } = nn::linear(p, cin, cout, Default::default());
+        Linear { ws, bs }
+    }
+
+    /// `[B, cin]` -> `[B, cout]` float32, computed in `prec`'s kind.
+    fn forward(&self, x: &Tensor, prec: Precision) -> Tensor {
+        let k = prec.kind();
+        if k == Kind::Float && self.ws.kind() == Kind::Float {
+            return x.linear(&self.ws, self.bs.as_ref());
+        }
+        let bs = self.bs.as_ref().map(|b| b.to_kind(k));
+        x.to_kind(k).linear(&self.ws.to_kind(k), bs.as_ref()).to_kind(Kind::Float)
+    }
+
+    fn copy_as(&self, k: Kind) -> Linear {
+        Linear { ws: cast_copy(&self.ws, k), bs: self.bs.as_ref().map(|b| cast_copy(b, k)) }
+    }
+}
+
+/// Batch normalisation (tch's `nn::batch_norm2d` variables and defaults:
+/// eps 1e-5, momentum 0.1), always in float32.
+#[derive(Debug)]
+struct BatchNorm {
+    ws: Option<Tensor>,
+    bs: Option<Tensor>,
+    running_mean: Tensor,
+    running_var: Tensor,
+}
+
+impl BatchNorm {
+    fn new(p: nn::Path, c: i64) -> BatchNorm {
+        let nn::BatchNorm { ws, bs, running_mean, running_var, .. } = nn::batch_norm2d(p, c, Default::default());
+        BatchNorm { ws, bs, running_mean, running_var }
+    }
+
+    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
+        // tch's `BatchNorm::forward_t`, call for call.
+        Tensor::batch_norm(
+            x,
+            self.ws.as_ref(),
+            self.bs.as_ref(),
+            Some(&self.running_mean),
+            Some(&self.running_var),
+            train,
+            0.1,
+            1e-5,
+            true,
+        )
+    }
+
+    /// The same tensors (shared, not copied): batch norm stays fp32.
+    fn share(&self) -> BatchNorm {
+        BatchNorm {
+            ws: self.ws.as_ref().map(Tensor::shallow_clone),
+            bs: self.bs.as_ref().map(Tensor::shallow_clone),
+            running_mean: self.running_mean.shallow_clone(),
+            running_var: self.running_var.shallow_clone(),
+        }
+    }
+}
+
+/// A detached copy of `t` in kind `k` (a new tensor even when `t` is already `k`).
+fn cast_copy(t: &Tensor, k: Kind) -> Tensor {
+    let _g = tch::no_grad_guard();
+    t.detach().to_kind(k).copy()
+}
+
 /// A scalar head shaped like the value head with one output (the auxiliary
 /// heads): conv1x1(C -> 2, bias) -> ReLU -> flatten -> fc1 -> ReLU -> fc2 -> 1.
 #[derive(Debug)]
 struct ScalarHead {
-    conv: nn::Conv2D,
-    fc1: nn::Linear,
-    fc2: nn::Linear,
+    conv: Conv,
+    fc1: Linear,
+    fc2: Linear,
 }
 
 impl ScalarHead {
     fn new(p: nn::Path, c: i64, cells: i64, hidden: i64) -> ScalarHead {
         ScalarHead {
-            conv: nn::conv2d(&p / "conv", c, 2, 1, nn::ConvConfig { bias: true, ..Default::default() }),
-            fc1: nn::linear(&p / "fc1", 2 * cells, hidden, Default::default()),
-            fc2: nn::linear(&p / "fc2", hidden, 1, Default::default()),
+            conv: Conv::new(&p / "conv", c, 2, 1, true),
+            fc1: Linear::new(&p / "fc1", 2 * cells, hidden),
+            fc2: Linear::new(&p / "fc2", hidden, 1),
         }
     }
 
     /// `[batch]` outputs of the trunk features `h` `[batch, C, H, W]`.
-    fn forward(&self, h: &Tensor) -> Tensor {
-        h.apply(&self.conv).relu().flatten(1, -1).apply(&self.fc1).relu().apply(&self.fc2).squeeze_dim(1)
+    fn forward(&self, h: &Tensor, prec: Precision) -> Tensor {
+        let y = self.conv.forward(h, prec).relu().flatten(1, -1);
+        self.fc2.forward(&self.fc1.forward(&y, prec).relu(), prec).squeeze_dim(1)
+    }
+
+    fn copy_as(&self, k: Kind) -> ScalarHead {
+        ScalarHead { conv: self.conv.copy_as(k), fc1: self.fc1.copy_as(k), fc2: self.fc2.copy_as(k) }
     }
 }
 
 #[derive(Debug)]
 struct ConvBn {
-    conv: nn::Conv2D,
-    bn: Option<nn::BatchNorm>,
+    conv: Conv,
+    bn: Option<BatchNorm>,
 }
 
 impl ConvBn {
     fn new(p: nn::Path, cin: i64, cout: i64, k: i64, batch_norm: bool) -> ConvBn {
-        let cfg = nn::ConvConfig { padding: k / 2, bias: !batch_norm, ..Default::default() };
-        let conv = nn::conv2d(&p / "conv", cin, cout, k, cfg);
-        let bn = batch_norm.then(|| nn::batch_norm2d(&p / "bn", cout, Default::default()));
+        let conv = Conv::new(&p / "conv", cin, cout, k, !batch_norm);
+        let bn = batch_norm.then(|| BatchNorm::new(&p / "bn", cout));
         ConvBn { conv, bn }
     }
 
-    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
-        let y = x.apply(&self.conv);
+    fn forward_t(&self, x: &Tensor, train: bool, prec: Precision) -> Tensor {
+        let y = self.conv.forward(x, prec);
         match &self.bn {
-            Some(bn) => y.apply_t(bn, train),
+            Some(bn) => bn.forward_t(&y, train),
             None => y,
         }
+    }
+
+    fn copy_as(&self, k: Kind) -> ConvBn {
+        ConvBn { conv: self.conv.copy_as(k), bn: self.bn.as_ref().map(BatchNorm::share) }
     }
 }
 
@@ -91,24 +211,28 @@ impl ConvBn {
 struct ResBlock {
     a: ConvBn,
     b: ConvBn,
-    gpool: Option<nn::Linear>,
+    gpool: Option<Linear>,
 }
 
 impl ResBlock {
-    fn forward_t(&self, x: &Tensor, train: bool) -> Tensor {
-        let y = self.a.forward_t(x, train).relu();
+    fn forward_t(&self, x: &Tensor, train: bool, prec: Precision) -> Tensor {
+        let y = self.a.forward_t(x, train, prec).relu();
         // Global pooling: per-channel mean and max over the board -> linear -> channel bias.
         // (Out of place: autograd needs the ReLU output unchanged.)
         let y = match &self.gpool {
             Some(g) => {
                 let mean = y.mean_dim(&[2i64, 3][..], false, Kind::Float);
                 let max = y.amax(&[2i64, 3][..], false);
-                let bias = Tensor::cat(&[mean, max], 1).apply(g);
+                let bias = g.forward(&Tensor::cat(&[mean, max], 1), prec);
                 y + bias.unsqueeze(-1).unsqueeze(-1)
             }
             None => y,
         };
-        (self.b.forward_t(&y, train) + x).relu()
+        (self.b.forward_t(&y, train, prec) + x).relu()
+    }
+
+    fn copy_as(&self, k: Kind) -> ResBlock {
+        ResBlock { a: self.a.copy_as(k), b: self.b.copy_as(k), gpool: self.gpool.as_ref().map(|g| g.copy_as(k)) }
     }
 }
 
@@ -119,16 +243,20 @@ pub struct PolicyValueNet {
     stem: ConvBn,
     blocks: Vec<ResBlock>,
     policy_conv: ConvBn,
-    policy_fc: nn::Linear,
-    value_conv: nn::Conv2D,
-    value_fc1: nn::Linear,
-    value_fc2: nn::Linear,
+    policy_fc: Linear,
+    value_conv: Conv,
+    value_fc1: Linear,
+    value_fc2: Linear,
     /// Variables `moves_left.{conv,fc1,fc2}.*` when `model.moves_left_head` is on.
     moves_left: Option<ScalarHead>,
     /// Variables `score.{conv,fc1,fc2}.*` when `model.score_head` is on.
     score: Option<ScalarHead>,
     input_shape: [usize; 3],
     num_actions: usize,
+    /// Precision of [`PolicyValueNet::forward`] and [`PolicyValueNet::forward_all`]:
+    /// fp32 for a network built by [`PolicyValueNet::new`], `p` for
+    /// [`PolicyValueNet::inference_copy`]`(p)`.
+    precision: Precision,
 }
 
 impl PolicyValueNet {
@@ -145,18 +273,17 @@ impl PolicyValueNet {
                 ResBlock {
                     a: ConvBn::new(&bp / "a", c, c, 3, bn),
                     b: ConvBn::new(&bp / "b", c, c, 3, bn),
-                    gpool: (cfg.global_pooling && i % 2 == 1)
-                        .then(|| nn::linear(&bp / "gpool", 2 * c, c, Default::default())),
+                    gpool: (cfg.global_pooling && i % 2 == 1).then(|| Linear::new(&bp / "gpool", 2 * c, c)),
                 }
             })
             .collect();
         let pc = cfg.policy_channels as i64;
         let policy_conv = ConvBn::new(p / "policy", c, pc, 1, bn);
-        let policy_fc = nn::linear(p / "policy" / "fc", pc * rows * cols, num_actions as i64, Default::default());
-        let value_conv = nn::conv2d(p / "value" / "conv", c, 2, 1, nn::ConvConfig { bias: true, ..Default::default() });
+        let policy_fc = Linear::new(p / "policy" / "fc", pc * rows * cols, num_actions as i64);
+        let value_conv = Conv::new(p / "value" / "conv", c, 2, 1, true);
         let vh = cfg.value_hidden as i64;
-        let value_fc1 = nn::linear(p / "value" / "fc1", 2 * rows * cols, vh, Default::default());
-        let value_fc2 = nn::linear(p / "value" / "fc2", vh, 3, Default::default());
+        let value_fc1 = Linear::new(p / "value" / "fc1", 2 * rows * cols, vh);
+        let value_fc2 = Linear::new(p / "value" / "fc2", vh, 3);
         // Created after the main heads, so that turning them on leaves the
         // initial weights of every other layer (same seed) unchanged.
         let moves_left = cfg.moves_left_head.then(|| ScalarHead::new(p / "moves_left", c, rows * cols, vh));
@@ -173,7 +300,43 @@ impl PolicyValueNet {
             score,
             input_shape,
             num_actions,
+            precision: Precision::Fp32,
         }
+    }
+
+    /// A copy of the network for inference in precision `p`: the weights
+    /// and biases of the convolutions and linear layers are cast to `p`'s
+    /// kind once (new tensors, detached: no gradients reach the original),
+    /// the batch-norm tensors are shared with this network (fp32), and its
+    /// [`PolicyValueNet::forward`] runs in `p`. For `p` fp32 the copy holds
+    /// fp32 copies of the weights and gives this network's outputs. Self-play
+    /// and matches run such a copy ([`crate::NetBackend::with_precision`]),
+    /// so that the weights are not cast again on every pass; the trainer
+    /// casts the fp32 master weights on each pass instead
+    /// ([`PolicyValueNet::forward_all_in`]). Weights changed in this network
+    /// after the copy do not reach the copy (batch-norm statistics do).
+    pub fn inference_copy(&self, p: Precision) -> PolicyValueNet {
+        let k = p.kind();
+        PolicyValueNet {
+            stem: self.stem.copy_as(k),
+            blocks: self.blocks.iter().map(|b| b.copy_as(k)).collect(),
+            policy_conv: self.policy_conv.copy_as(k),
+            policy_fc: self.policy_fc.copy_as(k),
+            value_conv: self.value_conv.copy_as(k),
+            value_fc1: self.value_fc1.copy_as(k),
+            value_fc2: self.value_fc2.copy_as(k),
+            moves_left: self.moves_left.as_ref().map(|h| h.copy_as(k)),
+            score: self.score.as_ref().map(|h| h.copy_as(k)),
+            input_shape: self.input_shape,
+            num_actions: self.num_actions,
+            precision: p,
+        }
+    }
+
+    /// The precision of [`PolicyValueNet::forward`] (fp32 unless this is an
+    /// [`PolicyValueNet::inference_copy`]).
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// Input shape `[planes, rows, cols]`.
@@ -196,28 +359,30 @@ impl PolicyValueNet {
         self.score.is_some()
     }
 
-    fn trunk(&self, x: &Tensor, train: bool) -> Tensor {
-        let mut h = self.stem.forward_t(x, train).relu();
+    fn trunk(&self, x: &Tensor, train: bool, prec: Precision) -> Tensor {
+        let mut h = self.stem.forward_t(x, train, prec).relu();
         for b in &self.blocks {
-            h = b.forward_t(&h, train);
+            h = b.forward_t(&h, train, prec);
         }
         h
     }
 
-    fn main_heads(&self, h: &Tensor, train: bool) -> (Tensor, Tensor) {
-        let policy_logits = self.policy_conv.forward_t(h, train).relu().flatten(1, -1).apply(&self.policy_fc);
-        let value_logits =
-            h.apply(&self.value_conv).relu().flatten(1, -1).apply(&self.value_fc1).relu().apply(&self.value_fc2);
+    fn main_heads(&self, h: &Tensor, train: bool, prec: Precision) -> (Tensor, Tensor) {
+        let p = self.policy_conv.forward_t(h, train, prec).relu().flatten(1, -1);
+        let policy_logits = self.policy_fc.forward(&p, prec);
+        let v = self.value_conv.forward(h, prec).relu().flatten(1, -1);
+        let value_logits = self.value_fc2.forward(&self.value_fc1.forward(&v, prec).relu(), prec);
         (policy_logits, value_logits)
     }
 
     /// Forward pass of the policy and value heads (the auxiliary heads are
     /// not computed: `moves_left` and `score` are `None`). `x`: `[batch,
     /// planes, rows, cols]` float32 on the net's device. `train` selects
-    /// batch-norm training behaviour.
+    /// batch-norm training behaviour. Runs in the network's precision
+    /// ([`PolicyValueNet::precision`]); the outputs are float32 whatever it is.
     pub fn forward(&self, x: &Tensor, train: bool) -> PolicyValue {
-        let h = self.trunk(x, train);
-        let (policy_logits, value_logits) = self.main_heads(&h, train);
+        let h = self.trunk(x, train, self.precision);
+        let (policy_logits, value_logits) = self.main_heads(&h, train, self.precision);
         PolicyValue { policy_logits, value_logits, moves_left: None, score: None }
     }
 
@@ -225,13 +390,23 @@ impl PolicyValueNet {
     /// (`moves_left`, `score`: `[batch]` each, `None` for a head it lacks).
     /// The trainer's pass; the policy and value outputs equal `forward`'s.
     pub fn forward_all(&self, x: &Tensor, train: bool) -> PolicyValue {
-        let h = self.trunk(x, train);
-        let (policy_logits, value_logits) = self.main_heads(&h, train);
+        self.forward_all_in(x, train, self.precision)
+    }
+
+    /// [`PolicyValueNet::forward_all`] in precision `prec` (the trainer's
+    /// pass): the convolutions and linear layers compute in `prec`'s kind,
+    /// their weights cast from the fp32 master weights on this pass (the cast
+    /// is differentiable, so the gradients reach the fp32 variables); batch
+    /// norm and the heads' outputs are float32 (the rule in
+    /// [`crate::precision`]).
+    pub fn forward_all_in(&self, x: &Tensor, train: bool, prec: Precision) -> PolicyValue {
+        let h = self.trunk(x, train, prec);
+        let (policy_logits, value_logits) = self.main_heads(&h, train, prec);
         PolicyValue {
             policy_logits,
             value_logits,
-            moves_left: self.moves_left.as_ref().map(|m| m.forward(&h)),
-            score: self.score.as_ref().map(|m| m.forward(&h)),
+            moves_left: self.moves_left.as_ref().map(|m| m.forward(&h, prec)),
+            score: self.score.as_ref().map(|m| m.forward(&h, prec)),
         }
     }
 }

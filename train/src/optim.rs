@@ -137,6 +137,38 @@ impl Optimizer {
         Ok(n.sqrt())
     }
 
+    /// Multiplies every gradient by `factor` in place (the unscaling of fp16
+    /// loss scaling: `factor = 1 / scale`) and returns whether all gradients
+    /// are then finite (no infinity or NaN in any element).
+    ///
+    /// # Errors
+    /// A libtorch error.
+    pub fn unscale_grads(&mut self, factor: f64) -> Result<bool, OptimError> {
+        let _g = tch::no_grad_guard();
+        let mut bad = Vec::new();
+        for (_, p) in &self.params {
+            let mut g = p.grad();
+            if !g.defined() {
+                continue;
+            }
+            let _ = g.f_mul_scalar_(factor).map_err(torch("unscaling gradients"))?;
+            bad.push(
+                g.f_isfinite()
+                    .and_then(|f| f.f_logical_not())
+                    .and_then(|f| f.f_any())
+                    .map_err(torch("checking gradients"))?,
+            );
+        }
+        if bad.is_empty() {
+            return Ok(true);
+        }
+        let any = Tensor::f_stack(&bad, 0)
+            .and_then(|t| t.f_any())
+            .and_then(|t| t.f_int64_value(&[]))
+            .map_err(torch("checking gradients"))?;
+        Ok(any == 0)
+    }
+
     /// One update with learning rate `lr`: clips the gradients to global norm
     /// `clip` first when `clip > 0` (in place). Returns the gradient norm
     /// before clipping. The gradients are used as scratch space: call
@@ -205,7 +237,19 @@ impl Optimizer {
     /// # Errors
     /// A libtorch or I/O error.
     pub fn save(&self, path: &Path) -> Result<(), OptimError> {
+        self.save_with(path, None)
+    }
+
+    /// [`Optimizer::save`] with one more named tensor in the file (the
+    /// trainer's loss-scaler state), read back by [`Optimizer::load_with`].
+    ///
+    /// # Errors
+    /// A libtorch or I/O error.
+    pub fn save_with(&self, path: &Path, extra: Option<(&str, Tensor)>) -> Result<(), OptimError> {
         let mut named: Vec<(String, Tensor)> = Vec::new();
+        if let Some((name, t)) = extra {
+            named.push((name.to_string(), t));
+        }
         let (n1, n2) = self.slot_names();
         for (i, (name, _)) in self.params.iter().enumerate() {
             named.push((format!("{n1}/{name}"), self.slot1[i].shallow_clone()));
@@ -232,9 +276,19 @@ impl Optimizer {
     /// [`OptimError::BadState`] naming the missing, unexpected or misshapen
     /// tensors; libtorch errors reading the file.
     pub fn load(&mut self, path: &Path) -> Result<(), OptimError> {
+        self.load_with(path, None).map(|_| ())
+    }
+
+    /// [`Optimizer::load`], also accepting the tensor `extra` (written by
+    /// [`Optimizer::save_with`]); returns it when the file has it.
+    ///
+    /// # Errors
+    /// As [`Optimizer::load`].
+    pub fn load_with(&mut self, path: &Path, extra: Option<&str>) -> Result<Option<Tensor>, OptimError> {
         let bad = |message: String| OptimError::BadState { path: path.display().to_string(), message };
         let tensors = Tensor::read_safetensors(path).map_err(|e| bad(e.to_string()))?;
         let mut map: BTreeMap<String, Tensor> = tensors.into_iter().collect();
+        let extra = extra.and_then(|name| map.remove(name));
         let step = map.remove("step").ok_or_else(|| bad("no `step` tensor".into()))?;
         let step = step.f_int64_value(&[0]).map_err(|e| bad(format!("bad `step` tensor: {e}")))?;
         let (n1, n2) = self.slot_names();
@@ -264,7 +318,7 @@ impl Optimizer {
             return Err(bad(problems.join("; ")));
         }
         self.step = step;
-        Ok(())
+        Ok(extra)
     }
 
     fn slot_names(&self) -> (&'static str, &'static str) {

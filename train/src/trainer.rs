@@ -1,6 +1,6 @@
 //! The optimizer loop over batches from the replay window.
 
-use martian_model::{Checkpoint, MOVES_LEFT_SCALE, SCORE_SCALE};
+use martian_model::{Checkpoint, ModelError, Precision, MOVES_LEFT_SCALE, SCORE_SCALE};
 use martian_rules::GameKind;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -12,6 +12,11 @@ use crate::config::TrainConfig;
 use crate::loss::{losses, masked_huber, masked_logits, value_wdl, MOVES_LEFT_HUBER_DELTA, SCORE_HUBER_DELTA};
 use crate::optim::{OptimError, Optimizer};
 use crate::replay::{Batch, ReplayWindow};
+use crate::scaler::LossScaler;
+
+/// Name of the loss scaler's state in the optimizer state file: a float64
+/// tensor `[scale, good_steps]` (fp16 only).
+const LOSS_SCALER_TENSOR: &str = "loss_scaler";
 
 /// One line of `train.jsonl`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,6 +45,14 @@ pub struct Metrics {
     /// steps; only when `model.score_head` is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_loss: Option<f64>,
+    /// fp16 (`model.precision`): the loss scale of the last logged step;
+    /// absent in fp32 and bf16.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_scale: Option<f64>,
+    /// fp16: steps since the last line whose gradients overflowed and were
+    /// skipped (the loss scaler halved its scale); absent in fp32 and bf16.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped_steps: Option<u32>,
     /// Training throughput, samples per second.
     pub samples_per_s: f64,
     /// Positions in the replay window.
@@ -59,6 +72,9 @@ pub enum TrainError {
     /// symmetry (`martian_rules::GameState::mirror_action` is `None`).
     #[error("train.mirror_augmentation = true, but {0}'s rules are not left-right symmetric; set it to false")]
     NoMirrorSymmetry(martian_rules::GameKind),
+    /// A model setting that cannot be used (e.g. fp16 on the CPU).
+    #[error(transparent)]
+    Model(#[from] ModelError),
     /// The loss of a batch is NaN or infinite; the weights were not updated.
     #[error(
         "the training loss became {loss} at step {step} (policy {policy}, value {value}{auxiliary}); \
@@ -91,6 +107,10 @@ pub struct Trainer {
     input_shape: [usize; 3],
     num_actions: usize,
     batch: Batch,
+    /// Precision of the forward and backward passes (`model.precision`).
+    precision: Precision,
+    /// Dynamic loss scaling, for fp16 only.
+    scaler: Option<LossScaler>,
 }
 
 /// Statistics of one step.
@@ -110,6 +130,11 @@ pub struct StepStats {
     pub moves_left_loss: Option<f64>,
     /// Score Huber loss (before its weight); `None` without the head.
     pub score_loss: Option<f64>,
+    /// fp16: the loss scale of this step's backward pass; `None` in fp32 and bf16.
+    pub loss_scale: Option<f64>,
+    /// fp16: the step's gradients overflowed, so the weights were not
+    /// updated (the scale was halved); always false in fp32 and bf16.
+    pub skipped: bool,
 }
 
 impl Trainer {
@@ -136,7 +161,33 @@ impl Trainer {
             input_shape: ckpt.meta.input_shape,
             num_actions: ckpt.meta.num_actions,
             batch: Batch::default(),
+            precision: Precision::Fp32,
+            scaler: None,
         })
+    }
+
+    /// Trains in precision `p` (`model.precision`): the passes follow the
+    /// rule of [`martian_model::precision`] (convolutions and linear layers
+    /// in `p`, the fp32 master weights cast on each pass), the optimizer and
+    /// the weights stay fp32; fp16 adds dynamic loss scaling ([`LossScaler`]).
+    ///
+    /// # Errors
+    /// [`TrainError::Model`] for fp16 on a device other than CUDA.
+    pub fn with_precision(mut self, p: Precision) -> Result<Trainer, TrainError> {
+        p.check_device(self.device)?;
+        self.precision = p;
+        self.scaler = p.needs_loss_scaling().then(LossScaler::new);
+        Ok(self)
+    }
+
+    /// The precision of the passes.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// The loss scaler (fp16 only).
+    pub fn loss_scaler(&self) -> Option<&LossScaler> {
+        self.scaler.as_ref()
     }
 
     /// Writes the optimizer state (momentum or Adam moments, update count).
@@ -144,7 +195,11 @@ impl Trainer {
     /// # Errors
     /// I/O or libtorch errors.
     pub fn save_state(&self, path: &Path) -> Result<(), TrainError> {
-        Ok(self.opt.save(path)?)
+        let extra = self.scaler.map(|s| {
+            let (scale, good) = s.state();
+            (LOSS_SCALER_TENSOR, Tensor::from_slice(&[scale, f64::from(good)]))
+        });
+        Ok(self.opt.save_with(path, extra)?)
     }
 
     /// Restores the optimizer state written by [`Trainer::save_state`].
@@ -152,7 +207,18 @@ impl Trainer {
     /// # Errors
     /// A state file that does not fit this network and optimizer.
     pub fn load_state(&mut self, path: &Path) -> Result<(), TrainError> {
-        Ok(self.opt.load(path)?)
+        let extra = self.opt.load_with(path, Some(LOSS_SCALER_TENSOR))?;
+        // In fp16 the scaler continues where it was (a state written in
+        // another precision has none: a fresh scaler); otherwise it is ignored.
+        if let (Some(scaler), Some(t)) = (self.scaler.as_mut(), extra) {
+            let v: Vec<f64> = Vec::<f64>::try_from(t.to_kind(Kind::Double).flatten(0, -1)).unwrap_or_default();
+            if let [scale, good] = v[..] {
+                if let Some(s) = LossScaler::from_state(scale, good.clamp(0.0, f64::from(u32::MAX)) as u32) {
+                    *scaler = s;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// One optimizer step at learning rate `lr` on a batch drawn from `window`.
@@ -184,7 +250,7 @@ impl Trainer {
         let vc = Tensor::f_from_slice(&wdl)?.f_view([-1, 3])?.f_to_device(self.device)?;
         let z = Tensor::f_from_slice(&self.batch.value)?.f_to_device(self.device)?;
         let saved: Vec<Tensor> = self.buffers.iter().map(|t| t.copy()).collect();
-        let out = ckpt.net.forward_all(&x, true);
+        let out = ckpt.net.forward_all_in(&x, true, self.precision);
         let policy_logits = masked_logits(&out.policy_logits, &legal);
         let l = losses(&policy_logits, &out.value_logits, &pt, &vc, self.cfg.value_loss_weight);
         // The auxiliary heads' terms, masked to the rows that have targets.
@@ -225,9 +291,8 @@ impl Trainer {
                 .collect();
             return Err(TrainError::NonFiniteLoss { step: ckpt.meta.step + 1, loss: total, policy, value, auxiliary });
         }
-        self.opt.zero_grad();
-        total_t.f_backward()?;
-        self.opt.step(lr, self.cfg.grad_clip)?;
+        let (loss_scale, skipped) =
+            backward_and_step(&mut self.opt, self.scaler.as_mut(), &total_t, lr, self.cfg.grad_clip)?;
         let _g = tch::no_grad_guard();
         let acc =
             policy_logits.argmax(-1, false).eq_tensor(&pt.argmax(-1, false)).to_kind(Kind::Float).mean(Kind::Float);
@@ -243,6 +308,100 @@ impl Trainer {
             value_mse: mse.f_double_value(&[])?,
             moves_left_loss,
             score_loss,
+            loss_scale,
+            skipped,
         })
+    }
+}
+
+/// The backward pass of `loss` and the optimizer step: without a scaler,
+/// plainly; with one (fp16), the backward pass of `loss * scale`, the
+/// gradients divided by the scale, and the step taken only when they are all
+/// finite ([`LossScaler::update`]). Returns the scale used (with a scaler)
+/// and whether the step was skipped.
+fn backward_and_step(
+    opt: &mut Optimizer,
+    scaler: Option<&mut LossScaler>,
+    loss: &Tensor,
+    lr: f64,
+    clip: f64,
+) -> Result<(Option<f64>, bool), TrainError> {
+    opt.zero_grad();
+    match scaler {
+        None => {
+            loss.f_backward()?;
+            opt.step(lr, clip)?;
+            Ok((None, false))
+        }
+        Some(scaler) => {
+            let scale = scaler.scale();
+            loss.f_mul_scalar(scale)?.f_backward()?;
+            let finite = opt.unscale_grads(1.0 / scale)?;
+            let take = scaler.update(finite);
+            if take {
+                opt.step(lr, clip)?;
+            }
+            Ok((Some(scale), !take))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::OptimizerKind;
+    use tch::nn;
+
+    /// One parameter `w = 1` under plain SGD (no momentum, no decay, no clip).
+    fn one_param() -> (nn::VarStore, Tensor, Optimizer) {
+        let vs = nn::VarStore::new(Device::Cpu);
+        let w = vs.root().var("w", &[1], nn::Init::Const(1.0));
+        let cfg = TrainConfig {
+            optimizer: OptimizerKind::Sgd,
+            momentum: 0.0,
+            weight_decay: 0.0,
+            grad_clip: 0.0,
+            ..Default::default()
+        };
+        let opt = Optimizer::new(&vs, &cfg).unwrap();
+        (vs, w, opt)
+    }
+
+    #[test]
+    fn scaled_step_skips_overflowing_gradients_and_halves_the_scale() {
+        let (_vs, w, mut opt) = one_param();
+        let mut scaler = LossScaler::new();
+        // d(loss)/dw = 1e35: times the scale 65536 it overflows float32.
+        let loss = (&w * 1e35).sum(Kind::Float);
+        let (scale, skipped) = backward_and_step(&mut opt, Some(&mut scaler), &loss, 0.1, 0.0).unwrap();
+        assert_eq!((scale, skipped), (Some(65536.0), true));
+        assert_eq!(scaler.scale(), 32768.0, "the scale halves");
+        assert_eq!(w.double_value(&[0]), 1.0, "the weight is untouched");
+        assert_eq!(opt.steps(), 0);
+        // d(loss)/dw = 3: the step is taken with the unscaled gradient.
+        let loss = (&w * 3.0).sum(Kind::Float);
+        let (scale, skipped) = backward_and_step(&mut opt, Some(&mut scaler), &loss, 0.1, 0.0).unwrap();
+        assert_eq!((scale, skipped), (Some(32768.0), false));
+        assert!((w.double_value(&[0]) - (1.0 - 0.1 * 3.0)).abs() < 1e-6, "{}", w.double_value(&[0]));
+        assert_eq!(scaler.state(), (32768.0, 1));
+        // Without a scaler: the same plain step.
+        let loss = (&w * 3.0).sum(Kind::Float);
+        assert_eq!(backward_and_step(&mut opt, None, &loss, 0.1, 0.0).unwrap(), (None, false));
+        assert!((w.double_value(&[0]) - 0.4).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_scaler_state_survives_a_save_and_load_of_the_optimizer_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_vs, _w, opt) = one_param();
+        let path = dir.path().join("optim.safetensors");
+        opt.save_with(&path, Some((LOSS_SCALER_TENSOR, Tensor::from_slice(&[1024.0f64, 7.0])))).unwrap();
+        let (_vs2, _w2, mut opt2) = one_param();
+        let t = opt2.load_with(&path, Some(LOSS_SCALER_TENSOR)).unwrap().unwrap();
+        assert_eq!(Vec::<f64>::try_from(t).unwrap(), vec![1024.0, 7.0]);
+        // A plain load refuses the extra tensor as unexpected; a state without it loads.
+        assert!(opt2.load(&path).unwrap_err().to_string().contains("unexpected loss_scaler"));
+        opt.save(&path).unwrap();
+        assert!(opt2.load_with(&path, Some(LOSS_SCALER_TENSOR)).unwrap().is_none());
     }
 }

@@ -48,6 +48,7 @@ fn heads() -> ModelConfig {
         value_hidden: 16,
         moves_left_head: true,
         score_head: true,
+        ..Default::default()
     }
 }
 
@@ -167,11 +168,14 @@ fn metrics_name_the_head_losses_only_when_the_heads_are_on() {
         value_mse: 0.3,
         moves_left_loss: None,
         score_loss: None,
+        loss_scale: None,
+        skipped_steps: None,
         samples_per_s: 10.0,
         window: 5,
     };
     let off = serde_json::to_string(&m).unwrap();
     assert!(!off.contains("moves_left_loss") && !off.contains("score_loss"), "{off}");
+    assert!(!off.contains("loss_scale") && !off.contains("skipped_steps"), "fp32 and bf16 lines have no scaler: {off}");
     m.moves_left_loss = Some(0.25);
     m.score_loss = Some(0.5);
     let on = serde_json::to_string(&m).unwrap();

@@ -1,17 +1,21 @@
 //! `martian-zero bench`: speed figures for BENCHMARKS.md.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Subcommand;
-use martian_model::{Checkpoint, NetBackend};
+use martian_model::{Checkpoint, ConfigModel, NetBackend, Precision};
 use martian_rules::{perft, GameKind, GameState, Move};
-use martian_search::{BackendEvaluator, CachedEvaluator, Mcts, MctsConfig, SimulatedDevice, UniformEvaluator};
-use martian_selfplay::{play_games, play_games_on_devices, FinishedGame, PlayParams, SelfplayStats};
+use martian_search::{
+    Backend, BackendEvaluator, CachedEvaluator, DeviceBatch, Mcts, MctsConfig, SimulatedDevice, UniformEvaluator,
+};
+use martian_selfplay::{play_games, play_games_on_devices, FinishedGame, PlayParams, SelfplayConfig, SelfplayStats};
+use martian_train::Metrics;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
+use tch::Device;
 
 use crate::config::RunConfig;
 use crate::ops::{selfplay_games, train_generation};
@@ -101,6 +105,13 @@ enum What {
         /// the comparison uses the medians.
         #[arg(long, default_value_t = 1)]
         rounds: u32,
+        /// Override a config key, `KEY=VALUE` (repeatable): e.g.
+        /// `--set model.precision=bf16 --set train.batch_size=512`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Also write the figures as one JSON object to this file.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
     },
     /// Training samples per second on shards from uniform self-play.
     Train {
@@ -110,6 +121,41 @@ enum What {
         /// Optimizer steps.
         #[arg(long, default_value_t = 50)]
         steps: u32,
+        /// Override a config key, `KEY=VALUE` (repeatable): e.g.
+        /// `--set model.precision=bf16 --set train.batch_size=512`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Also write the figures as one JSON object to this file.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Mixed precision: the network's outputs in bf16 (and fp16 on CUDA)
+    /// against fp32 on self-play positions (policy KL, value difference) and
+    /// forward-pass speed in each precision.
+    Precision {
+        /// Run configuration (its game, `[model]` and device).
+        #[arg(long)]
+        config: PathBuf,
+        /// Positions (from uniform self-play games of the config's game).
+        #[arg(long, default_value_t = 1000)]
+        positions: usize,
+        /// Rows per forward pass (default: the config's `selfplay.max_batch`).
+        #[arg(long)]
+        batch: Option<usize>,
+        /// Timed passes over all the positions per precision (after one untimed warm-up).
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+        /// A checkpoint to compare (`.safetensors`; default: the config's
+        /// architecture, randomly initialised with seed 1).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Override a config key, `KEY=VALUE` (repeatable): e.g.
+        /// `--set model.precision=bf16 --set train.batch_size=512`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Also write the figures as one JSON object to this file.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
     },
 }
 
@@ -125,8 +171,19 @@ pub fn run(a: Args) -> Result<()> {
         What::Alphabeta { game, depth, searches } => {
             with_game!(game, G => bench_alphabeta::<G>(depth, searches))
         }
-        What::Selfplay { config, games, simulate_device, groups, games_in_flight, devices, compare, rounds } => {
-            let mut cfg = RunConfig::load(&config)?;
+        What::Selfplay {
+            config,
+            games,
+            simulate_device,
+            groups,
+            games_in_flight,
+            devices,
+            compare,
+            rounds,
+            set,
+            json,
+        } => {
+            let mut cfg = RunConfig::load_with_overrides(&config, &set)?;
             cfg.selfplay.groups = groups.unwrap_or(cfg.selfplay.groups);
             cfg.selfplay.games_in_flight = games_in_flight.unwrap_or(cfg.selfplay.games_in_flight);
             cfg.selfplay.validate().map_err(|e| anyhow::anyhow!("{e} (--groups, --games-in-flight)"))?;
@@ -137,12 +194,25 @@ pub fn run(a: Args) -> Result<()> {
             );
             let sim = simulate_device.map(|s| SimulatedDevice::parse(&s)).transpose().map_err(anyhow::Error::msg)?;
             anyhow::ensure!((1..=100).contains(&rounds), "--rounds must be in 1..=100, got {rounds}");
-            let opts = SelfplayBench { games, sim, devices, compare, rounds };
+            let opts = SelfplayBench { games, sim, devices, compare, rounds, json };
             with_game!(cfg.game, G => bench_selfplay::<G>(&cfg, &opts))
         }
-        What::Train { config, steps } => {
-            let cfg = RunConfig::load(&config)?;
-            with_game!(cfg.game, G => bench_train::<G>(&cfg, steps))
+        What::Train { config, steps, set, json } => {
+            let cfg = RunConfig::load_with_overrides(&config, &set)?;
+            anyhow::ensure!(steps >= 1, "--steps must be >= 1");
+            with_game!(cfg.game, G => bench_train::<G>(&cfg, steps, json.as_deref()))
+        }
+        What::Precision { config, positions, batch, rounds, model, set, json } => {
+            let cfg = RunConfig::load_with_overrides(&config, &set)?;
+            anyhow::ensure!(
+                (1..=1_000_000).contains(&positions),
+                "--positions must be in 1..=1000000, got {positions}"
+            );
+            anyhow::ensure!((1..=100).contains(&rounds), "--rounds must be in 1..=100, got {rounds}");
+            let batch = batch.unwrap_or(cfg.selfplay.max_batch as usize);
+            anyhow::ensure!((1..=65536).contains(&batch), "--batch must be in 1..=65536, got {batch}");
+            let opts = PrecisionBench { positions, batch, rounds, model, json };
+            with_game!(cfg.game, G => bench_precision::<G>(&cfg, &opts))
         }
     }
 }
@@ -251,6 +321,57 @@ struct SelfplayBench {
     devices: usize,
     compare: bool,
     rounds: u32,
+    json: Option<PathBuf>,
+}
+
+/// The figures of a self-play run as JSON (`--json`).
+fn stats_json(label: &str, st: &SelfplayStats) -> serde_json::Value {
+    let s = st.seconds.max(1e-9);
+    serde_json::json!({
+        "label": label.trim(),
+        "games": st.games,
+        "positions": st.moves,
+        "seconds": st.seconds,
+        "positions_per_s": st.moves as f64 / s,
+        "leaf_evaluations_per_s": st.evaluations as f64 / s,
+        "batches": st.batches,
+        "mean_batch": if st.devices > 0 {
+            st.device_rows as f64 / st.batches.max(1) as f64
+        } else {
+            st.evaluations as f64 / st.batches.max(1) as f64
+        },
+        "device_rows_per_s": st.device_rows as f64 / s,
+        "devices": st.devices,
+        "device_busy_share": if st.devices > 0 { st.device_seconds / st.devices as f64 / s } else { st.eval_seconds / s },
+        "cpu_thread_shares": {
+            "tree": st.search_seconds / s,
+            "cache_and_encode": st.encode_seconds / s,
+            "decode": st.decode_seconds / s,
+            "waiting_for_device": st.wait_seconds / s,
+            "writing_games": st.output_seconds / s,
+        },
+    })
+}
+
+/// The settings every `--json` of a network bench records.
+fn config_json(cfg: &RunConfig, device: Device) -> serde_json::Value {
+    serde_json::json!({
+        "game": cfg.game.to_string(),
+        "device": cfg.device,
+        "device_used": super::device_name(device),
+        "precision": cfg.model.precision.name(),
+        "blocks": cfg.model.blocks,
+        "channels": cfg.model.channels,
+        "torch_threads": cfg.torch_threads,
+        "cuda_devices": tch::Cuda::device_count(),
+    })
+}
+
+/// Writes `value` to `path` (pretty, atomically).
+fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    martian_model::checkpoint::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("writing the figures to {}", path.display()))
 }
 
 /// One line of figures of a self-play run.
@@ -312,10 +433,24 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
         let _ = std::fs::remove_dir_all(&dir);
         let st = st?;
         println!(
-            "{what}, network {} blocks x {} channels, fixed_batch {}",
-            cfg.model.blocks, cfg.model.channels, sp.fixed_batch
+            "{what}, network {} blocks x {} channels in {}, fixed_batch {}",
+            cfg.model.blocks, cfg.model.channels, cfg.model.precision, sp.fixed_batch
         );
         println!("{}", selfplay_line("  overlapped driver", &st));
+        if let Some(path) = &o.json {
+            let v = serde_json::json!({
+                "bench": "selfplay",
+                "config": config_json(cfg, device),
+                "games_in_flight": sp.games_in_flight,
+                "groups": sp.groups,
+                "simulations": sp.simulations,
+                "cheap_simulations": sp.cheap_simulations,
+                "max_batch": sp.max_batch,
+                "fixed_batch": sp.fixed_batch,
+                "runs": [stats_json("overlapped driver", &st)],
+            });
+            write_json(path, &v)?;
+        }
         return Ok(());
     }
     let start = G::new_game(&rules)?;
@@ -335,8 +470,8 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
             d.output
         ),
         (None, _) => println!(
-            "{what}, network {} blocks x {} channels, fixed_batch {}",
-            cfg.model.blocks, cfg.model.channels, sp.fixed_batch
+            "{what}, network {} blocks x {} channels in {}, fixed_batch {}",
+            cfg.model.blocks, cfg.model.channels, cfg.model.precision, sp.fixed_batch
         ),
     }
     let run = |mode: Mode| -> Result<SelfplayStats> {
@@ -374,6 +509,7 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
         if o.compare { &[Mode::Uniform, Mode::Lockstep, Mode::Overlapped] } else { &[Mode::Overlapped] };
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    let mut runs: Vec<serde_json::Value> = Vec::new();
     for round in 1..=o.rounds {
         for (k, &m) in modes.iter().enumerate() {
             let c0 = process_cpu_seconds();
@@ -388,6 +524,7 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
             }
             println!("{line}");
             rates[k].push(st.moves as f64 / st.seconds.max(1e-9));
+            runs.push(stats_json(&label, &st));
         }
     }
     if o.compare {
@@ -415,6 +552,21 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
                 100.0 * (cx / cu - 1.0)
             );
         }
+    }
+    if let Some(path) = &o.json {
+        let v = serde_json::json!({
+            "bench": "selfplay",
+            "config": config_json(cfg, device),
+            "simulated_device": o.sim.as_ref().map(|d| format!("{d:?}")),
+            "games_in_flight": sp.games_in_flight,
+            "groups": sp.groups,
+            "simulations": sp.simulations,
+            "cheap_simulations": sp.cheap_simulations,
+            "max_batch": sp.max_batch,
+            "fixed_batch": sp.fixed_batch,
+            "runs": runs,
+        });
+        write_json(path, &v)?;
     }
     Ok(())
 }
@@ -453,7 +605,7 @@ impl Mode {
     }
 }
 
-fn bench_train<G: GameState>(cfg: &RunConfig, steps: u32) -> Result<()> {
+fn bench_train<G: GameState>(cfg: &RunConfig, steps: u32, json: Option<&Path>) -> Result<()> {
     let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let dir = std::env::temp_dir().join(format!("mz-bench-train-{}", std::process::id()));
@@ -474,16 +626,160 @@ fn bench_train<G: GameState>(cfg: &RunConfig, steps: u32) -> Result<()> {
         selfplay_games::<G>(&sp, &rules, None, &[device], 8, &out, false)?;
     }
     let t = Instant::now();
-    train_generation::<G>(&c, &rules, &run, 1, device)?;
+    let trained = train_generation::<G>(&c, &rules, &run, 1, device);
     let s = t.elapsed().as_secs_f64();
+    // The one metrics line (log_every = steps): the loss and the rate of the steps alone.
+    let last: Option<Metrics> = std::fs::read_to_string(run.train_log())
+        .ok()
+        .and_then(|t| t.lines().last().and_then(|l| serde_json::from_str(l).ok()));
     let _ = std::fs::remove_dir_all(&dir);
+    trained?;
+    let samples = steps as u64 * c.train.batch_size as u64;
+    let steps_rate = last.as_ref().map(|m| m.samples_per_s);
     println!(
-        "{} training ({} blocks x {} channels, batch {}): {:.0} samples/s ({steps} steps in {s:.1} s, incl. loading)",
+        "{} training ({} blocks x {} channels, batch {}, {}): {:.0} samples/s ({steps} steps in {s:.1} s, incl. \
+         loading){}",
         G::KIND,
         c.model.blocks,
         c.model.channels,
         c.train.batch_size,
-        (steps as u64 * c.train.batch_size as u64) as f64 / s
+        c.model.precision,
+        samples as f64 / s,
+        steps_rate.map(|r| format!("; {r:.0} samples/s in the steps alone")).unwrap_or_default()
     );
+    if let Some(path) = json {
+        let v = serde_json::json!({
+            "bench": "train",
+            "config": config_json(&c, device),
+            "batch_size": c.train.batch_size,
+            "steps": steps,
+            "seconds": s,
+            "samples_per_s": samples as f64 / s,
+            "samples_per_s_steps_alone": steps_rate,
+            "final_total_loss": last.as_ref().map(|m| m.total_loss),
+            "loss_scale": last.as_ref().and_then(|m| m.loss_scale),
+            "skipped_steps": last.as_ref().and_then(|m| m.skipped_steps),
+        });
+        write_json(path, &v)?;
+    }
+    Ok(())
+}
+
+/// Options of `bench precision`.
+struct PrecisionBench {
+    positions: usize,
+    batch: usize,
+    rounds: u32,
+    model: Option<PathBuf>,
+    json: Option<PathBuf>,
+}
+
+/// At least `n` positions (encoded planes and legal moves) from uniform
+/// self-play games of `G` under `rules` (8 simulations per move, every
+/// position kept), as one device batch of exactly `n` rows.
+fn selfplay_positions<G: GameState>(rules: &G::Rules, n: usize, seed: u64) -> Result<DeviceBatch> {
+    let start = G::new_game(rules)?;
+    let sp = SelfplayConfig {
+        games_in_flight: 16,
+        simulations: 8,
+        cheap_simulations: 8,
+        full_search_prob: 1.0,
+        ..SelfplayConfig::default()
+    };
+    let mut b = DeviceBatch::default();
+    b.clear::<G>();
+    let mut next = 0u64;
+    while b.rows < n {
+        let ids: Vec<u64> = (next..next + 16).collect();
+        next += 16;
+        let params = PlayParams { start: &start, game_ids: &ids, seed, model_name: "uniform".into() };
+        play_games(&params, &sp, &MctsConfig::default(), &mut UniformEvaluator, |g, _| {
+            for s in &g.samples {
+                if b.rows < n {
+                    b.input.extend_from_slice(&s.planes);
+                    b.actions.extend_from_slice(&s.legal);
+                    b.offsets.push(b.actions.len());
+                    b.rows += 1;
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| anyhow::anyhow!("self-play for the positions: {e}"))?;
+        anyhow::ensure!(next < 1 << 20, "self-play gave no positions");
+    }
+    Ok(b)
+}
+
+fn bench_precision<G: GameState>(cfg: &RunConfig, o: &PrecisionBench) -> Result<()> {
+    let device = super::setup_runtime(cfg)?;
+    let rules = cfg.rules::<G>()?;
+    let positions = selfplay_positions::<G>(&rules, o.positions, cfg.seed)?;
+    let (ck, net_name) = match &o.model {
+        Some(p) => {
+            let ck = crate::checkpoints::load_checkpoint::<G>(p, &rules, ConfigModel::Absent, device)?;
+            (ck, p.display().to_string())
+        }
+        None => (Checkpoint::new_random::<G>(&rules, &cfg.model, device, 1)?, "random-init network".to_string()),
+    };
+    let arch = &ck.meta.model;
+    println!(
+        "{} precision: {} ({} blocks x {} channels), {} self-play positions, passes of {} rows on {}, {} timed \
+         round{}",
+        G::KIND,
+        net_name,
+        arch.blocks,
+        arch.channels,
+        positions.rows,
+        o.batch,
+        super::device_name(device),
+        o.rounds,
+        if o.rounds == 1 { "" } else { "s" }
+    );
+    let precisions: Vec<Precision> = Precision::ALL.into_iter().filter(|p| p.check_device(device).is_ok()).collect();
+    let mut reference: Option<(DeviceBatch, f64)> = None;
+    let mut results = Vec::new();
+    for p in precisions {
+        let mut backend = NetBackend::new(&ck.net, device, o.batch).with_precision(p)?;
+        let mut b = positions.clone();
+        backend.run(&mut b).map_err(|e| anyhow::anyhow!("{p} pass: {e}"))?;
+        let t = Instant::now();
+        for _ in 0..o.rounds {
+            backend.run(&mut b).map_err(|e| anyhow::anyhow!("{p} pass: {e}"))?;
+        }
+        let rate = (o.rounds as usize * b.rows) as f64 / t.elapsed().as_secs_f64().max(1e-9);
+        let mut line = format!("  {p}: {rate:.0} positions/s");
+        let mut entry = serde_json::json!({ "precision": p.name(), "positions_per_s": rate });
+        match &reference {
+            None => reference = Some((b, rate)),
+            Some((r, r_rate)) => {
+                let d = martian_model::compare_outputs(r, &b).map_err(anyhow::Error::msg)?;
+                line.push_str(&format!(
+                    " ({:.2}x fp32); against fp32: policy KL mean {:.2e} max {:.2e} nats, value difference mean \
+                     {:.2e} max {:.2e}",
+                    rate / r_rate,
+                    d.mean_policy_kl,
+                    d.max_policy_kl,
+                    d.mean_value_diff,
+                    d.max_value_diff
+                ));
+                entry["speedup_over_fp32"] = serde_json::json!(rate / r_rate);
+                entry["against_fp32"] = serde_json::to_value(&d)?;
+            }
+        }
+        println!("{line}");
+        results.push(entry);
+    }
+    if let Some(path) = &o.json {
+        let v = serde_json::json!({
+            "bench": "precision",
+            "config": config_json(cfg, device),
+            "network": net_name,
+            "positions": positions.rows,
+            "batch": o.batch,
+            "rounds": o.rounds,
+            "results": results,
+        });
+        write_json(path, &v)?;
+    }
     Ok(())
 }
