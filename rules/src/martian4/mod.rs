@@ -113,7 +113,7 @@ impl Seat {
     /// [`Side::South`], NW and SE are [`Side::North`].
     #[inline(always)]
     pub const fn team(self) -> Side {
-        if self as usize % 2 == 0 {
+        if (self as usize).is_multiple_of(2) {
             Side::South
         } else {
             Side::North

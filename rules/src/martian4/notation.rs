@@ -225,7 +225,7 @@ pub(crate) fn board_text(s: &MartianChess4, k: u8) -> String {
     let label = |sq: u8, along_row: bool| -> char {
         // Along a displayed row the constant coordinate is the rank for even
         // k and the file for odd k; columns the other way round.
-        if along_row == (k % 2 == 0) {
+        if along_row == k.is_multiple_of(2) {
             (b'1' + rank_of(sq)) as char
         } else {
             (b'a' + file_of(sq)) as char
