@@ -79,17 +79,7 @@ fn mc4_1_initial_moves_for_sw() {
     assert_eq!(s.seat_to_move(), Seat::SW);
     assert_eq!(s.side_to_move(), Side::South);
     assert_eq!(all_moves(&s), sorted("a3-a4 a3-a5 b3-a4 b3-c4 c1-d1 c1-e1 c2-d1 c2-d3 c3-b4 c3-d2 c3-d4"));
-    let per_piece = [
-        ("b3", 2),
-        ("c2", 2),
-        ("c3", 3),
-        ("a3", 2),
-        ("b2", 0),
-        ("c1", 2),
-        ("a1", 0),
-        ("a2", 0),
-        ("b1", 0),
-    ];
+    let per_piece = [("b3", 2), ("c2", 2), ("c3", 3), ("a3", 2), ("b2", 0), ("c1", 2), ("a1", 0), ("a2", 0), ("b1", 0)];
     for (sq, n) in per_piece {
         assert_eq!(moves_from(&s, sq).len(), n, "{sq}");
     }
@@ -158,10 +148,7 @@ fn mc4_4_merge_in_a_quadrant() {
     let s = load("Q7/1D4P1/5P1D/8/8/8/1D4P1/Q6Q NE 0 0 0 0 - 0 0", &rules());
     assert_eq!(s.seat_to_move(), Seat::NE);
     assert_eq!(s.side_to_move(), Side::South);
-    assert_eq!(
-        all_moves(&s),
-        sorted("f6-e5 f6-e7 f6-g5 g7+h6 g7-f8 g7-h8 h6+f6 h6-g6 h6-h4 h6-h5 h6-h7 h6-h8")
-    );
+    assert_eq!(all_moves(&s), sorted("f6-e5 f6-e7 f6-g5 g7+h6 g7-f8 g7-h8 h6+f6 h6-g6 h6-h4 h6-h5 h6-h7 h6-h8"));
     let c = after(&s, "g7+h6");
     assert_eq!(c.to_position(), "Q7/1D6/5P1Q/8/8/8/1D4P1/Q6Q SE 0 0 0 0 - 1 1");
     let c = after(&s, "h6+f6");
@@ -205,7 +192,8 @@ fn mc4_5_empty_quadrant_team_tie_broken_by_last_mover() {
         assert_eq!(after(&f, mv).outcome().unwrap().winner, Some(Side::North));
     }
     // Under tie_on_empty_zone = Draw the 9-9 tie is a draw.
-    let d = load(text, &Martian4Rules { tie_on_empty_zone: martian_rules::martian4::EmptyQuadrantTie::Draw, ..rules() });
+    let d =
+        load(text, &Martian4Rules { tie_on_empty_zone: martian_rules::martian4::EmptyQuadrantTie::Draw, ..rules() });
     assert_eq!(after(&d, "c5c3").outcome().unwrap().winner, None);
     assert_values(&after(&d, "c5c3"), [0.0; 4]);
 }
