@@ -62,7 +62,7 @@ fn rules_strategy() -> impl Strategy<Value = Martian4Rules> {
             teams,
             field_promotion: fp,
             clock: match clock {
-                0 | 1 | 2 => ClockMode::Auto,
+                0..=2 => ClockMode::Auto,
                 3 => ClockMode::Manual,
                 _ => ClockMode::Off,
             },
