@@ -285,7 +285,7 @@ impl MartianChess4 {
         if self.rules.teams {
             Some(Seat::ALL.map(|s| o.value_for(s.team())))
         } else {
-            let (winners, count) = self.ffa_winners(o.reason);
+            let (winners, count) = self.ffa_winners(o.reason, self.last_mover());
             Some(Seat::ALL.map(|s| {
                 let p = if winners >> s.index() & 1 != 0 { 1.0 / count as f32 } else { 0.0 };
                 (4.0 * p - 1.0) / 3.0
@@ -297,10 +297,10 @@ impl MartianChess4 {
     /// set of seat indices and their number: the seats tied for the top, or
     /// the last mover alone when an empty quadrant ended the game under
     /// `LastMoverWins` and it is among them.
-    fn ffa_winners(&self, reason: EndReason) -> (u32, u32) {
+    fn ffa_winners(&self, reason: EndReason, last_mover: Seat) -> (u32, u32) {
         let top = self.scores.iter().copied().max().unwrap_or(0);
         let tied = (0..4).filter(|&i| self.scores[i] == top).fold(0u32, |m, i| m | 1 << i);
-        let last = self.last_mover().index();
+        let last = last_mover.index();
         if reason == EndReason::EmptyZone
             && self.rules.tie_on_empty_zone == EmptyQuadrantTie::LastMoverWins
             && tied >> last & 1 != 0
@@ -324,11 +324,10 @@ impl MartianChess4 {
                     .then(|| last_mover.team()),
             }
         } else {
-            debug_assert_eq!(last_mover, self.last_mover());
             // Team value sum of SW + NE: (4 (p_SW + p_NE) - 2) / 3, which has
             // the sign of 2 (p_SW + p_NE) - 1 = (2 c - k) / k with c of the k
             // winners in that team.
-            let (winners, k) = self.ffa_winners(reason);
+            let (winners, k) = self.ffa_winners(reason, last_mover);
             let c = (winners & 0b0101).count_ones();
             match (2 * c).cmp(&k) {
                 std::cmp::Ordering::Greater => Some(Side::South),

@@ -191,9 +191,9 @@ impl MartianChess4 {
     }
 
     /// [`crate::GameState::has_winning_move`] for the four-player game (spec
-    /// §14.6): whether the team of the seat to move (the team view of
-    /// [`MartianChess4::outcome_view`](super) in free-for-all) wins at once
-    /// with some legal move. A ply ends the game only by emptying the mover's
+    /// §14.6): whether the team of the seat to move (in free-for-all the team
+    /// view of the module docs of `martian4`) wins at once with some legal
+    /// move. A ply ends the game only by emptying the mover's
     /// own quadrant (possible only with one piece left there: a capture
     /// replaces the victim, a merge leaves a piece), by running the clock out
     /// (a quiet ply at countdown 1; it changes no score, so the result is the
