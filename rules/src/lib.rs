@@ -1,4 +1,4 @@
-//! Rules core for the two "Martian chess" games played by MartianZero:
+//! Rules core for the "Martian chess" games played by MartianZero:
 //!
 //! * [`jetan`]: Jetan, the 10x10 game of E. R. Burroughs' *The Chessmen of Mars*
 //!   (`docs/rules/jetan.md` in the repository is the specification);
