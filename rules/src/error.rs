@@ -133,4 +133,14 @@ pub enum RulesError {
         /// The value asked for.
         value: String,
     },
+    /// A rules switch value outside the switch's valid range.
+    #[error("rules option {option} = {value} is invalid: {reason}")]
+    InvalidOption {
+        /// Switch name, as in the spec's switch table.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// The valid values.
+        reason: &'static str,
+    },
 }
