@@ -524,7 +524,7 @@ impl GameState for Jetan {
     }
 
     /// Jetan's moves are symmetric under file `f -> 9 - f` (spec §3: every
-    /// piece moves alike to the west and the east); see [`encode::mirror_action`].
+    /// piece moves alike to the west and the east); the mapping is in the encoding module.
     fn mirror_action(action: usize) -> Option<usize> {
         encode::mirror_action(action)
     }

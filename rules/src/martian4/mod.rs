@@ -62,7 +62,7 @@ pub use tables::{reflect_diagonal, rotate_square, QUADS};
 use serde::{Deserialize, Serialize};
 
 use crate::error::RulesError;
-use crate::game::{mix_key, EndReason, GameKind, GameState, Move, Outcome, Side};
+use crate::game::{mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
 use tables::{rotate_set, ROTATE};
 
 pub(crate) const PAWN: usize = 0;
@@ -501,6 +501,15 @@ impl GameState for MartianChess4 {
     const MAX_MOVES: usize = encode::MAX_MOVES_MC4;
     /// Captured pips decide the result (§14.4, §14.7).
     const HAS_SCORE: bool = true;
+    /// §14.9 (the encoding module's constants).
+    const ENCODING: EncodingDescription = EncodingDescription {
+        rules_document: "docs/rules/martian-chess.md",
+        rules_version: encode::RULES_SPEC_VERSION,
+        orientation: encode::ORIENTATION,
+        planes: &encode::PLANE_DESCRIPTIONS,
+        action_encoding: encode::ACTION_ENCODING,
+        squares: encode::SQUARES_TEXT,
+    };
 
     fn new_game(rules: &Martian4Rules) -> Result<Self, RulesError> {
         rules.validate()?;
