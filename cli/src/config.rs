@@ -288,11 +288,7 @@ impl RunConfig {
             }
         }
         // Ranges, and that the heads fit the game (a score head needs points).
-        match self.game {
-            GameKind::Jetan => self.model.validate_for::<martian_rules::jetan::Jetan>(),
-            GameKind::MartianChess => self.model.validate_for::<martian_rules::martian::MartianChess>(),
-        }
-        .map_err(anyhow::Error::msg)?;
+        crate::with_game!(self.game, G => self.model.validate_for::<G>()).map_err(anyhow::Error::msg)?;
         self.search.validate().map_err(anyhow::Error::msg)?;
         self.selfplay.validate().map_err(anyhow::Error::msg)?;
         self.selfplay.validate_with_search(&self.search).map_err(anyhow::Error::msg)?;
@@ -353,10 +349,7 @@ impl RunConfig {
         if self.pipeline.max_minutes.is_nan() || self.pipeline.max_minutes < 0.0 {
             bail!("pipeline.max_minutes must be >= 0");
         }
-        match self.game {
-            GameKind::Jetan => self.rules::<martian_rules::jetan::Jetan>().map(|_| ()),
-            GameKind::MartianChess => self.rules::<martian_rules::martian::MartianChess>().map(|_| ()),
-        }
+        crate::with_game!(self.game, G => self.rules::<G>().map(|_| ()))
     }
 
     /// The `[rules]` table as game `G`'s rules (and checks that they are supported).
@@ -377,11 +370,7 @@ impl RunConfig {
     /// # Errors
     /// As [`RunConfig::rules`].
     pub fn rules_json(&self) -> Result<serde_json::Value> {
-        let v = match self.game {
-            GameKind::Jetan => serde_json::to_value(self.rules::<martian_rules::jetan::Jetan>()?),
-            GameKind::MartianChess => serde_json::to_value(self.rules::<martian_rules::martian::MartianChess>()?),
-        };
-        Ok(v?)
+        Ok(crate::with_game!(self.game, G => serde_json::to_value(self.rules::<G>()?))?)
     }
 
     /// The config as TOML text (for the run directory's copy). Values held as

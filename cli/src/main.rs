@@ -16,42 +16,18 @@ mod think;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use martian_rules::GameKind;
 
-/// Game selector for the command line.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum GameArg {
-    /// Jetan (10x10).
-    Jetan,
-    /// Looney's Martian Chess, two players (4x8).
-    MartianChess,
-}
+/// Runs `$body` with the type alias `$G` bound to the game's state type: the
+/// rules crate's one dispatch over its registry of games.
+pub use martian_rules::with_game;
 
-impl From<GameArg> for GameKind {
-    fn from(g: GameArg) -> GameKind {
-        match g {
-            GameArg::Jetan => GameKind::Jetan,
-            GameArg::MartianChess => GameKind::MartianChess,
-        }
-    }
-}
-
-/// Runs `$body` with the type alias `$G` bound to the game's state type.
-#[macro_export]
-macro_rules! with_game {
-    ($kind:expr, $G:ident => $body:expr) => {
-        match $kind {
-            martian_rules::GameKind::Jetan => {
-                type $G = martian_rules::jetan::Jetan;
-                $body
-            }
-            martian_rules::GameKind::MartianChess => {
-                type $G = martian_rules::martian::MartianChess;
-                $body
-            }
-        }
-    };
+/// The `--game` value parser: the names of the rules crate's registry
+/// ([`GameKind::ALL`]), listed in `--help` and in the error for any other name.
+pub fn game_parser() -> impl clap::builder::TypedValueParser<Value = GameKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(GameKind::names()).try_map(|s| s.parse::<GameKind>())
 }
 
 /// `--version`: the crate version, the git commit it was built from and the

@@ -21,7 +21,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use martian_rules::{jetan, martian, GameKind, GameState};
+use martian_rules::{GameKind, GameState};
 use serde::{Deserialize, Serialize};
 use tch::nn::{self, ModuleT};
 use tch::{CModule, Device, Kind, Tensor};
@@ -327,35 +327,18 @@ pub struct ExportReport {
     pub checks: Vec<(i64, f32)>,
 }
 
-/// Game-specific parts of the description.
-fn game_parts(kind: GameKind, input_shape: [usize; 3], num_actions: usize) -> (RulesSpec, InputSpec, PolicySpec) {
-    let [planes, rows, cols] = input_shape;
+/// The game-specific parts of the description, from the game's own
+/// [`GameState::ENCODING`] (the rules crate is the one place that knows them).
+fn game_parts<G: GameState>() -> (RulesSpec, InputSpec, PolicySpec) {
+    let [planes, rows, cols] = G::INPUT_SHAPE;
     let layout = format!(
         "[batch, {planes}, {rows}, {cols}] float32, row-major [plane][row][col]; row 0 is the side to move's back rank, \
          column = file in the canonical orientation, so cell (row, col) is canonical square row * {cols} + col"
     );
-    let (doc, version, orientation, descs, formula, squares) = match kind {
-        GameKind::Jetan => (
-            "docs/rules/jetan.md",
-            jetan::RULES_SPEC_VERSION,
-            "side to move at the bottom: Black (South, 'b') to move: squares unchanged; Orange (North, 'o') to move: \
-             the board is rotated 180 degrees (sq' = 99 - sq) and colours swap (planes 0-7 are always the mover's \
-             pieces); under rules.setup = ManatorFacing the ranks are mirrored instead (sq' = file + 10 * (9 - (rank - 1)))",
-            jetan::plane_descriptions(),
-            jetan::ACTION_ENCODING,
-            "files a-j, ranks 1-10, sq = file + 10 * (rank - 1) (a1 = 0, j10 = 99); a move is written <from><to>, e.g. e2e5",
-        ),
-        GameKind::MartianChess => (
-            "docs/rules/martian-chess.md",
-            martian::RULES_SPEC_VERSION,
-            "side to move at the bottom: South ('S') to move: squares unchanged; North ('N') to move: the board is \
-             rotated 180 degrees (sq' = 31 - sq), so rows 0-3 are always the mover's zone; scores are given as \
-             (mover, opponent)",
-            martian::plane_descriptions(),
-            martian::ACTION_ENCODING,
-            "files a-d, ranks 1-8, sq = file + 4 * (rank - 1) (a1 = 0, d8 = 31); a move is written <from><to>, e.g. d3d5",
-        ),
-    };
+    let e = G::ENCODING;
+    let (input_shape, num_actions) = (G::INPUT_SHAPE, G::NUM_ACTIONS);
+    let (doc, version, orientation, descs, formula, squares) =
+        (e.rules_document, e.rules_version, e.orientation, e.planes, e.action_encoding, e.squares);
     let planes = descs
         .iter()
         .enumerate()
@@ -399,7 +382,7 @@ pub fn describe<G: GameState>(
             ),
         });
     }
-    let (rules_spec, input, policy) = game_parts(G::KIND, G::INPUT_SHAPE, G::NUM_ACTIONS);
+    let (rules_spec, input, policy) = game_parts::<G>();
     let n = G::NUM_ACTIONS;
     Ok(ModelDescription {
         format: MODEL_FORMAT.into(),

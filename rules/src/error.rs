@@ -117,6 +117,14 @@ pub enum RulesError {
         /// All legal moves, space-separated (`none, the game is over` when it is).
         legal: String,
     },
+    /// A game name that is not one of [`crate::GameKind::ALL`].
+    #[error("unknown game {name:?}; the games are: {known}")]
+    UnknownGame {
+        /// The name given.
+        name: String,
+        /// The known names, comma-separated.
+        known: String,
+    },
     /// A rules switch value that is not implemented.
     #[error("rules option {option} = {value} is not implemented")]
     Unsupported {
@@ -124,5 +132,15 @@ pub enum RulesError {
         option: &'static str,
         /// The value asked for.
         value: String,
+    },
+    /// A rules switch value outside the switch's valid range.
+    #[error("rules option {option} = {value} is invalid: {reason}")]
+    InvalidOption {
+        /// Switch name, as in the spec's switch table.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// The valid values.
+        reason: &'static str,
     },
 }

@@ -151,7 +151,13 @@ pub(crate) fn mix_key(hash: u64, a: u64, b: u64) -> u64 {
     hash ^ mix64(mix64(a) ^ b.rotate_left(17) ^ 0x5EED_4B45_5953_0001)
 }
 
-/// Which game. Used at the CLI edge to pick the generic code path.
+/// Which game: the registry of the games this crate implements.
+///
+/// This enum, [`GameKind::name`] and the [`with_game!`](crate::with_game) macro
+/// are the only places that list the games; everything else that needs a
+/// game's knowledge asks its [`GameState`] implementation, either generically
+/// or through the dynamic methods below (which dispatch with `with_game!`).
+/// Adding a game means a variant here, its name, and one arm of `with_game!`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum GameKind {
@@ -161,7 +167,35 @@ pub enum GameKind {
     MartianChess,
 }
 
+/// Runs `$body` with the type alias `$G` bound to the [`GameState`] type of
+/// the [`GameKind`] `$kind`: the one dispatch from a game chosen at run time
+/// (a config's `game`, a command-line `--game`) to the generic code.
+///
+/// ```
+/// use martian_rules::{with_game, GameKind, GameState};
+/// let actions = with_game!(GameKind::Jetan, G => G::NUM_ACTIONS);
+/// assert_eq!(actions, 4900);
+/// ```
+#[macro_export]
+macro_rules! with_game {
+    ($kind:expr, $G:ident => $body:expr) => {
+        match $kind {
+            $crate::GameKind::Jetan => {
+                type $G = $crate::jetan::Jetan;
+                $body
+            }
+            $crate::GameKind::MartianChess => {
+                type $G = $crate::martian::MartianChess;
+                $body
+            }
+        }
+    };
+}
+
 impl GameKind {
+    /// Every game, in the order the command line lists them.
+    pub const ALL: [GameKind; 2] = [GameKind::Jetan, GameKind::MartianChess];
+
     /// The name used on the command line and in files: `jetan` or `martian-chess`.
     pub fn name(self) -> &'static str {
         match self {
@@ -169,12 +203,102 @@ impl GameKind {
             GameKind::MartianChess => "martian-chess",
         }
     }
+
+    /// The names of [`GameKind::ALL`], for help texts and errors.
+    pub fn names() -> Vec<&'static str> {
+        GameKind::ALL.iter().map(|g| g.name()).collect()
+    }
+
+    /// [`GameState::NUM_ACTIONS`] of this game.
+    pub fn num_actions(self) -> usize {
+        with_game!(self, G => G::NUM_ACTIONS)
+    }
+
+    /// [`GameState::INPUT_SHAPE`] of this game.
+    pub fn input_shape(self) -> [usize; 3] {
+        with_game!(self, G => G::INPUT_SHAPE)
+    }
+
+    /// [`GameState::ENCODING`] of this game.
+    pub fn encoding(self) -> EncodingDescription {
+        with_game!(self, G => G::ENCODING)
+    }
+
+    /// [`GameState::mirror_action`] of this game.
+    pub fn mirror_action(self, action: usize) -> Option<usize> {
+        with_game!(self, G => G::mirror_action(action))
+    }
 }
 
 impl fmt::Display for GameKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+impl std::str::FromStr for GameKind {
+    type Err = RulesError;
+
+    /// Parses a [`GameKind::name`].
+    ///
+    /// # Errors
+    /// [`RulesError::UnknownGame`] with the known names.
+    fn from_str(s: &str) -> Result<GameKind, RulesError> {
+        GameKind::ALL
+            .into_iter()
+            .find(|g| g.name() == s)
+            .ok_or_else(|| RulesError::UnknownGame { name: s.to_string(), known: GameKind::names().join(", ") })
+    }
+}
+
+/// What an exported network bundle records about a game's encoding
+/// (`model.json`, written by `martian_model::export`), so that a frontend can
+/// encode positions and read the policy without this crate. Each game's
+/// [`GameState::ENCODING`] fills it from its spec's encoding section.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct EncodingDescription {
+    /// The rules specification, as a path in the repository (`docs/rules/...`).
+    pub rules_document: &'static str,
+    /// Version of that specification this implementation follows.
+    pub rules_version: &'static str,
+    /// The canonical orientation (how the board is turned for the side to move).
+    pub orientation: &'static str,
+    /// The input planes as `(name, meaning)` pairs, in plane order.
+    pub planes: &'static [(&'static str, &'static str)],
+    /// The policy index formula, in words.
+    pub action_encoding: &'static str,
+    /// Square numbering and move text.
+    pub squares: &'static str,
+}
+
+/// Mirrors the placement field of a position string left-right: every rank
+/// (separated by `/`) is read as tokens (one piece letter, or a run of digits
+/// giving empty squares) and written in reverse order. Used by the games'
+/// [`GameState::mirrored`].
+pub(crate) fn mirror_placement(placement: &str) -> String {
+    let mut out = String::with_capacity(placement.len());
+    for (i, rank) in placement.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        let mut tokens: Vec<&str> = Vec::new();
+        let mut start = 0;
+        let b = rank.as_bytes();
+        while start < b.len() {
+            let mut end = start + 1;
+            if b[start].is_ascii_digit() {
+                while end < b.len() && b[end].is_ascii_digit() {
+                    end += 1;
+                }
+            }
+            tokens.push(&rank[start..end]);
+            start = end;
+        }
+        for t in tokens.iter().rev() {
+            out.push_str(t);
+        }
+    }
+    out
 }
 
 /// The error for `mv`, not among `legal` (the position's legal moves): lists
@@ -230,6 +354,8 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// spec §6 and §9), so that [`GameState::final_score_difference`] has a
     /// value once the game is over. False for Jetan (captures win, no points).
     const HAS_SCORE: bool = false;
+    /// What an exported network bundle says about this game's encoding.
+    const ENCODING: EncodingDescription;
 
     /// The initial position under `rules`.
     ///
@@ -377,6 +503,27 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// Policy index of a legal move, in the canonical orientation of the side to
     /// move; in `0..NUM_ACTIONS`, distinct for distinct legal moves.
     fn action_index(&self, mv: Move) -> usize;
+
+    /// The left-right mirror of a policy index: the index, in the mirrored
+    /// position (files reversed, [`GameState::mirrored`]), of the mirror image
+    /// of the move with index `action`. `None` if `action` is out of range or
+    /// the game has no left-right symmetry (the default). Used for mirror
+    /// augmentation in training (`train.mirror_augmentation`); with it, the
+    /// input planes of the mirrored position are the planes of this one with
+    /// every row reversed.
+    fn mirror_action(action: usize) -> Option<usize> {
+        let _ = action;
+        None
+    }
+
+    /// The position mirrored left-right (files reversed, everything else
+    /// equal), or `None` if the game has no such symmetry (the default). The
+    /// mirror carries no history (Jetan's repetitions), as a position string
+    /// does not. The tests check [`GameState::mirror_action`] and the planes
+    /// against it.
+    fn mirrored(&self) -> Option<Self> {
+        None
+    }
 
     /// Writes the network input planes, shape [`GameState::INPUT_SHAPE`],
     /// row-major `[plane][row][col]`, in the canonical orientation of the side to

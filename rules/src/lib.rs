@@ -1,11 +1,13 @@
-//! Rules core for the two "Martian chess" games played by MartianZero:
+//! Rules core for the "Martian chess" games played by MartianZero:
 //!
 //! * [`jetan`]: Jetan, the 10x10 game of E. R. Burroughs' *The Chessmen of Mars*
 //!   (`docs/rules/jetan.md` in the repository is the specification);
 //! * [`martian`]: Andrew Looney's Martian Chess, two players on 4x8
-//!   (`docs/rules/martian-chess.md`).
+//!   (`docs/rules/martian-chess.md`);
+//! * [`martian4`]: the same game for four players on 8x8, in teams or
+//!   free-for-all (`docs/rules/martian-chess.md` §14).
 //!
-//! Both implement [`GameState`], the one interface that search, self-play and
+//! All implement [`GameState`], the one interface that search, self-play and
 //! training use without knowing which game they play.
 //!
 #![warn(missing_docs)]
@@ -15,9 +17,12 @@ mod error;
 mod game;
 pub mod jetan;
 pub mod martian;
+pub mod martian4;
 mod perft;
 
 pub use diff::{describe_differences, field_differences, value_differences};
 pub use error::{PositionErrorKind, RulesError};
-pub use game::{has_winning_move_by_play, mix64, EndReason, GameKind, GameState, Move, Outcome, Side};
+pub use game::{
+    has_winning_move_by_play, mix64, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side,
+};
 pub use perft::{divide, perft};

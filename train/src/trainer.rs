@@ -68,6 +68,10 @@ pub enum TrainError {
     /// An optimizer error (including a bad state file).
     #[error(transparent)]
     Optim(#[from] OptimError),
+    /// `train.mirror_augmentation` for a game whose rules have no left-right
+    /// symmetry (`martian_rules::GameState::mirror_action` is `None`).
+    #[error("train.mirror_augmentation = true, but {0}'s rules are not left-right symmetric; set it to false")]
+    NoMirrorSymmetry(martian_rules::GameKind),
     /// A model setting that cannot be used (e.g. fp16 on the CPU).
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -137,8 +141,12 @@ impl Trainer {
     /// An optimizer with zero state over `ckpt`'s trainable variables.
     ///
     /// # Errors
-    /// A libtorch error building the optimizer.
+    /// A libtorch error building the optimizer; [`TrainError::NoMirrorSymmetry`]
+    /// for mirror augmentation in a game without the symmetry.
     pub fn new(ckpt: &Checkpoint, cfg: &TrainConfig, device: Device) -> Result<Trainer, TrainError> {
+        if cfg.mirror_augmentation && ckpt.meta.game.mirror_action(0).is_none() {
+            return Err(TrainError::NoMirrorSymmetry(ckpt.meta.game));
+        }
         let opt = Optimizer::new(&ckpt.vs, cfg)?;
         let mut named: Vec<(String, Tensor)> =
             ckpt.vs.variables().into_iter().filter(|(_, t)| !t.requires_grad()).collect();

@@ -18,14 +18,14 @@ use martian_search::{AbGame, Limits};
 
 use crate::checkpoints::{model_and_game, model_rules, LoadedModel};
 use crate::think::{line_text, score_text, value_text, Engine, EngineKind, Eval};
-use crate::{with_game, GameArg};
+use crate::with_game;
 
 /// Arguments of `analyse`.
 #[derive(clap::Args)]
 pub struct Args {
     /// Which game (default: the model's game; required without --model).
-    #[arg(long, value_enum)]
-    game: Option<GameArg>,
+    #[arg(long, value_parser = crate::game_parser())]
+    game: Option<GameKind>,
     /// Position string (default: the initial position).
     #[arg(long)]
     position: Option<String>,
@@ -83,7 +83,7 @@ pub fn run(a: Args) -> Result<()> {
         }
         e => bail!("unknown engine {e:?}: analyse supports alphabeta and mcts"),
     };
-    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game.map(GameKind::from))?;
+    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game)?;
     with_game!(game, G => run_game::<G>(&a, kind, model.as_ref(), device))
 }
 

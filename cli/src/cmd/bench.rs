@@ -21,7 +21,7 @@ use crate::config::RunConfig;
 use crate::ops::{selfplay_games, train_generation};
 use crate::rundir::RunDir;
 use crate::spool::SelfplayOut;
-use crate::{with_game, GameArg};
+use crate::with_game;
 
 /// Arguments of `bench`.
 #[derive(clap::Args)]
@@ -35,8 +35,8 @@ enum What {
     /// Perft leaves per second from the initial position (one thread), and random-playout plies per second.
     Perft {
         /// Which game.
-        #[arg(long, value_enum)]
-        game: GameArg,
+        #[arg(long, value_parser = crate::game_parser())]
+        game: GameKind,
         /// Depth.
         #[arg(long)]
         depth: u32,
@@ -44,8 +44,8 @@ enum What {
     /// MCTS simulations per second with the uniform evaluator (search overhead alone, one thread).
     Mcts {
         /// Which game.
-        #[arg(long, value_enum)]
-        game: GameArg,
+        #[arg(long, value_parser = crate::game_parser())]
+        game: GameKind,
         /// Simulations per search.
         #[arg(long, default_value_t = 800)]
         simulations: u32,
@@ -62,8 +62,8 @@ enum What {
     /// Alpha-beta nodes per second: fixed-depth searches along a random game (one thread).
     Alphabeta {
         /// Which game.
-        #[arg(long, value_enum)]
-        game: GameArg,
+        #[arg(long, value_parser = crate::game_parser())]
+        game: GameKind,
         /// Search depth in plies.
         #[arg(long, default_value_t = 4)]
         depth: u32,
@@ -162,14 +162,14 @@ enum What {
 /// Runs `bench`.
 pub fn run(a: Args) -> Result<()> {
     match a.what {
-        What::Perft { game, depth } => with_game!(GameKind::from(game), G => bench_perft::<G>(depth)),
+        What::Perft { game, depth } => with_game!(game, G => bench_perft::<G>(depth)),
         What::Mcts { game, simulations, searches, leaf_threat_check, forced_playouts_k } => {
             let cfg = MctsConfig { leaf_threat_check, forced_playouts_k, ..MctsConfig::default() };
             cfg.validate().map_err(anyhow::Error::msg)?;
-            with_game!(GameKind::from(game), G => bench_mcts::<G>(cfg, simulations, searches))
+            with_game!(game, G => bench_mcts::<G>(cfg, simulations, searches))
         }
         What::Alphabeta { game, depth, searches } => {
-            with_game!(GameKind::from(game), G => bench_alphabeta::<G>(depth, searches))
+            with_game!(game, G => bench_alphabeta::<G>(depth, searches))
         }
         What::Selfplay {
             config,

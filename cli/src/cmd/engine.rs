@@ -40,8 +40,6 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tch::Device;
 
-use crate::GameArg;
-
 /// Arguments of `engine`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -56,8 +54,8 @@ pub struct Args {
     #[arg(long)]
     engine: Option<String>,
     /// Game selected at start (default: the model's game; else none until `game`).
-    #[arg(long, value_enum)]
-    game: Option<GameArg>,
+    #[arg(long, value_parser = crate::game_parser())]
+    game: Option<GameKind>,
     /// Device for the network: auto, cpu, cuda, cuda:N.
     #[arg(long, default_value = "auto")]
     device: String,
@@ -343,7 +341,7 @@ impl Engine {
             }
             (Some(e), None) => bail!("unknown engine {e:?}: expected mcts (with --model), mcts-uniform or alphabeta"),
         };
-        let mut game = a.game.map(GameKind::from).or(net.as_ref().map(|n| n.game));
+        let mut game = a.game.or(net.as_ref().map(|n| n.game));
         if let (Some(g), Some(n)) = (game, &net) {
             if g != n.game {
                 bail!("--game {g} but the model plays {}", n.game);

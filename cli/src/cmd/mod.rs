@@ -23,8 +23,8 @@ use crate::config::RunConfig;
 #[derive(clap::Args)]
 pub struct PositionArgs {
     /// Which game.
-    #[arg(long, value_enum)]
-    pub game: crate::GameArg,
+    #[arg(long, value_parser = crate::game_parser())]
+    pub game: martian_rules::GameKind,
     /// Position string (default: the initial position).
     #[arg(long)]
     pub position: Option<String>,

@@ -1,7 +1,7 @@
 //! `martian-zero perft`.
 
 use anyhow::Result;
-use martian_rules::{divide, perft, GameKind, GameState};
+use martian_rules::{divide, perft, GameState};
 
 use crate::with_game;
 
@@ -20,7 +20,7 @@ pub struct Args {
 
 /// Runs `perft`.
 pub fn run(a: Args) -> Result<()> {
-    with_game!(GameKind::from(a.pos.game), G => run_game::<G>(&a))
+    with_game!(a.pos.game, G => run_game::<G>(&a))
 }
 
 fn run_game<G: GameState>(a: &Args) -> Result<()> {

@@ -13,14 +13,14 @@ use martian_search::{AbGame, Limits};
 
 use crate::checkpoints::{model_and_game, model_rules, LoadedModel};
 use crate::think::{line_text, Engine, EngineKind, Thought};
-use crate::{with_game, GameArg};
+use crate::with_game;
 
 /// Arguments of `play`.
 #[derive(clap::Args)]
 pub struct Args {
     /// Which game (default: the model's game; required without --model).
-    #[arg(long, value_enum)]
-    game: Option<GameArg>,
+    #[arg(long, value_parser = crate::game_parser())]
+    game: Option<GameKind>,
     /// Engine: `mcts` (with --model, or uniform priors without), `alphabeta`
     /// (with --depth or --movetime), `random` or `greedy`.
     #[arg(long, default_value = "mcts")]
@@ -99,7 +99,7 @@ pub fn run(a: Args) -> Result<()> {
     if a.model.is_some() && !matches!(engine, EngineKind::Mcts { .. }) {
         bail!("--model is used by the mcts engine; --engine {} takes no model", a.engine);
     }
-    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game.map(GameKind::from))?;
+    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game)?;
     with_game!(game, G => run_game::<G>(&a, engine, model.as_ref(), device))
 }
 

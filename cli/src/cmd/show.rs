@@ -1,7 +1,7 @@
 //! `martian-zero show`.
 
 use anyhow::{Context, Result};
-use martian_rules::{GameKind, GameState};
+use martian_rules::GameState;
 
 use crate::with_game;
 
@@ -17,7 +17,7 @@ pub struct Args {
 
 /// Runs `show`.
 pub fn run(a: Args) -> Result<()> {
-    with_game!(GameKind::from(a.pos.game), G => run_game::<G>(&a))
+    with_game!(a.pos.game, G => run_game::<G>(&a))
 }
 
 fn run_game<G: GameState>(a: &Args) -> Result<()> {

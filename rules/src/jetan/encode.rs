@@ -33,7 +33,7 @@
 use super::rules::Setup;
 use super::tables::tables;
 use super::{Jetan, Piece};
-use crate::game::{GameState, Move, Side};
+use crate::game::{EncodingDescription, GameState, Move, Side};
 
 /// Version of the rules specification (`docs/rules/jetan.md`, "Status: v1")
 /// this implementation follows; exported model descriptions record it.
@@ -81,6 +81,47 @@ under rules.setup = ManatorFacing). An Escape (a Princess move to a square at Ch
 its origin) has index 4800 + to'. Any other move has index from' * 48 + disp, where with \
 df = file(to') - file(from') and dr = rank(to') - rank(from') (both in -3..=3, not both 0), \
 lin = (3 - dr) * 7 + (df + 3) and disp = lin if lin < 24 else lin - 1.";
+
+/// What an exported network bundle says about Jetan's encoding
+/// ([`GameState::ENCODING`]).
+pub const ENCODING: EncodingDescription = EncodingDescription {
+    rules_document: "docs/rules/jetan.md",
+    rules_version: RULES_SPEC_VERSION,
+    orientation: "side to move at the bottom: Black (South, 'b') to move: squares unchanged; Orange (North, 'o') \
+                  to move: the board is rotated 180 degrees (sq' = 99 - sq) and colours swap (planes 0-7 are always \
+                  the mover's pieces); under rules.setup = ManatorFacing the ranks are mirrored instead \
+                  (sq' = file + 10 * (9 - (rank - 1)))",
+    planes: &PLANE_DESCRIPTIONS,
+    action_encoding: ACTION_ENCODING,
+    squares: "files a-j, ranks 1-10, sq = file + 10 * (rank - 1) (a1 = 0, j10 = 99); a move is written \
+              <from><to>, e.g. e2e5",
+};
+
+/// The left-right mirror of square `sq` (file `f` -> `9 - f`).
+#[inline]
+fn mirror_square(sq: usize) -> usize {
+    9 - sq % 10 + 10 * (sq / 10)
+}
+
+/// The left-right mirror of a policy index ([`GameState::mirror_action`]):
+/// an Escape `4800 + to'` goes to `4800 + mirror(to')`; a move
+/// `from' * 48 + disp` keeps its `dr` and negates its `df`, which in the
+/// `lin = (3 - dr) * 7 + (df + 3)` layout of the module doc reverses the
+/// column `df + 3`. Both reflections commute with the 180-degree turn and
+/// the rank mirror of the canonical orientation.
+pub fn mirror_action(action: usize) -> Option<usize> {
+    match action {
+        4900.. => None,
+        4800.. => Some(4800 + mirror_square(action - 4800)),
+        _ => {
+            let (from, disp) = (action / 48, action % 48);
+            let lin = if disp < 24 { disp } else { disp + 1 };
+            let mirrored = (lin / 7) * 7 + (6 - lin % 7);
+            let disp = if mirrored < 24 { mirrored } else { mirrored - 1 };
+            Some(mirror_square(from) * 48 + disp)
+        }
+    }
+}
 
 /// Canonical square of `sq` for the side to move (module doc).
 #[inline]

@@ -29,7 +29,7 @@ pub use rules::{
 pub use tables::for_each_path;
 
 use crate::error::RulesError;
-use crate::game::{mix_key, EndReason, GameKind, GameState, Move, Outcome, Side};
+use crate::game::{mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
 
 use tables::{tables, K_THOAT_EITHER, K_THOAT_JUMPING, K_THOAT_KNIGHT, K_THOAT_ORTH_FIRST};
 
@@ -401,6 +401,7 @@ impl GameState for Jetan {
     /// when all 19 others are present; fewer own pieces lower the other terms
     /// more than they raise this one): 287 ≤ 320.
     const MAX_MOVES: usize = 320;
+    const ENCODING: EncodingDescription = encode::ENCODING;
 
     fn new_game(rules: &JetanRules) -> Result<Jetan, RulesError> {
         rules.validate()?;
@@ -520,6 +521,22 @@ impl GameState for Jetan {
 
     fn action_index(&self, mv: Move) -> usize {
         encode::action_index(self, mv)
+    }
+
+    /// Jetan's moves are symmetric under file `f -> 9 - f` (spec §3: every
+    /// piece moves alike to the west and the east); the mapping is in the encoding module.
+    fn mirror_action(action: usize) -> Option<usize> {
+        encode::mirror_action(action)
+    }
+
+    /// The mirror through the position string (§10.3): the placement's ranks
+    /// reversed, the other fields (no square appears in them) kept. `None`
+    /// only for a game ended by taking a Princess or Chief, which has no
+    /// position string.
+    fn mirrored(&self) -> Option<Self> {
+        let text = self.to_position();
+        let (placement, rest) = text.split_once(' ')?;
+        Jetan::from_position(&format!("{} {rest}", crate::game::mirror_placement(placement)), &self.rules).ok()
     }
 
     fn encode(&self, out: &mut [f32]) {

@@ -30,7 +30,7 @@
 //! | 10 | one-hot: the square that piece may not return to, else all 0 |
 
 use super::MartianChess;
-use crate::game::{GameState, Move, Side};
+use crate::game::{EncodingDescription, GameState, Move, Side};
 
 /// Number of policy actions (spec §10): `from' * 32 + to'`.
 pub const NUM_ACTIONS_MC: usize = 1024;
@@ -72,6 +72,33 @@ pub fn plane_descriptions() -> &'static [(&'static str, &'static str)] {
 pub const ACTION_ENCODING: &str = "1024 actions: index = from' * 32 + to', where from' and to' are the \
 origin and destination squares (index = file + 4 * (rank - 1), a1 = 0) in the canonical orientation of the \
 side to move (South to move: unchanged; North to move: sq' = 31 - sq).";
+
+/// What an exported network bundle says about Martian Chess's encoding
+/// ([`GameState::ENCODING`](crate::GameState::ENCODING)).
+pub const ENCODING: EncodingDescription = EncodingDescription {
+    rules_document: "docs/rules/martian-chess.md",
+    rules_version: RULES_SPEC_VERSION,
+    orientation: "side to move at the bottom: South ('S') to move: squares unchanged; North ('N') to move: the \
+                  board is rotated 180 degrees (sq' = 31 - sq), so rows 0-3 are always the mover's zone; scores \
+                  are given as (mover, opponent)",
+    planes: &PLANE_DESCRIPTIONS,
+    action_encoding: ACTION_ENCODING,
+    squares: "files a-d, ranks 1-8, sq = file + 4 * (rank - 1) (a1 = 0, d8 = 31); a move is written <from><to>, \
+              e.g. d3d5",
+};
+
+/// The left-right mirror of square `sq` (file `f` -> `3 - f`).
+#[inline]
+pub(crate) fn mirror_square(sq: u8) -> u8 {
+    3 - sq % 4 + 4 * (sq / 4)
+}
+
+/// The left-right mirror of a policy index `from' * 32 + to'`: both squares
+/// mirrored (it commutes with the half turn of the canonical orientation).
+pub(crate) fn mirror_action(action: usize) -> Option<usize> {
+    (action < NUM_ACTIONS_MC)
+        .then(|| mirror_square((action / 32) as u8) as usize * 32 + mirror_square((action % 32) as u8) as usize)
+}
 
 /// `sq` in the canonical orientation of `side` (spec §10).
 #[inline(always)]

@@ -25,7 +25,7 @@ pub use encode::{
 pub use rules::{ClockMode, EmptyZoneTie, MartianRules};
 
 use crate::error::RulesError;
-use crate::game::{mix_key, EndReason, GameKind, GameState, Move, Outcome, Side};
+use crate::game::{mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
 use movegen::NONE;
 use tables::ZONES;
 
@@ -291,6 +291,7 @@ impl GameState for MartianChess {
     const MAX_MOVES: usize = encode::MAX_MOVES_MC;
     /// Captured pips decide the result (spec §6, §9).
     const HAS_SCORE: bool = true;
+    const ENCODING: EncodingDescription = encode::ENCODING;
 
     fn new_game(rules: &MartianRules) -> Result<Self, RulesError> {
         rules.validate()?;
@@ -477,6 +478,27 @@ impl GameState for MartianChess {
     #[inline]
     fn action_index(&self, mv: Move) -> usize {
         encode::action_index(self.side, mv)
+    }
+
+    /// The pieces' moves (spec §5) and the zones (full ranks) are symmetric
+    /// under file `f -> 3 - f`.
+    fn mirror_action(action: usize) -> Option<usize> {
+        encode::mirror_action(action)
+    }
+
+    /// Every bitboard, the no-undo ban's squares and the hash mirrored; the
+    /// scores, counters and rules kept.
+    fn mirrored(&self) -> Option<Self> {
+        let mut m = *self;
+        for bb in &mut m.bb {
+            *bb = (0..32u8).filter(|&sq| *bb >> sq & 1 != 0).fold(0, |acc, sq| acc | 1 << encode::mirror_square(sq));
+        }
+        if m.last_from != NONE {
+            m.last_from = encode::mirror_square(m.last_from);
+            m.last_to = encode::mirror_square(m.last_to);
+        }
+        m.hash = m.recompute_hash();
+        Some(m)
     }
 
     fn encode(&self, out: &mut [f32]) {
