@@ -20,7 +20,7 @@ use anyhow::Result;
 use martian_model::ConfigModel;
 use martian_rules::GameState;
 use martian_selfplay::SelfplayStats;
-use martian_train::loss::{masked_logits, value_wdl};
+use martian_train::loss::masked_logits;
 use martian_train::{Batch, ReplayWindow};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -241,14 +241,11 @@ fn heldout_batch(
     let ce = -(&pt * &logp).sum_dim_intlist(-1, false, Kind::Float);
     let target_h = -(&pt * pt.clamp_min(1e-12).log()).sum_dim_intlist(-1, false, Kind::Float);
     let net_h = -(&p * logp.masked_fill(&legal.logical_not(), 0.0)).sum_dim_intlist(-1, false, Kind::Float);
-    // The training loss's value term: cross-entropy against the WDL target of each value.
-    let wdl: Vec<f32> = b.value.iter().flat_map(|&z| value_wdl(z)).collect();
-    let vt = Tensor::f_from_slice(&wdl)?.f_view([n, 3])?.f_to_device(device)?;
-    let value_loss = (-(&vt * out.value_logits.log_softmax(-1, Kind::Float)).sum_dim_intlist(-1, false, Kind::Float))
-        .mean(Kind::Float)
-        .f_double_value(&[])?;
-    let probs = out.value_logits.softmax(-1, Kind::Float);
-    let v = (probs.select(1, 0) - probs.select(1, 2)).to_device(Device::Cpu);
+    // The training loss's value term (WDL cross-entropy, or the vector head's MSE).
+    let vector = net.vector_value_players().is_some();
+    let (value_loss, v) = martian_train::loss::value_terms(&out.value_logits, &b.value, &b.values, vector, device)?;
+    let value_loss = value_loss.f_double_value(&[])?;
+    let v = v.to_device(Device::Cpu);
     let v: Vec<f32> = Vec::<f32>::try_from(&v)?;
     let mse = v.iter().zip(&b.value).map(|(a, z)| ((a - z) as f64).powi(2)).sum::<f64>() / n as f64;
     Ok(Heldout {

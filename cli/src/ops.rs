@@ -197,7 +197,7 @@ pub fn bootstrap_games<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDi
         let mut rng = StdRng::seed_from_u64(cfg.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let mut s = start.clone();
         let mut played = Vec::new();
-        let mut samples: Vec<(martian_selfplay::Sample, martian_rules::Side)> = Vec::new();
+        let mut samples: Vec<(martian_selfplay::Sample, martian_rules::Side, usize)> = Vec::new();
         while s.outcome().is_none() {
             let mv = if played.len() < cfg.evaluate.opening_plies as usize {
                 s.legal_moves(&mut moves);
@@ -210,7 +210,7 @@ pub fn bootstrap_games<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDi
                 let legal = moves.iter().map(|&m| s.action_index(m) as u32).collect();
                 let policy = vec![(s.action_index(mv) as u32, 1.0)];
                 let sample = martian_selfplay::Sample::new(planes, legal, policy, s.ply());
-                samples.push((sample, s.side_to_move()));
+                samples.push((sample, s.side_to_move(), s.player_to_move()));
                 mv
             };
             played.push(s.move_to_string(mv));
@@ -219,9 +219,9 @@ pub fn bootstrap_games<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDi
         let outcome = s.outcome().context("finished game")?;
         let samples: Vec<martian_selfplay::Sample> = samples
             .into_iter()
-            .map(|(mut x, side)| {
+            .map(|(mut x, side, mover)| {
                 // The result, plies left and final points, as in self-play.
-                martian_selfplay::set_end_targets(&mut x, side, &s);
+                martian_selfplay::set_end_targets(&mut x, side, mover, &s);
                 x
             })
             .collect();

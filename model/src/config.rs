@@ -44,6 +44,21 @@ pub struct ModelConfig {
     /// generations. Default `"fp32"` (written only when it differs).
     #[serde(skip_serializing_if = "Precision::is_fp32")]
     pub precision: Precision,
+    /// Value players of the value head (`GameState::num_players` of the
+    /// game under its rules). 2 (the default, written only when it differs):
+    /// the (win, draw, loss) head of the side to move. More (4 for
+    /// four-player free-for-all, `[rules] teams = false`): a **vector value
+    /// head** of that many outputs, tanh, the expected result of every player
+    /// in mover-relative order (the mover first, then the players after it in
+    /// index order), trained with a mean squared error against the game's
+    /// per-player result (`train.value_loss_weight`). Must equal the game's
+    /// number ([`ModelConfig::validate_for_players`]).
+    #[serde(skip_serializing_if = "is_two")]
+    pub value_players: u32,
+}
+
+fn is_two(n: &u32) -> bool {
+    *n == 2
 }
 
 /// Plies per unit of the moves-left head's output and target (lc0's scale:
@@ -67,6 +82,7 @@ impl Default for ModelConfig {
             moves_left_head: false,
             score_head: false,
             precision: Precision::Fp32,
+            value_players: 2,
         }
     }
 }
@@ -87,7 +103,48 @@ impl ModelConfig {
         check("blocks", self.blocks, 1, 64)?;
         check("channels", self.channels, 8, 1024)?;
         check("policy_channels", self.policy_channels, 1, 256)?;
-        check("value_hidden", self.value_hidden, 1, 4096)
+        check("value_hidden", self.value_hidden, 1, 4096)?;
+        check("value_players", self.value_players, 2, martian_rules::MAX_PLAYERS as u32)
+    }
+
+    /// Whether the value head is the vector head ([`ModelConfig::value_players`] > 2).
+    pub fn vector_value(&self) -> bool {
+        self.value_players > 2
+    }
+
+    /// Values per row of the value head's output: 3 (win, draw, loss logits)
+    /// for two value players, else [`ModelConfig::value_players`].
+    pub fn value_outputs(&self) -> usize {
+        if self.vector_value() {
+            self.value_players as usize
+        } else {
+            3
+        }
+    }
+
+    /// [`ModelConfig::validate_for`], and that the value head fits a game of
+    /// `players` value players (`GameState::num_players` under the run's
+    /// rules).
+    ///
+    /// # Errors
+    /// As [`ModelConfig::validate_for`], or `model.value_players ...` naming
+    /// both numbers.
+    pub fn validate_for_players<G: GameState>(&self, players: usize) -> Result<(), String> {
+        self.validate_for::<G>()?;
+        if self.value_players as usize != players {
+            let hint = if players > 2 {
+                format!("set model.value_players = {players} (a vector value head)")
+            } else {
+                "remove model.value_players (or set it to 2)".to_string()
+            };
+            return Err(format!(
+                "model.value_players = {} does not fit {} under these rules, which has {players} value players \
+                 (free-for-all has one per seat, teams two): {hint}",
+                self.value_players,
+                G::KIND
+            ));
+        }
+        Ok(())
     }
 
     /// [`ModelConfig::validate`], and that the heads fit game `G`: the score

@@ -163,18 +163,34 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
             .and_then(|t| t.f_to_device(Device::Cpu))
             .and_then(|t| t.f_to_kind(Kind::Float))
             .map_err(torch_err)?;
-        let wdl = out
-            .value_logits
-            .f_softmax(-1, Kind::Float)
-            .and_then(|t| t.f_to_device(Device::Cpu))
-            .and_then(|t| t.f_contiguous())
-            .map_err(torch_err)?;
-        let (l0, v0) = (batch.logits.len(), batch.wdl.len());
+        let l0 = batch.logits.len();
         batch.logits.resize(l0 + self.flat.len(), 0.0);
-        batch.wdl.resize(v0 + 3 * n, 0.0);
         logits.f_copy_data(&mut batch.logits[l0..], self.flat.len()).map_err(torch_err)?;
-        // The first n rows of the `[b, 3]` probabilities (padding rows dropped).
-        wdl.f_copy_data(&mut batch.wdl[v0..], 3 * n).map_err(torch_err)?;
+        if let Some(width) = net.vector_value_players() {
+            // The vector head's `[b, n]` values (tanh already applied).
+            let values = out
+                .value_logits
+                .f_to_device(Device::Cpu)
+                .and_then(|t| t.f_to_kind(Kind::Float))
+                .and_then(|t| t.f_contiguous())
+                .map_err(torch_err)?;
+            let v0 = batch.values.len();
+            batch.values.resize(v0 + width * n, 0.0);
+            values.f_copy_data(&mut batch.values[v0..], width * n).map_err(torch_err)?;
+            batch.value_width = width;
+        } else {
+            let wdl = out
+                .value_logits
+                .f_softmax(-1, Kind::Float)
+                .and_then(|t| t.f_to_device(Device::Cpu))
+                .and_then(|t| t.f_contiguous())
+                .map_err(torch_err)?;
+            let v0 = batch.wdl.len();
+            batch.wdl.resize(v0 + 3 * n, 0.0);
+            // The first n rows of the `[b, 3]` probabilities (padding rows dropped).
+            wdl.f_copy_data(&mut batch.wdl[v0..], 3 * n).map_err(torch_err)?;
+            batch.value_width = 0;
+        }
         self.forward_seconds += t0.elapsed().as_secs_f64();
         self.batches += 1;
         self.positions += n as u64;
@@ -242,6 +258,8 @@ impl<N: Borrow<PolicyValueNet>> Backend for NetBackend<N> {
         }
         batch.logits.clear();
         batch.wdl.clear();
+        batch.values.clear();
+        batch.value_width = 0;
         let mut start = 0;
         while start < batch.rows {
             let end = (start + self.max_batch).min(batch.rows);

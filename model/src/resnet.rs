@@ -7,6 +7,7 @@
 //!   -> blocks x { conv3x3 [-> BN] -> ReLU [-> + gpool bias] -> conv3x3 [-> BN] -> + skip -> ReLU }
 //!   -> policy head: conv1x1(C -> Pc) [-> BN] -> ReLU -> flatten -> linear(Pc*H*W -> NUM_ACTIONS)
 //!   -> value head:  conv1x1(C -> 2) -> ReLU -> flatten -> linear(2*H*W -> hidden) -> ReLU -> linear(hidden -> 3)
+//!      (with `model.value_players` = n > 2, the vector head: ... -> linear(hidden -> n) -> tanh)
 //!   -> optional auxiliary heads (`model.moves_left_head`, `model.score_head`), each shaped like the value head
 //!      with one output: conv1x1(C -> 2) -> ReLU -> flatten -> linear(2*H*W -> hidden) -> ReLU -> linear(hidden -> 1)
 //! ```
@@ -29,7 +30,10 @@ pub struct PolicyValue {
     /// `[batch, NUM_ACTIONS]` float32 raw logits over the action encoding
     /// (canonical orientation of the side to move).
     pub policy_logits: Tensor,
-    /// `[batch, 3]` float32 raw logits of (win, draw, loss) for the side to move.
+    /// `[batch, 3]` float32 raw logits of (win, draw, loss) for the side to
+    /// move; with a vector value head (`model.value_players` = n > 2)
+    /// `[batch, n]` values in `[-1, 1]` (after the tanh), one per value
+    /// player in mover-relative order (the mover first).
     pub value_logits: Tensor,
     /// `[batch]` float32 predicted plies left until the game ends, divided by
     /// [`crate::MOVES_LEFT_SCALE`]; only from [`PolicyValueNet::forward_all`]
@@ -253,6 +257,8 @@ pub struct PolicyValueNet {
     score: Option<ScalarHead>,
     input_shape: [usize; 3],
     num_actions: usize,
+    /// Value players of a vector value head; 0 for the (win, draw, loss) head.
+    vector_players: usize,
     /// Precision of [`PolicyValueNet::forward`] and [`PolicyValueNet::forward_all`]:
     /// fp32 for a network built by [`PolicyValueNet::new`], `p` for
     /// [`PolicyValueNet::inference_copy`]`(p)`.
@@ -283,7 +289,7 @@ impl PolicyValueNet {
         let value_conv = Conv::new(p / "value" / "conv", c, 2, 1, true);
         let vh = cfg.value_hidden as i64;
         let value_fc1 = Linear::new(p / "value" / "fc1", 2 * rows * cols, vh);
-        let value_fc2 = Linear::new(p / "value" / "fc2", vh, 3);
+        let value_fc2 = Linear::new(p / "value" / "fc2", vh, cfg.value_outputs() as i64);
         // Created after the main heads, so that turning them on leaves the
         // initial weights of every other layer (same seed) unchanged.
         let moves_left = cfg.moves_left_head.then(|| ScalarHead::new(p / "moves_left", c, rows * cols, vh));
@@ -300,6 +306,7 @@ impl PolicyValueNet {
             score,
             input_shape,
             num_actions,
+            vector_players: if cfg.vector_value() { cfg.value_players as usize } else { 0 },
             precision: Precision::Fp32,
         }
     }
@@ -329,6 +336,7 @@ impl PolicyValueNet {
             score: self.score.as_ref().map(|h| h.copy_as(k)),
             input_shape: self.input_shape,
             num_actions: self.num_actions,
+            vector_players: self.vector_players,
             precision: p,
         }
     }
@@ -347,6 +355,22 @@ impl PolicyValueNet {
     /// Width of the policy head.
     pub fn num_actions(&self) -> usize {
         self.num_actions
+    }
+
+    /// Value players of the vector value head (`model.value_players` > 2),
+    /// or `None` for the (win, draw, loss) head.
+    pub fn vector_value_players(&self) -> Option<usize> {
+        (self.vector_players > 0).then_some(self.vector_players)
+    }
+
+    /// Values per row of the value output: 3 (win, draw, loss) or the
+    /// vector head's players.
+    pub fn value_outputs(&self) -> usize {
+        if self.vector_players > 0 {
+            self.vector_players
+        } else {
+            3
+        }
     }
 
     /// Whether the network has the moves-left head (`model.moves_left_head`).
@@ -372,6 +396,7 @@ impl PolicyValueNet {
         let policy_logits = self.policy_fc.forward(&p, prec);
         let v = self.value_conv.forward(h, prec).relu().flatten(1, -1);
         let value_logits = self.value_fc2.forward(&self.value_fc1.forward(&v, prec).relu(), prec);
+        let value_logits = if self.vector_players > 0 { value_logits.tanh() } else { value_logits };
         (policy_logits, value_logits)
     }
 
@@ -413,6 +438,7 @@ impl PolicyValueNet {
 
 impl ModuleT for PolicyValueNet {
     /// Concatenation `[batch, NUM_ACTIONS + 3]` of policy and value logits
+    /// (`NUM_ACTIONS + n` with a vector value head of `n` players)
     /// (the layout of the exported TorchScript module; the auxiliary heads
     /// are not part of it).
     fn forward_t(&self, xs: &Tensor, train: bool) -> Tensor {

@@ -110,6 +110,9 @@ impl fmt::Display for EndReason {
     }
 }
 
+/// The most value players any game has ([`GameState::num_players`]).
+pub const MAX_PLAYERS: usize = 4;
+
 /// The result of a finished game.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Outcome {
@@ -394,6 +397,38 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
 
     /// Side to move.
     fn side_to_move(&self) -> Side;
+
+    /// Number of **value players**: players that each get their own result
+    /// value ([`GameState::player_values`]). 2 for two-sided games (Jetan,
+    /// Martian Chess, and the four-player team game, whose value is per team,
+    /// martian-chess §14.7); 4 for four-player free-for-all (§14.7,
+    /// `teams = false`). Searches and networks with more than 2 value players
+    /// back up a value vector (max^n, `docs/architecture.md`). At most
+    /// [`MAX_PLAYERS`]; constant over a game.
+    fn num_players(&self) -> usize {
+        2
+    }
+
+    /// Index in `0..num_players()` of the value player to move: by default
+    /// [`GameState::side_to_move`]'s [`Side::index`]; in four-player
+    /// free-for-all the seat index (SW 0, NW 1, NE 2, SE 3, §14.1).
+    fn player_to_move(&self) -> usize {
+        self.side_to_move().index()
+    }
+
+    /// The result value of every value player once the game is over, indexed
+    /// by player (`[0..num_players()]` meaningful, the rest 0), else `None`.
+    /// Values are in `[-1, 1]` and add up to 0. By default
+    /// [`Outcome::value_for`] of `South` and `North`; four-player
+    /// free-for-all gives the zero-sum values of martian-chess §14.7
+    /// (`(4p - 1) / 3` for a share `p` of the win).
+    fn player_values(&self) -> Option<[f32; MAX_PLAYERS]> {
+        let o = self.outcome()?;
+        let mut v = [0.0; MAX_PLAYERS];
+        v[0] = o.value_for(Side::South);
+        v[1] = o.value_for(Side::North);
+        Some(v)
+    }
 
     /// Plies played since the start (the ply field of the position string).
     fn ply(&self) -> u32;

@@ -25,5 +25,6 @@ pub use diff::{describe_differences, field_differences, value_differences};
 pub use error::{PositionErrorKind, RulesError};
 pub use game::{
     has_winning_move_by_play, mix64, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side,
+    MAX_PLAYERS,
 };
 pub use perft::{divide, perft};

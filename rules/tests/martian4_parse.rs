@@ -308,3 +308,34 @@ proptest! {
         let _ = s.parse_move(&text);
     }
 }
+
+/// The game-level players (`GameState::num_players`, `player_to_move`,
+/// `player_values`): a team per player with teams, a seat per player in
+/// free-for-all, with the §14.7 values.
+#[test]
+fn players_per_mode() {
+    let ffa = Martian4Rules { teams: false, ..Martian4Rules::default() };
+    let text = "7D/8/8/3Q4/8/3P4/8/Q7 SW 6 4 6 3 - 0 9";
+    let f = MartianChess4::from_position(text, &ffa).unwrap();
+    assert_eq!(f.num_players(), 4);
+    // SW and NE share the win: (4 / 2 - 1) / 3 = 1/3 each, -1/3 for the others.
+    let v = f.player_values().unwrap();
+    assert_eq!(v, f.seat_values().unwrap());
+    assert!((v[0] - 1.0 / 3.0).abs() < 1e-6 && (v[2] - 1.0 / 3.0).abs() < 1e-6, "{v:?}");
+    assert!((v[1] + 1.0 / 3.0).abs() < 1e-6 && (v[3] + 1.0 / 3.0).abs() < 1e-6, "{v:?}");
+    let t = MartianChess4::from_position(text, &Martian4Rules::default()).unwrap();
+    assert_eq!(t.num_players(), 2);
+    // The team game: SW + NE (South, player 0) wins.
+    assert_eq!(t.player_values().unwrap(), [1.0, -1.0, 0.0, 0.0]);
+    let live = MartianChess4::new_game(&ffa).unwrap();
+    assert_eq!(live.player_values(), None);
+    let mut s = live;
+    for seat in 0..4 {
+        assert_eq!(s.player_to_move(), seat);
+        let mut moves = Vec::new();
+        s.legal_moves(&mut moves);
+        s.play_unchecked(moves[0]);
+    }
+    let live_t = MartianChess4::new_game(&Martian4Rules::default()).unwrap();
+    assert_eq!(live_t.player_to_move(), 0);
+}

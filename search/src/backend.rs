@@ -48,8 +48,17 @@ pub struct DeviceBatch {
     pub offsets: Vec<usize>,
     /// Output: the raw policy logit of each entry of `actions` (same length).
     pub logits: Vec<f32>,
-    /// Output: `rows x 3` probabilities of (win, draw, loss) for the side to move.
+    /// Output: `rows x 3` probabilities of (win, draw, loss) for the side to
+    /// move (a network with the (win, draw, loss) head; empty with a vector
+    /// value head).
     pub wdl: Vec<f32>,
+    /// Output of a vector value head (games of more than two value players):
+    /// `rows x value_width` values in `[-1, 1]`, each row in mover-relative
+    /// order (`Evaluation::values`). Empty otherwise.
+    pub values: Vec<f32>,
+    /// Values per row of [`DeviceBatch::values`]; 0 when the backend filled
+    /// [`DeviceBatch::wdl`] instead. Set by the backend.
+    pub value_width: usize,
 }
 
 impl DeviceBatch {
@@ -111,12 +120,17 @@ impl DeviceBatch {
     /// # Errors
     /// [`EvalError`] naming the lengths when they are wrong.
     pub fn check_outputs(&self) -> Result<(), EvalError> {
-        if self.logits.len() != self.actions.len() || self.wdl.len() < 3 * self.rows {
+        let (got, width) = if self.value_width > 0 {
+            (self.values.len(), self.value_width)
+        } else {
+            (self.wdl.len(), 3)
+        };
+        if self.logits.len() != self.actions.len() || got < width * self.rows {
             return Err(EvalError(format!(
                 "the device returned {} policy logits for {} legal moves and {} value outputs for {} positions",
                 self.logits.len(),
                 self.actions.len(),
-                self.wdl.len() / 3,
+                got / width,
                 self.rows
             )));
         }
@@ -126,7 +140,9 @@ impl DeviceBatch {
     /// Turns row `r`'s outputs into an [`Evaluation`] (reusing `out`'s
     /// allocation): priors = softmax over the row's gathered logits (uniform
     /// when they are not finite), value = `P(win) - P(loss)` clamped to
-    /// `[-1, 1]`.
+    /// `[-1, 1]`; with a vector value head ([`DeviceBatch::value_width`] >
+    /// 0) `values` = the row's values (clamped) and value = the mover's, the
+    /// first.
     pub fn decode_row(&self, r: usize, out: &mut Evaluation) {
         let logits = &self.logits[self.offsets[r]..self.offsets[r + 1]];
         out.priors.clear();
@@ -146,8 +162,15 @@ impl DeviceBatch {
             let u = 1.0 / logits.len().max(1) as f32;
             out.priors.iter_mut().for_each(|x| *x = u);
         }
-        let wdl = &self.wdl[r * 3..r * 3 + 3];
-        out.value = (wdl[0] - wdl[2]).clamp(-1.0, 1.0);
+        out.values.clear();
+        let w = self.value_width;
+        if w > 0 {
+            out.values.extend(self.values[r * w..(r + 1) * w].iter().map(|v| v.clamp(-1.0, 1.0)));
+            out.value = out.values[0];
+        } else {
+            let wdl = &self.wdl[r * 3..r * 3 + 3];
+            out.value = (wdl[0] - wdl[2]).clamp(-1.0, 1.0);
+        }
     }
 }
 

@@ -50,12 +50,25 @@ impl Hasher for KeyHasher {
 pub type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 
 /// One cached evaluation: its priors are `priors[start..start + len]` of the
-/// cache's flat buffer.
+/// cache's flat buffer, its per-player values (`Evaluation::values`, games of
+/// more than two value players) the `nv` floats after them.
 #[derive(Copy, Clone, Debug)]
 struct Entry {
     start: usize,
     len: u32,
+    nv: u32,
     value: f32,
+}
+
+impl Entry {
+    fn priors<'a>(&self, buf: &'a [f32]) -> &'a [f32] {
+        &buf[self.start..self.start + self.len as usize]
+    }
+
+    fn values<'a>(&self, buf: &'a [f32]) -> &'a [f32] {
+        let end = self.start + self.len as usize;
+        &buf[end..end + self.nv as usize]
+    }
 }
 
 /// The store of a cache of evaluations by [`GameState::input_key`]: the map
@@ -125,19 +138,20 @@ impl EvalCache {
         match self.map.get(&key) {
             Some(e) if e.len as usize == moves => {
                 self.hits += 1;
-                copy_into(out, &self.priors[e.start..e.start + e.len as usize], e.value);
+                copy_into(out, e.priors(&self.priors), e.value, e.values(&self.priors));
                 true
             }
             _ => false,
         }
     }
 
-    /// The entry for `key` if it has `moves` priors: `(priors, value)`.
-    /// Read-only (several threads may look up at once); counts nothing, see
+    /// The entry for `key` if it has `moves` priors: `(priors, value,
+    /// values)` (`values` empty for a two-player evaluation). Read-only
+    /// (several threads may look up at once); counts nothing, see
     /// [`EvalCache::count`].
-    pub fn peek(&self, key: u64, moves: usize) -> Option<(&[f32], f32)> {
+    pub fn peek(&self, key: u64, moves: usize) -> Option<(&[f32], f32, &[f32])> {
         match self.map.get(&key) {
-            Some(e) if e.len as usize == moves => Some((&self.priors[e.start..e.start + e.len as usize], e.value)),
+            Some(e) if e.len as usize == moves => Some((e.priors(&self.priors), e.value, e.values(&self.priors))),
             _ => None,
         }
     }
@@ -159,10 +173,12 @@ impl EvalCache {
     /// (or, once it has been full, when the prior buffer has no room left).
     pub fn insert(&mut self, key: u64, eval: &Evaluation) {
         let n = eval.priors.len();
-        self.make_room(1, n);
+        let nv = eval.values.len();
+        self.make_room(1, n + nv);
         let start = self.priors.len();
         self.priors.extend_from_slice(&eval.priors);
-        self.map.insert(key, Entry { start, len: n as u32, value: eval.value });
+        self.priors.extend_from_slice(&eval.values);
+        self.map.insert(key, Entry { start, len: n as u32, nv: nv as u32, value: eval.value });
     }
 
     /// Clears the cache when it is full; from then on also when the prior
@@ -236,10 +252,12 @@ impl<E> CachedEvaluator<E> {
 }
 
 /// Copies an evaluation into `out`, reusing its allocation.
-fn copy_into(out: &mut Evaluation, priors: &[f32], value: f32) {
+fn copy_into(out: &mut Evaluation, priors: &[f32], value: f32, values: &[f32]) {
     out.priors.clear();
     out.priors.extend_from_slice(priors);
     out.value = value;
+    out.values.clear();
+    out.values.extend_from_slice(values);
 }
 
 impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
@@ -288,12 +306,13 @@ impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
         }
         for k in 0..self.miss_idx.len() {
             let i = self.miss_idx[k];
-            copy_into(&mut out[i], &self.miss_out[k].priors, self.miss_out[k].value);
+            let e = &self.miss_out[k];
+            copy_into(&mut out[i], &e.priors, e.value, &e.values);
             self.cache.insert(self.keys[i], &self.miss_out[k]);
         }
         for &(i, k) in &self.dup {
             let e = &self.miss_out[k];
-            copy_into(&mut out[i], &e.priors, e.value);
+            copy_into(&mut out[i], &e.priors, e.value, &e.values);
         }
         Ok(())
     }

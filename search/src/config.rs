@@ -177,4 +177,28 @@ impl MctsConfig {
         }
         Ok(())
     }
+
+    /// [`MctsConfig::validate`], and that the settings fit a game of `players`
+    /// value players (`GameState::num_players`): with more than two (max^n,
+    /// four-player free-for-all) the MCTS-solver and the leaf threat check
+    /// are refused, since their proofs (a win for one side is a loss for the
+    /// other) assume a two-player zero-sum game.
+    ///
+    /// # Errors
+    /// As [`MctsConfig::validate`], or `search.solver ...` /
+    /// `search.leaf_threat_check ...` naming the number of players.
+    pub fn validate_for_players(&self, players: usize) -> Result<(), String> {
+        self.validate()?;
+        if players > 2 {
+            for (name, on) in [("solver", self.solver), ("leaf_threat_check", self.leaf_threat_check)] {
+                if on {
+                    return Err(format!(
+                        "search.{name} = true assumes a two-player zero-sum game, and this game has {players} value \
+                         players (free-for-all, max^n search): set it to false"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }

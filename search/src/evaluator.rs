@@ -5,7 +5,7 @@
 //! and a value. The network-backed evaluator lives in the `martian-model` crate;
 //! this crate ships [`UniformEvaluator`] (no network) for tests and benchmarks.
 
-use martian_rules::{GameState, Move};
+use martian_rules::{GameState, Move, MAX_PLAYERS};
 use thiserror::Error;
 
 /// Error from an evaluator (e.g. a failed forward pass).
@@ -21,6 +21,38 @@ pub struct Evaluation {
     pub priors: Vec<f32>,
     /// Expected result in `[-1, 1]` for the side to move (+1 = win).
     pub value: f32,
+    /// Games with more than two value players (`GameState::num_players`,
+    /// four-player free-for-all): the expected result of every player in
+    /// `[-1, 1]`, in mover-relative order: `values[k]` is player
+    /// `(player_to_move + k) % num_players`'s, so `values[0]` is the mover's
+    /// and equals `value`. Empty for two-player evaluations; an empty vector
+    /// in a game of more players is read as the zero-sum completion of
+    /// `value` (the mover `value`, every other player `-value / (n - 1)`).
+    pub values: Vec<f32>,
+}
+
+impl Evaluation {
+    /// The per-player values of this evaluation for a game of `n > 2` value
+    /// players whose mover is player `mover`, indexed by player (absolute,
+    /// not mover-relative; entries from `n` on are 0): [`Evaluation::values`]
+    /// rotated, or the zero-sum completion of [`Evaluation::value`] when
+    /// `values` does not hold `n` entries. Each entry is clamped to `[-1, 1]`.
+    pub fn player_values(&self, mover: usize, n: usize) -> [f32; MAX_PLAYERS] {
+        let mut out = [0.0; MAX_PLAYERS];
+        let n = n.clamp(1, MAX_PLAYERS);
+        if self.values.len() == n {
+            for (k, &v) in self.values.iter().enumerate() {
+                out[(mover + k) % n] = v.clamp(-1.0, 1.0);
+            }
+        } else {
+            let v = self.value.clamp(-1.0, 1.0);
+            let other = if n > 1 { -v / (n - 1) as f32 } else { 0.0 };
+            for (p, x) in out.iter_mut().enumerate().take(n) {
+                *x = if p == mover % n { v } else { other };
+            }
+        }
+        out
+    }
 }
 
 /// A batched position evaluator.
@@ -54,6 +86,7 @@ impl<G: GameState> Evaluator<G> for UniformEvaluator {
             e.priors.clear();
             e.priors.resize(m.len(), p);
             e.value = 0.0;
+            e.values.clear();
         }
         Ok(())
     }

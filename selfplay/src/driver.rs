@@ -50,6 +50,13 @@ pub struct Sample {
     /// `GameState::final_score_difference`): the target of the score head.
     /// `None` for a game without points. Set by [`set_end_targets`].
     pub score: Option<f32>,
+    /// Games of more than two value players (`GameState::num_players`,
+    /// four-player free-for-all): the final result value of every player
+    /// (`GameState::player_values`, martian-chess §14.7) in mover-relative
+    /// order, `values[k]` for player `(mover + k) % players`: the vector
+    /// value head's target. Empty for two-player games. Set by
+    /// [`set_end_targets`]; `value_target_q_weight` mixes only `value`.
+    pub values: Vec<f32>,
 }
 
 impl Sample {
@@ -57,7 +64,7 @@ impl Sample {
     /// `moves_left` and `score` are filled in by [`set_end_targets`] (and
     /// the value rule of the caller) once it has.
     pub fn new(planes: Vec<f32>, legal: Vec<u32>, policy: Vec<(u32, f32)>, ply: u32) -> Sample {
-        Sample { planes, legal, policy, value: 0.0, ply, weight: 1.0, moves_left: 0.0, score: None }
+        Sample { planes, legal, policy, value: 0.0, ply, weight: 1.0, moves_left: 0.0, score: None, values: Vec::new() }
     }
 }
 
@@ -67,9 +74,23 @@ impl Sample {
 /// `end.ply() - sample.ply`, `score` = `end.final_score_difference(side)`
 /// (the rules' final points; `None` for a game without them). Self-play then
 /// replaces `value` for proven or q-mixed targets.
-pub fn set_end_targets<G: GameState>(sample: &mut Sample, side: Side, end: &G) {
+///
+/// In a game of more than two value players the sample's mover is player
+/// `mover` (`GameState::player_to_move` of its position): `values` = every
+/// player's result (`GameState::player_values`) in mover-relative order, and
+/// `value` = the mover's, `values[0]`. With two, `values` stays empty and
+/// `mover` is not read.
+pub fn set_end_targets<G: GameState>(sample: &mut Sample, side: Side, mover: usize, end: &G) {
     if let Some(o) = end.outcome() {
         sample.value = o.value_for(side);
+    }
+    sample.values.clear();
+    let n = end.num_players();
+    if n > 2 {
+        if let Some(v) = end.player_values() {
+            sample.values.extend((0..n).map(|k| v[(mover + k) % n]));
+            sample.value = sample.values[0];
+        }
     }
     sample.moves_left = end.ply().saturating_sub(sample.ply) as f32;
     sample.score = end.final_score_difference(side).map(|d| d as f32);
@@ -219,9 +240,9 @@ pub(crate) struct Slot<G: GameState> {
     game_id: u64,
     start: String,
     moves: Vec<String>,
-    /// Samples with the mover, the root's proven value (solver) and the
-    /// root's search value, both for the mover.
-    samples: Vec<(Sample, Side, Option<f32>, f32)>,
+    /// Samples with the mover (its side and its value player), the root's
+    /// proven value (solver) and the root's search value, both for the mover.
+    samples: Vec<(Sample, (Side, usize), Option<f32>, f32)>,
     /// KL(target || network prior) of each sample, nats (for surprise weights).
     surprise: Vec<f32>,
     targets: TargetStats,
@@ -339,7 +360,8 @@ impl<G: GameState> Slot<G> {
                     .collect();
                 let legal = res.visits.iter().map(|&(m, _)| state.action_index(m) as u32).collect();
                 let sample = Sample::new(planes, legal, policy, ply);
-                self.samples.push((sample, state.side_to_move(), self.tree.root_exact(), res.root_value));
+                let mover = (state.side_to_move(), state.player_to_move());
+                self.samples.push((sample, mover, self.tree.root_exact(), res.root_value));
             }
         }
         let t = if (ply as u64) < cfg.temperature_plies as u64 { cfg.temperature } else { cfg.final_temperature };
@@ -366,14 +388,16 @@ impl<G: GameState> Slot<G> {
             .samples
             .drain(..)
             .zip(weights)
-            .map(|((mut s, side, exact, root_q), w)| {
+            .map(|((mut s, (side, mover), exact, root_q), w)| {
                 s.weight = w;
-                set_end_targets(&mut s, side, state);
+                set_end_targets(&mut s, side, mover, state);
                 // A proven position's value is exact; otherwise the result,
-                // mixed with the search's value when `value_target_q_weight` > 0.
+                // mixed with the search's value when `value_target_q_weight` > 0
+                // (more players: the mover's result, `values[0]`).
+                let result = s.values.first().copied().unwrap_or_else(|| outcome.value_for(side));
                 s.value = match exact {
                     Some(v) => v,
-                    None => (1.0 - q_weight) * outcome.value_for(side) + q_weight * root_q.clamp(-1.0, 1.0),
+                    None => (1.0 - q_weight) * result + q_weight * root_q.clamp(-1.0, 1.0),
                 };
                 s
             })

@@ -25,7 +25,9 @@ pub use shard::{check_samples, read_shard, shard_len, write_shard, SampleCheck, 
 ///
 /// `game_ids[i]` is the game of `samples[i]`. The `moves_left` array is
 /// always written; the `score` array only when every sample has a score
-/// target (a game with points) and there is at least one sample.
+/// target (a game with points) and there is at least one sample; the
+/// `values` array only when every sample has per-player targets of the same
+/// length (a game of more than two value players).
 ///
 /// # Panics
 /// If a sample's planes length differs from the product of `input_shape`.
@@ -42,6 +44,10 @@ pub fn pack_samples(samples: &[(u64, &Sample)], input_shape: [usize; 3], num_act
     let mut moves_left = ndarray::Array1::<f32>::zeros(n);
     let has_score = n > 0 && samples.iter().all(|(_, s)| s.score.is_some());
     let mut score = ndarray::Array1::<f32>::zeros(if has_score { n } else { 0 });
+    // Per-player targets when every sample has them (a game of more players).
+    let players = samples.first().map_or(0, |(_, s)| s.values.len());
+    let has_values = n > 0 && players > 2 && samples.iter().all(|(_, s)| s.values.len() == players);
+    let mut values = ndarray::Array2::<f32>::zeros(if has_values { (n, players) } else { (0, 0) });
     for (i, (gid, s)) in samples.iter().enumerate() {
         let flat = planes.as_slice_mut().expect("standard layout");
         flat[i * c * h * w..(i + 1) * c * h * w].copy_from_slice(&s.planes);
@@ -59,6 +65,11 @@ pub fn pack_samples(samples: &[(u64, &Sample)], input_shape: [usize; 3], num_act
         if has_score {
             score[i] = s.score.unwrap_or(0.0);
         }
+        if has_values {
+            for (k, &v) in s.values.iter().enumerate() {
+                values[[i, k]] = v;
+            }
+        }
     }
     ShardData {
         planes,
@@ -70,5 +81,6 @@ pub fn pack_samples(samples: &[(u64, &Sample)], input_shape: [usize; 3], num_act
         weight,
         moves_left: Some(moves_left),
         score: has_score.then_some(score),
+        values: has_values.then_some(values),
     }
 }

@@ -101,11 +101,13 @@ impl Leaves {
                 let key = p.input_key();
                 self.keys.push(key);
                 self.lookups += 1;
-                if let Some((priors, value)) = cache.peek(key, m.len()) {
+                if let Some((priors, value, values)) = cache.peek(key, m.len()) {
                     let e = &mut self.evals[k];
                     e.priors.clear();
                     e.priors.extend_from_slice(priors);
                     e.value = value;
+                    e.values.clear();
+                    e.values.extend_from_slice(values);
                     self.hits += 1;
                     self.src.push(FROM_CACHE);
                     self.spans.push((0, 0));

@@ -13,6 +13,7 @@
 //! | `weight`         | float32 | `[N]`                  | replay sampling weight (policy surprise weighting; 1 = ordinary); optional: shards without it read as all ones |
 //! | `moves_left`     | float32 | `[N]`                  | plies from this position to the end of the game (>= 1), the moves-left head's target; optional: shards written before it lack it, and the moves-left loss then skips their rows |
 //! | `score`          | float32 | `[N]`                  | final point difference for the side to move (its points minus the opponent's at the end, in points), the score head's target; only for games with points (Martian Chess); optional like `moves_left` |
+//! | `values`         | float32 | `[N, P]`               | per-player value targets of a game of `P > 2` value players (four-player free-for-all, `GameState::num_players`), in mover-relative order (column `k` is player `(mover + k) % P`'s; column 0 equals `value`), the vector value head's target; each the result value (martian-chess §14.7) or mixed like `value`; optional: only such games write it |
 //!
 //! Shards are written to a temporary name and renamed, so a reader never sees
 //! a partial file; a file that still fails to parse (truncated copy, disk
@@ -75,6 +76,10 @@ pub struct ShardData {
     /// `[N]` score targets (final point difference for the side to move, in
     /// points), or `None` for a game without points or an older shard.
     pub score: Option<Array1<f32>>,
+    /// `[N, P]` per-player value targets in mover-relative order, for a game
+    /// of `P > 2` value players (the vector value head); `None` for
+    /// two-player games and older shards.
+    pub values: Option<Array2<f32>>,
 }
 
 impl ShardData {
@@ -112,7 +117,19 @@ impl ShardData {
             weight: concatenate(Axis(0), &parts.iter().map(|p| p.weight.view()).collect::<Vec<_>>()).map_err(err)?,
             moves_left: concat_optional(parts, |p| p.moves_left.as_ref()).map_err(err)?,
             score: concat_optional(parts, |p| p.score.as_ref()).map_err(err)?,
+            values: concat_values(parts).map_err(err)?,
         })
+    }
+}
+
+/// The `values` arrays of the parts with rows, joined; `None` when one of
+/// them lacks it (as [`concat_optional`]).
+fn concat_values(parts: &[&ShardData]) -> Result<Option<Array2<f32>>, ndarray::ShapeError> {
+    let with_rows: Vec<&ShardData> = parts.iter().copied().filter(|p| !p.is_empty()).collect();
+    let views: Option<Vec<_>> = with_rows.iter().map(|p| p.values.as_ref().map(|a| a.view())).collect();
+    match views {
+        Some(v) if !v.is_empty() => ndarray::concatenate(ndarray::Axis(0), &v).map(Some),
+        _ => Ok(parts.iter().find_map(|p| p.values.as_ref()).filter(|_| with_rows.is_empty()).cloned()),
     }
 }
 
@@ -159,6 +176,9 @@ pub fn write_shard(path: &Path, data: &ShardData) -> Result<(), ShardError> {
         }
         if let Some(a) = &data.score {
             npz.add_array("score", a).map_err(enc)?;
+        }
+        if let Some(a) = &data.values {
+            npz.add_array("values", a).map_err(enc)?;
         }
         let w = npz.finish().map_err(enc)?;
         let f = w.into_inner().map_err(|e| ShardError::Io { path: p.clone(), source: e.into_error() })?;
@@ -223,6 +243,19 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     let weight = optional("weight", has_weight)?.unwrap_or_else(|| Array1::ones(n));
     let moves_left = optional("moves_left", has_moves_left)?;
     let score = optional("score", has_score)?;
+    let values: Option<Array2<f32>> = if has("values") {
+        let a: Array2<f32> = npz.by_name("values.npy").map_err(|e| corrupt(format!("values: {e}")))?;
+        if a.nrows() != n || !(3..=martian_rules::MAX_PLAYERS).contains(&a.ncols()) {
+            return Err(corrupt(format!(
+                "values shape {:?}, expected [{n}, P] with P in 3..={}",
+                a.shape(),
+                martian_rules::MAX_PLAYERS
+            )));
+        }
+        Some(if a.is_standard_layout() { a } else { a.as_standard_layout().into_owned() })
+    } else {
+        None
+    };
     let [c, h, w] = input_shape;
     if planes.shape() != [n, c, h, w] {
         return Err(corrupt(format!("planes shape {:?}, expected {:?}", planes.shape(), [n, c, h, w])));
@@ -240,7 +273,7 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     let planes = if planes.is_standard_layout() { planes } else { planes.as_standard_layout().into_owned() };
     let policy = if policy.is_standard_layout() { policy } else { policy.as_standard_layout().into_owned() };
     let legal = if legal.is_standard_layout() { legal } else { legal.as_standard_layout().into_owned() };
-    Ok(ShardData { planes, policy, legal, value, game_id, ply, weight, moves_left, score })
+    Ok(ShardData { planes, policy, legal, value, game_id, ply, weight, moves_left, score, values })
 }
 
 /// Tolerance on the sum of a policy target (it must be 1 within this).
@@ -283,7 +316,8 @@ impl SampleCheck {
 /// * planes: finite, and not one constant value (a real position has pieces);
 /// * policy: finite, non-negative, zero on actions not marked legal, summing
 ///   to 1 within [`POLICY_SUM_TOLERANCE`]; at least one legal action;
-/// * value: finite and in `[-1, 1]`; weight: finite and >= 0;
+/// * value: finite and in `[-1, 1]` (so are the per-player `values`); weight:
+///   finite and >= 0;
 /// * moves left (when the shard has them): finite and >= 0; score (when the
 ///   shard has them): finite;
 /// * the shard: with two or more rows, not every row with identical planes
@@ -329,6 +363,9 @@ pub fn check_samples(d: &ShardData) -> SampleCheck {
         let v = d.value[i];
         if !(v.is_finite() && (-1.0..=1.0).contains(&v)) {
             fail(&mut c, i, "value target not finite or outside [-1, 1]");
+        }
+        if d.values.as_ref().is_some_and(|a| a.row(i).iter().any(|v| !(v.is_finite() && (-1.0..=1.0).contains(v)))) {
+            fail(&mut c, i, "per-player value target not finite or outside [-1, 1]");
         }
         let w = d.weight[i];
         if !(w.is_finite() && w >= 0.0) {

@@ -45,7 +45,7 @@ fn targets_of_a_hand_checked_game_are_written_to_the_shard() {
     let samples: Vec<Sample> = samples
         .into_iter()
         .map(|(mut x, side)| {
-            set_end_targets(&mut x, side, &s);
+            set_end_targets(&mut x, side, side.index(), &s);
             x
         })
         .collect();

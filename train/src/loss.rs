@@ -22,6 +22,15 @@
 //! targets (written before they existed; a game without points for the score)
 //! have mask 0 and add nothing; a batch without any target adds 0.
 //!
+//! With a vector value head (`model.value_players` = P > 2, four-player
+//! free-for-all) the value term is instead the mean squared error over the
+//! batch and the players of the head's tanh outputs `v` `[B, P]` against the
+//! per-player targets `u` `[B, P]` (mover-relative order, shards' `values`):
+//!
+//! ```text
+//! value_mse_vec = mean_{b,k} (v[b,k] - u[b,k])^2                 u = per-player results, martian-chess §14.7
+//! ```
+//!
 //! For a game result (z = +1, 0, -1) `t` is one class, so the value term is
 //! the usual WDL cross-entropy; a value target mixed with the search's value
 //! (`selfplay.value_target_q_weight`) gives a soft target with the same
@@ -37,7 +46,8 @@ use tch::{Kind, Tensor};
 pub struct Losses {
     /// Policy cross-entropy, in nats.
     pub policy: Tensor,
-    /// Value (WDL) cross-entropy, in nats.
+    /// Value (WDL) cross-entropy, in nats; with a vector value head the mean
+    /// squared error over the players ([`value_terms`]).
     pub value: Tensor,
     /// `policy + value_weight * value`.
     pub total: Tensor,
@@ -65,6 +75,52 @@ pub fn value_wdl(z: f32) -> [f32; 3] {
     [z.max(0.0), 1.0 - z.abs(), (-z).max(0.0)]
 }
 
+/// The value term of the loss and the mover's predicted value, for either
+/// value head ([`martian_model::PolicyValueNet::value_outputs`]):
+///
+/// * a `[B, 3]` (win, draw, loss) head: the cross-entropy against
+///   [`value_wdl`] of `value` (`[B]`), and `P(win) - P(loss)`;
+/// * a `[B, P]` vector head (P != 3, or `values` given with `P` columns): the
+///   mean squared error against `values` (`[B * P]`, mover-relative; an
+///   empty slice means the zero-sum completion of `value`: the mover `z`,
+///   the others `-z / (P - 1)`), and the head's column 0.
+///
+/// Returns `(loss, mover_value)`: a scalar and a `[B]` tensor on `device`.
+///
+/// # Errors
+/// A libtorch error, or `values` of a length other than `B * P`.
+pub fn value_terms(
+    value_out: &Tensor,
+    value: &[f32],
+    values: &[f32],
+    vector: bool,
+    device: tch::Device,
+) -> Result<(Tensor, Tensor), tch::TchError> {
+    let b = value.len();
+    if !vector {
+        let wdl: Vec<f32> = value.iter().flat_map(|&z| value_wdl(z)).collect();
+        let vt = Tensor::f_from_slice(&wdl)?.f_view([b as i64, 3])?.f_to_device(device)?;
+        let loss = -(vt * value_out.f_log_softmax(-1, Kind::Float)?).f_sum_dim_intlist(-1, false, Kind::Float)?;
+        let probs = value_out.f_softmax(-1, Kind::Float)?;
+        let v = probs.f_select(1, 0)? - probs.f_select(1, 2)?;
+        return Ok((loss.f_mean(Kind::Float)?, v));
+    }
+    let p = value_out.size().get(1).copied().unwrap_or(1).max(1) as usize;
+    let target: Vec<f32> = if values.is_empty() {
+        value.iter().flat_map(|&z| (0..p).map(move |k| if k == 0 { z } else { -z / (p - 1).max(1) as f32 })).collect()
+    } else if values.len() == b * p {
+        values.to_vec()
+    } else {
+        return Err(tch::TchError::Shape(format!(
+            "{} per-player value targets for a batch of {b} rows and a value head of {p} outputs",
+            values.len()
+        )));
+    };
+    let t = Tensor::f_from_slice(&target)?.f_view([b as i64, p as i64])?.f_to_device(device)?;
+    let loss = (value_out - t).f_square()?.f_mean(Kind::Float)?;
+    Ok((loss, value_out.f_select(1, 0)?))
+}
+
 /// Policy logits with illegal actions set to -1e9, so the softmax (and the
 /// cross-entropy) runs over the legal moves only, as the search uses the
 /// policy (lc0 masks illegal moves in its policy loss the same way).
@@ -87,10 +143,16 @@ pub fn losses(
     value_target: &Tensor,
     value_weight: f64,
 ) -> Losses {
-    let policy = -(policy_target * policy_logits.log_softmax(-1, Kind::Float))
+    let value = -(value_target * value_logits.log_softmax(-1, Kind::Float))
         .sum_dim_intlist(-1, false, Kind::Float)
         .mean(Kind::Float);
-    let value = -(value_target * value_logits.log_softmax(-1, Kind::Float))
+    losses_with_value(policy_logits, policy_target, value, value_weight)
+}
+
+/// [`losses`] with the value term computed by the caller (e.g. by
+/// [`value_terms`] for either value head).
+pub fn losses_with_value(policy_logits: &Tensor, policy_target: &Tensor, value: Tensor, value_weight: f64) -> Losses {
+    let policy = -(policy_target * policy_logits.log_softmax(-1, Kind::Float))
         .sum_dim_intlist(-1, false, Kind::Float)
         .mean(Kind::Float);
     let total = &policy + &value * value_weight;

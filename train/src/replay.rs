@@ -31,6 +31,14 @@ pub struct Batch {
     pub score: Vec<f32>,
     /// `[n]` 1 where the sample has a score target, else 0.
     pub score_mask: Vec<f32>,
+    /// `[n * value_players]` per-player value targets in mover-relative
+    /// order (the shards' `values`, a game of more than two value players);
+    /// a row from a shard without them holds the zero-sum completion of its
+    /// `value` (`martian_search::Evaluation::player_values`). Empty when no
+    /// shard of the window has them.
+    pub values: Vec<f32>,
+    /// Columns of [`Batch::values`] (0 when empty).
+    pub value_players: usize,
 }
 
 /// Samples held in memory for training (the replay buffer).
@@ -194,7 +202,11 @@ impl ReplayWindow {
     /// (planes and policy; the value, moves-left and score targets are the
     /// same for the mirrored position and travel with it unchanged).
     pub fn fill_batch<R: Rng>(&self, rng: &mut R, n: usize, mirror: Option<GameKind>, batch: &mut Batch) {
-        let Batch { planes, policy, legal, value, moves_left, moves_left_mask, score, score_mask } = batch;
+        let Batch { planes, policy, legal, value, moves_left, moves_left_mask, score, score_mask, values, value_players } =
+            batch;
+        let players = self.shards.iter().filter_map(|d| d.values.as_ref().map(|v| v.ncols())).max().unwrap_or(0);
+        *value_players = players;
+        values.resize(n * players, 0.0);
         let [c, h, w] = self.input_shape;
         let ps = c * h * w;
         let a = self.num_actions;
@@ -225,6 +237,16 @@ impl ReplayWindow {
             value[i] = d.value[r];
             (moves_left[i], moves_left_mask[i]) = d.moves_left.as_ref().map_or((0.0, 0.0), |a| (a[r], 1.0));
             (score[i], score_mask[i]) = d.score.as_ref().map_or((0.0, 0.0), |a| (a[r], 1.0));
+            if players > 0 {
+                let row = &mut values[i * players..(i + 1) * players];
+                match d.values.as_ref().filter(|v| v.ncols() == players) {
+                    Some(v) => row.iter_mut().zip(v.row(r)).for_each(|(x, &y)| *x = y),
+                    None => {
+                        let z = d.value[r];
+                        row.iter_mut().enumerate().for_each(|(k, x)| *x = if k == 0 { z } else { -z / (players - 1) as f32 });
+                    }
+                }
+            }
             if let Some(g) = mirror {
                 if rng.gen::<bool>() {
                     mirror_sample(

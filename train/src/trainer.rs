@@ -9,7 +9,10 @@ use std::path::Path;
 use tch::{Device, Kind, Tensor};
 
 use crate::config::TrainConfig;
-use crate::loss::{losses, masked_huber, masked_logits, value_wdl, MOVES_LEFT_HUBER_DELTA, SCORE_HUBER_DELTA};
+use crate::loss::{
+    losses, losses_with_value, masked_huber, masked_logits, value_terms, value_wdl, MOVES_LEFT_HUBER_DELTA,
+    SCORE_HUBER_DELTA,
+};
 use crate::optim::{OptimError, Optimizer};
 use crate::replay::{Batch, ReplayWindow};
 use crate::scaler::LossScaler;
@@ -246,13 +249,22 @@ impl Trainer {
             .f_view([b as i64, self.num_actions as i64])?
             .f_to_device(self.device)?
             .f_to_kind(Kind::Bool)?;
-        let wdl: Vec<f32> = self.batch.value.iter().flat_map(|&z| value_wdl(z)).collect();
-        let vc = Tensor::f_from_slice(&wdl)?.f_view([-1, 3])?.f_to_device(self.device)?;
         let z = Tensor::f_from_slice(&self.batch.value)?.f_to_device(self.device)?;
         let saved: Vec<Tensor> = self.buffers.iter().map(|t| t.copy()).collect();
         let out = ckpt.net.forward_all_in(&x, true, self.precision);
         let policy_logits = masked_logits(&out.policy_logits, &legal);
-        let l = losses(&policy_logits, &out.value_logits, &pt, &vc, self.cfg.value_loss_weight);
+        // The vector value head (more than two value players): MSE against the
+        // per-player targets, and the mover's output for the statistics.
+        let vector = ckpt.net.vector_value_players().is_some();
+        let (l, vector_mover) = if vector {
+            let (value, mover) =
+                value_terms(&out.value_logits, &self.batch.value, &self.batch.values, true, self.device)?;
+            (losses_with_value(&policy_logits, &pt, value, self.cfg.value_loss_weight), Some(mover))
+        } else {
+            let wdl: Vec<f32> = self.batch.value.iter().flat_map(|&z| value_wdl(z)).collect();
+            let vc = Tensor::f_from_slice(&wdl)?.f_view([-1, 3])?.f_to_device(self.device)?;
+            (losses(&policy_logits, &out.value_logits, &pt, &vc, self.cfg.value_loss_weight), None)
+        };
         // The auxiliary heads' terms, masked to the rows that have targets.
         let device = self.device;
         let aux = |pred: &Option<Tensor>, target: &[f32], mask: &[f32], scale: f32, delta: f64| {
@@ -296,8 +308,13 @@ impl Trainer {
         let _g = tch::no_grad_guard();
         let acc =
             policy_logits.argmax(-1, false).eq_tensor(&pt.argmax(-1, false)).to_kind(Kind::Float).mean(Kind::Float);
-        let probs = out.value_logits.softmax(-1, Kind::Float);
-        let v = probs.select(1, 0) - probs.select(1, 2);
+        let v = match vector_mover {
+            Some(v) => v.detach(),
+            None => {
+                let probs = out.value_logits.softmax(-1, Kind::Float);
+                probs.select(1, 0) - probs.select(1, 2)
+            }
+        };
         let mse = (v - z).square().mean(Kind::Float);
         ckpt.meta.step += 1;
         Ok(StepStats {

@@ -37,7 +37,9 @@
 //! values add up to more (a draw when both sums are 0); for example a sole
 //! winner's team wins, and a win shared by SW and NW is a draw.
 //! [`GameState::final_score_difference`] is the team score difference in both
-//! modes. A vector-valued search should use [`MartianChess4::seat_values`].
+//! modes. The vector-valued search uses [`GameState::num_players`] (4),
+//! [`GameState::player_to_move`] (the seat index) and
+//! [`GameState::player_values`] (= [`MartianChess4::seat_values`]).
 //!
 //! # Clock flag
 //! Under [`ClockMode::Manual`] a move may call the clock (§14.5): such a move
@@ -533,6 +535,39 @@ impl GameState for MartianChess4 {
     #[inline]
     fn side_to_move(&self) -> Side {
         self.seat.team()
+    }
+
+    /// 2 in the team game (the value is per team), 4 in free-for-all (a
+    /// value per seat, §14.7).
+    #[inline]
+    fn num_players(&self) -> usize {
+        if self.rules.teams {
+            2
+        } else {
+            4
+        }
+    }
+
+    /// The team index in the team game; the seat index (SW 0, NW 1, NE 2,
+    /// SE 3) in free-for-all.
+    #[inline]
+    fn player_to_move(&self) -> usize {
+        if self.rules.teams {
+            self.seat.team().index()
+        } else {
+            self.seat.index()
+        }
+    }
+
+    /// Team game: the team values (South = SW + NE, North = NW + SE; +1, -1
+    /// or 0 each). Free-for-all: [`MartianChess4::seat_values`] (§14.7).
+    fn player_values(&self) -> Option<[f32; crate::game::MAX_PLAYERS]> {
+        let o = self.outcome?;
+        if self.rules.teams {
+            Some([o.value_for(Side::South), o.value_for(Side::North), 0.0, 0.0])
+        } else {
+            self.seat_values()
+        }
     }
 
     #[inline]

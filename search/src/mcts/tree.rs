@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use martian_rules::{mix64, GameState, Move};
+use martian_rules::{mix64, GameState, Move, MAX_PLAYERS};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
@@ -20,6 +20,9 @@ pub enum NodeKind {
     /// Children created.
     Expanded,
     /// Game over here; the exact value for the side to move at this node.
+    /// In games of more than two value players (max^n, see [`Mcts`]): the
+    /// exact value for the player who moved into the node ([`Node::mover`]),
+    /// the one its parent's chooser maximises.
     Terminal(f32),
 }
 
@@ -39,14 +42,18 @@ pub enum QRescale {
 pub struct Node {
     /// The move on the edge from the parent (meaningless for the root).
     pub mv: Move,
+    /// The value player who chose that edge (`GameState::player_to_move` at
+    /// the parent); for the root, the player before the root's mover in
+    /// index order. Read only in games of more than two value players.
+    pub mover: u8,
     /// Prior probability of that edge, in `[0, 1]`.
     pub prior: f32,
     /// Completed visits (simulations that passed through the node).
     pub visits: u32,
     /// Simulations through the node waiting for an evaluation (virtual loss).
     pub in_flight: u32,
-    /// Sum of backed-up values, each in `[-1, 1]`, for the side that chose
-    /// the edge into this node.
+    /// Sum of backed-up values, each in `[-1, 1]`, for the side (the value
+    /// player, [`Node::mover`]) that chose the edge into this node.
     pub value_sum: f32,
     /// Index of the first child in the arena (valid when expanded).
     pub first_child: u32,
@@ -65,6 +72,7 @@ impl Node {
     fn new(mv: Move, prior: f32) -> Node {
         Node {
             mv,
+            mover: 0,
             prior,
             visits: 0,
             in_flight: 0,
@@ -77,7 +85,8 @@ impl Node {
     }
 
     /// The exact value of the node for its side to move: a terminal node's
-    /// value, or a proven one ([`Node::solved`]); `None` when unknown.
+    /// value, or a proven one ([`Node::solved`]); `None` when unknown. (With
+    /// more than two value players, the terminal value for [`Node::mover`].)
     #[inline]
     pub fn exact(&self) -> Option<f32> {
         match self.kind {
@@ -222,8 +231,26 @@ struct PendingLeaf<G> {
 }
 
 /// A PUCT search tree over game `G`. See the module docs for the protocol.
+///
+/// # Two or more value players
+/// Each node's scalar ([`Node::value_sum`]) is the value for the player who
+/// moved into it ([`Node::mover`]). A back-up carries the leaf's value for
+/// every player and adds at each node on the path its mover's component. In a
+/// two-player zero-sum game that is the familiar negation from ply to ply,
+/// and the code runs exactly that. With more value players
+/// (`GameState::num_players` > 2, four-player free-for-all) it is max^n
+/// (Luckhardt and Irani 1986; the n-player MCTS of OpenSpiel): the leaf's
+/// vector comes from [`Evaluation::player_values`] or, at a finished game,
+/// `GameState::player_values`, and every chooser maximises its own component.
+/// The value of a node for the player to move there (the root's value, the
+/// first-play urgency) is then the visit-weighted mean of its children's
+/// Q (0 before any is visited). MCTS-solver proofs and the leaf threat check
+/// assume two players and are refused there
+/// ([`MctsConfig::validate_for_players`]).
 pub struct Mcts<G: GameState> {
     cfg: MctsConfig,
+    /// Value players of the game (`GameState::num_players` of the root).
+    players: usize,
     nodes: Vec<Node>,
     spare: Vec<Node>,
     root_state: G,
@@ -273,9 +300,17 @@ struct GumbelRoot {
 
 impl<G: GameState> Mcts<G> {
     /// A tree with root `root`.
-    pub fn new(cfg: MctsConfig, root: G) -> Mcts<G> {
+    pub fn new(mut cfg: MctsConfig, root: G) -> Mcts<G> {
+        let players = root.num_players().clamp(1, MAX_PLAYERS);
+        if players > 2 {
+            // Two-player proofs; `MctsConfig::validate_for_players` refuses them
+            // in a config, and a tree never runs them on a game of more players.
+            cfg.solver = false;
+            cfg.leaf_threat_check = false;
+        }
         let mut t = Mcts {
             cfg,
+            players,
             nodes: Vec::with_capacity(1024),
             spare: Vec::with_capacity(1024),
             scratch: root.clone(),
@@ -292,8 +327,58 @@ impl<G: GameState> Mcts<G> {
             gumbel: GumbelRoot::default(),
             forced: false,
         };
-        t.nodes.push(Node::new(Move::new(0, 0), 1.0));
+        let r = t.root_node();
+        t.nodes.push(r);
         t
+    }
+
+    /// A fresh root node for `self.root_state` (its [`Node::mover`] is the
+    /// player before the root's mover).
+    fn root_node(&self) -> Node {
+        let n = self.players;
+        Node { mover: ((self.root_state.player_to_move() + n - 1) % n) as u8, ..Node::new(Move::new(0, 0), 1.0) }
+    }
+
+    /// Whether the game has more than two value players (max^n back-up).
+    #[inline]
+    fn many(&self) -> bool {
+        self.players > 2
+    }
+
+    /// The value of node `idx` for the player to move there: in a two-player
+    /// game minus its own mean (0 when unvisited); with more players the
+    /// visit-weighted mean of its children's Q (0 before any child is visited).
+    fn value_for_player_to_move(&self, idx: usize) -> f32 {
+        let node = &self.nodes[idx];
+        if !self.many() {
+            return if node.visits > 0 { -node.value_sum / node.visits as f32 } else { 0.0 };
+        }
+        if node.kind != NodeKind::Expanded {
+            return 0.0;
+        }
+        let first = node.first_child as usize;
+        let (mut sum, mut n) = (0.0f32, 0u32);
+        for c in &self.nodes[first..first + node.num_children as usize] {
+            sum += c.value_sum;
+            n += c.visits;
+        }
+        if n > 0 {
+            sum / n as f32
+        } else {
+            0.0
+        }
+    }
+
+    /// The exact value of child `c` of a terminal game end for the player who
+    /// chose it: `-v` of its `Terminal(v)` in a two-player game, `v` itself
+    /// with more players (see [`NodeKind::Terminal`]).
+    #[inline]
+    fn terminal_for_chooser(&self, v: f32) -> f32 {
+        if self.many() {
+            v
+        } else {
+            -v
+        }
     }
 
     /// The search settings.
@@ -396,8 +481,10 @@ impl<G: GameState> Mcts<G> {
     /// Discards the tree and starts from `root`.
     pub fn reset(&mut self, root: G) {
         self.nodes.clear();
-        self.nodes.push(Node::new(Move::new(0, 0), 1.0));
+        self.players = root.num_players().clamp(1, MAX_PLAYERS);
         self.root_state = root;
+        let r = self.root_node();
+        self.nodes.push(r);
         self.num_pending = 0;
         self.noise_pending = false;
         self.root_noised = false;
@@ -506,7 +593,17 @@ impl<G: GameState> Mcts<G> {
                 }
                 NodeKind::Expanded => {
                     // No children but not terminal cannot happen: no legal moves is an outcome.
-                    self.backup_path(0.0);
+                    if self.many() {
+                        self.backup_path_players([0.0; MAX_PLAYERS]);
+                    } else {
+                        self.backup_path(0.0);
+                    }
+                    return Gather::Terminal;
+                }
+                NodeKind::Terminal(_) if self.many() => {
+                    // `scratch` is the finished game of this node.
+                    let values = self.scratch.player_values().unwrap_or([0.0; MAX_PLAYERS]);
+                    self.backup_path_players(values);
                     return Gather::Terminal;
                 }
                 NodeKind::Terminal(v) => {
@@ -520,6 +617,14 @@ impl<G: GameState> Mcts<G> {
                 }
                 NodeKind::Pending => return Gather::Collision,
                 NodeKind::Unexpanded => {
+                    if self.many() {
+                        if let Some(values) = self.scratch.player_values() {
+                            let mover = self.nodes[idx as usize].mover as usize;
+                            self.nodes[idx as usize].kind = NodeKind::Terminal(values[mover]);
+                            self.backup_path_players(values);
+                            return Gather::Terminal;
+                        }
+                    }
                     if let Some(outcome) = self.scratch.outcome() {
                         let v = outcome.value_for(self.scratch.side_to_move());
                         self.nodes[idx as usize].kind = NodeKind::Terminal(v);
@@ -575,7 +680,7 @@ impl<G: GameState> Mcts<G> {
                 visited_mass += c.prior;
             }
         }
-        let parent_q = if node.visits > 0 { -node.value_sum / node.visits as f32 } else { 0.0 };
+        let parent_q = self.value_for_player_to_move(idx as usize);
         // lc0's first-play urgency: the reduction grows with the prior mass already explored.
         let fpu = parent_q - self.cfg.fpu_reduction * visited_mass.max(0.0).sqrt();
         let c = c_puct(parent_n as f32, self.cfg.c_puct_init, self.cfg.c_puct_base);
@@ -602,7 +707,7 @@ impl<G: GameState> Mcts<G> {
                 (Some(e), _, _) => -e,
                 // An unvisited terminal child: its exact value for the chooser;
                 // an unvisited child the threat check proved: likewise.
-                (None, 0, NodeKind::Terminal(v)) => -v,
+                (None, 0, NodeKind::Terminal(v)) => self.terminal_for_chooser(v),
                 (None, 0, _) => ch.solved.map_or(fpu, |v| -v),
                 _ => (ch.value_sum - ch.in_flight as f32) / n as f32,
             };
@@ -637,6 +742,16 @@ impl<G: GameState> Mcts<G> {
         (first + best) as u32
     }
 
+    /// The max^n back-up of a completed simulation: adds to every node of
+    /// `self.path` its mover's component of `values` (indexed by player).
+    fn backup_path_players(&mut self, values: [f32; MAX_PLAYERS]) {
+        for &i in self.path.iter().rev() {
+            let n = &mut self.nodes[i as usize];
+            n.visits += 1;
+            n.value_sum += values[n.mover as usize];
+        }
+    }
+
     /// Backs up `value` (for the side to move at the last node of `self.path`).
     fn backup_path(&mut self, value: f32) {
         let mut v = -value;
@@ -662,12 +777,27 @@ impl<G: GameState> Mcts<G> {
             let leaf = *p.path.last().expect("path holds the root");
             let first = self.nodes.len() as u32;
             let mut proven_win = false;
-            let threat = self.cfg.leaf_threat_check && self.cfg.terminal_children;
+            let many = self.players > 2;
+            let threat = self.cfg.leaf_threat_check && self.cfg.terminal_children && !many;
             // With the threat check: every move so far loses at once or hands the opponent a win.
             let mut all_lost = threat && !p.moves.is_empty();
+            let chooser = p.state.player_to_move();
+            // More players: the values of a move that wins outright for the leaf's mover.
+            let mut win_values: Option<[f32; MAX_PLAYERS]> = None;
             for (&mv, &prior) in p.moves.iter().zip(&eval.priors) {
-                let mut child = Node::new(mv, prior);
-                if self.cfg.terminal_children {
+                let mut child = Node { mover: chooser as u8, ..Node::new(mv, prior) };
+                if self.cfg.terminal_children && many {
+                    // One ply of exact lookahead, max^n: the child's exact value
+                    // for its chooser (`NodeKind::Terminal`).
+                    self.scratch.clone_from(&p.state);
+                    self.scratch.play_unchecked(mv);
+                    if let Some(values) = self.scratch.player_values() {
+                        child.kind = NodeKind::Terminal(values[chooser]);
+                        if values[chooser] >= 1.0 && win_values.is_none() {
+                            win_values = Some(values);
+                        }
+                    }
+                } else if self.cfg.terminal_children {
                     // One ply of exact lookahead: a move that ends the game gets its
                     // exact value now, so PUCT sees a winning move (or a losing one)
                     // before visiting it. Costs one `play` per legal move per expansion.
@@ -698,20 +828,32 @@ impl<G: GameState> Mcts<G> {
             // whatever the network says (a one-ply MCTS-solver step), so the move
             // that allowed it looks lost from its first visit. With the threat
             // check, a leaf whose every move loses within two plies is worth -1.
-            let leaf_value = if proven_win {
-                1.0
-            } else if all_lost {
-                -1.0
+            if many {
+                // max^n: the leaf's mover takes an outright win when it has one
+                // (its maximum), else the network's values.
+                let values = win_values.unwrap_or_else(|| eval.player_values(chooser, self.players));
+                for &i in p.path.iter().rev() {
+                    let n = &mut self.nodes[i as usize];
+                    n.in_flight -= 1;
+                    n.visits += 1;
+                    n.value_sum += values[n.mover as usize];
+                }
             } else {
-                eval.value.clamp(-1.0, 1.0)
-            };
-            let mut v = -leaf_value;
-            for &i in p.path.iter().rev() {
-                let n = &mut self.nodes[i as usize];
-                n.in_flight -= 1;
-                n.visits += 1;
-                n.value_sum += v;
-                v = -v;
+                let leaf_value = if proven_win {
+                    1.0
+                } else if all_lost {
+                    -1.0
+                } else {
+                    eval.value.clamp(-1.0, 1.0)
+                };
+                let mut v = -leaf_value;
+                for &i in p.path.iter().rev() {
+                    let n = &mut self.nodes[i as usize];
+                    n.in_flight -= 1;
+                    n.visits += 1;
+                    n.value_sum += v;
+                    v = -v;
+                }
             }
             if self.cfg.solver {
                 let mut path = std::mem::take(&mut self.path);
@@ -865,11 +1007,11 @@ impl<G: GameState> Mcts<G> {
         (0..r.num_children).find(|&i| {
             let c = &self.nodes[first + i as usize];
             let e = match c.kind {
-                NodeKind::Terminal(v) => Some(v),
-                _ if self.cfg.solver => c.exact(),
+                NodeKind::Terminal(v) => Some(self.terminal_for_chooser(v)),
+                _ if self.cfg.solver => c.exact().map(|e| -e),
                 _ => None,
             };
-            e.is_some_and(|e| -e >= 1.0)
+            e.is_some_and(|e| e >= 1.0)
         })
     }
 
@@ -1009,14 +1151,13 @@ impl<G: GameState> Mcts<G> {
     /// check; else the root's value), rescaled by `rescale` into `[0, 1]`.
     fn rescaled_completed_q(&self, rescale: QRescale, out: &mut Vec<f32>) {
         let children = self.root_children();
-        let r = &self.nodes[0];
-        let root_q = if r.visits > 0 { -r.value_sum / r.visits as f32 } else { 0.0 };
+        let root_q = self.value_for_player_to_move(0);
         let solver = self.cfg.solver;
         out.clear();
         out.extend(children.iter().map(|c| match (c.exact(), c.q(), c.kind) {
             (Some(e), _, _) if solver => -e,
             (_, Some(q), _) => q,
-            (_, None, NodeKind::Terminal(v)) => -v,
+            (_, None, NodeKind::Terminal(v)) => self.terminal_for_chooser(v),
             (_, None, _) => c.solved.map_or(root_q, |v| -v),
         }));
         let (lo, hi) = out.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
@@ -1103,8 +1244,7 @@ impl<G: GameState> Mcts<G> {
         let visits = children.iter().map(|c| (c.mv, c.visits)).collect();
         let priors = children.iter().map(|c| c.prior).collect();
         let q = children.iter().map(Node::q).collect();
-        let r = &self.nodes[0];
-        let root_value = if r.visits > 0 { -r.value_sum / r.visits as f32 } else { 0.0 };
+        let root_value = self.value_for_player_to_move(0);
         let exact = children.iter().map(|c| if self.cfg.solver { c.exact().map(|e| -e) } else { None }).collect();
         SearchResult { visits, priors, q, root_value, tie_seed: self.tie_seed(), exact, chosen: self.gumbel_choice() }
     }
@@ -1169,7 +1309,8 @@ impl<G: GameState> Mcts<G> {
         self.forced = false;
         let Some(child) = child else {
             self.nodes.clear();
-            self.nodes.push(Node::new(Move::new(0, 0), 1.0));
+            let r = self.root_node();
+            self.nodes.push(r);
             return;
         };
         self.spare.clear();
@@ -1301,5 +1442,98 @@ mod tests {
         let mut t = root_with(&[(100, 50.0, 0.4), (10, 3.0, 0.3), (5, -2.5, 0.2)]);
         t.forced = false;
         assert_eq!(t.pruned_visits(), vec![100, 10, 5]);
+    }
+
+    /// max^n on a hand-built tree of the four-player free-for-all game: SW
+    /// chooses between two moves, after each NW between two, and every
+    /// position below a grandchild is worth the grandchild's fixed value
+    /// vector. NW picks its own best, and SW gets its component of NW's
+    /// choice: here the move whose best-for-SW leaf is worse.
+    #[test]
+    fn maxn_backup_each_mover_maximises_its_own_value() {
+        use martian_rules::martian4::{Martian4Rules, MartianChess4};
+        let rules = Martian4Rules { teams: false, ..Martian4Rules::default() };
+        let root = MartianChess4::new_game(&rules).unwrap();
+        assert_eq!(root.num_players(), 4);
+        let cfg = MctsConfig { leaves_per_batch: 1, ..MctsConfig::default() };
+        let mut t = Mcts::new(cfg, root.clone());
+        assert_eq!(t.root().mover, 3, "the root's mover is the seat before SW");
+        let mut moves = Vec::new();
+        root.legal_moves(&mut moves);
+        // Root -> 2 children (SW's moves) -> 2 grandchildren each (NW's moves).
+        t.nodes[0].kind = NodeKind::Expanded;
+        t.nodes[0].first_child = 1;
+        t.nodes[0].num_children = 2;
+        for &mv in &moves[..2] {
+            t.nodes.push(Node { mover: 0, kind: NodeKind::Expanded, ..Node::new(mv, 0.5) });
+        }
+        for i in 0..2 {
+            let mut s = root.clone();
+            s.play_unchecked(moves[i]);
+            assert_eq!(s.player_to_move(), 1);
+            let mut nw = Vec::new();
+            s.legal_moves(&mut nw);
+            t.nodes[1 + i].first_child = t.nodes.len() as u32;
+            t.nodes[1 + i].num_children = 2;
+            for &mv in &nw[..2] {
+                t.nodes.push(Node { mover: 1, ..Node::new(mv, 0.5) });
+            }
+        }
+        // Per grandchild (SW move i, NW move j): values of SW, NW, NE, SE.
+        let v = [[[0.9, -0.5, -0.2, -0.2], [-0.6, 0.4, 0.1, 0.1]], [[0.2, 0.1, -0.15, -0.15], [0.1, -0.3, 0.1, 0.1]]];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        use rand::SeedableRng;
+        let sims = 600;
+        for _ in 0..sims {
+            assert_eq!(t.select(&mut rng), Gather::Pending);
+            let (state, legal) = t.pending_leaf(0);
+            let (i, j) = ((t.pending[0].path[1] - 1) as usize, (t.pending[0].path[2] - 3) as usize % 2);
+            let mover = state.player_to_move();
+            // Mover-relative order: values[k] is player (mover + k) % 4's.
+            let values: Vec<f32> = (0..4).map(|k| v[i][j][(mover + k) % 4]).collect();
+            let eval = Evaluation { priors: vec![1.0 / legal.len() as f32; legal.len()], value: values[0], values };
+            t.apply_evaluations(&[eval], &mut rng);
+        }
+        let node = |k: usize| t.nodes[k];
+        // Every grandchild's Q is NW's component, every child's SW's: the sums
+        // are exact multiples of the fixed leaf values.
+        for i in 0..2 {
+            for j in 0..2 {
+                let g = node(3 + 2 * i + j);
+                if g.visits > 0 {
+                    assert!((g.q().unwrap() - v[i][j][1]).abs() < 1e-5, "grandchild {i}{j}");
+                }
+            }
+        }
+        // NW picks its own best below each SW move (0.4 > -0.5, 0.1 > -0.3).
+        assert!(node(4).visits > 3 * node(3).visits, "{} {}", node(3).visits, node(4).visits);
+        assert!(node(5).visits > 3 * node(6).visits, "{} {}", node(5).visits, node(6).visits);
+        // SW's child values are its component of NW's choice, up to the
+        // exploration of NW's other move: about -0.6 and 0.2.
+        let qa = node(1).q().unwrap();
+        let qb = node(2).q().unwrap();
+        let mix = |i: usize| {
+            let (a, b) = (node(3 + 2 * i), node(4 + 2 * i));
+            (a.visits as f32 * v[i][0][0] + b.visits as f32 * v[i][1][0]) / (a.visits + b.visits) as f32
+        };
+        assert!((qa - mix(0)).abs() < 1e-4 && (qb - mix(1)).abs() < 1e-4, "{qa} {qb}");
+        assert!(qa < -0.3 && qb > 0.15, "{qa} {qb}");
+        // SW plays the second move, although the first has its best leaf (0.9).
+        assert_eq!(t.best_move(), Some(moves[1]));
+        let r = t.result();
+        assert!(r.root_value > 0.1, "root value for SW {}", r.root_value);
+        assert_eq!(r.root_value, t.value_for_player_to_move(0));
+        assert_eq!(node(1).visits + node(2).visits, sims);
+    }
+
+    /// The zero-sum completion and the rotation of [`Evaluation::player_values`].
+    #[test]
+    fn evaluation_player_values_rotate_and_complete() {
+        let e = Evaluation { priors: vec![], value: 0.3, values: vec![0.3, -0.1, 0.0, -0.2] };
+        assert_eq!(e.player_values(2, 4), [0.0, -0.2, 0.3, -0.1]);
+        let e = Evaluation { priors: vec![], value: 0.6, values: vec![] };
+        let p = e.player_values(1, 4);
+        assert_eq!(p[1], 0.6);
+        assert!((p[0] + 0.2).abs() < 1e-6 && (p[2] + 0.2).abs() < 1e-6 && (p[3] + 0.2).abs() < 1e-6);
     }
 }
