@@ -346,7 +346,17 @@ impl RunConfig {
         if self.pipeline.max_minutes.is_nan() || self.pipeline.max_minutes < 0.0 {
             bail!("pipeline.max_minutes must be >= 0");
         }
-        crate::with_game!(self.game, G => self.rules::<G>().map(|_| ()))
+        crate::with_game!(self.game, G => self.check_players::<G>())
+    }
+
+    /// That `[rules]` are supported and that the value head and the search
+    /// fit the game's number of value players under them
+    /// (`GameState::num_players`: free-for-all needs `model.value_players =
+    /// 4` and no two-player search proofs).
+    fn check_players<G: GameState>(&self) -> Result<()> {
+        let players = G::new_game(&self.rules::<G>()?).map_err(|e| anyhow::anyhow!("[rules]: {e}"))?.num_players();
+        self.model.validate_for_players::<G>(players).map_err(anyhow::Error::msg)?;
+        self.search.validate_for_players(players).map_err(anyhow::Error::msg)
     }
 
     /// The `[rules]` table as game `G`'s rules (and checks that they are supported).

@@ -1,5 +1,18 @@
 //! Matches between two players: game pairs from a shared random opening with
 //! colours swapped, so opening luck cancels (fishtest / OpenBench practice).
+//!
+//! # Free-for-all
+//! In a game of more than two value players (`GameState::num_players`,
+//! four-player free-for-all) a "pair" is a group of `n` games from one
+//! opening: one player A against `n - 1` copies of B, A in each seat once
+//! ([`seatings`]). A game's score for A is `(v + 1) / 2` for A's result value
+//! `v` (`GameState::player_values`, martian-chess §14.7): a sole win 1, a loss
+//! (`v = -1/3`) 1/3, a win shared by two 2/3, by all four 1/2; players of
+//! equal strength score 1/2 on average, as in two-player games, since the
+//! values are zero-sum and the seats rotate. W/D/L count sole wins, shared
+//! wins and losses; the Elo comes from the mean score
+//! ([`crate::elo::elo_estimate_from_score`]); the pentanomial counts (pairs of
+//! two games) stay 0.
 
 use martian_rules::{EndReason, GameState, Move, Side};
 use rand::rngs::StdRng;
@@ -7,7 +20,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-use crate::elo::{elo_estimate, EloEstimate};
+use crate::elo::{elo_estimate, elo_estimate_from_score, EloEstimate};
 use crate::player::{Player, PlayerError};
 
 /// Result of one game from the first player's (A's) point of view.
@@ -15,9 +28,15 @@ use crate::player::{Player, PlayerError};
 pub struct GameResult {
     /// Index of the pair.
     pub pair: u32,
-    /// Side A played.
+    /// Side A played (free-for-all: the side of index `a_seat % 2`, in
+    /// four-player Martian Chess A's seat's team).
     pub a_side: Side,
-    /// 1 win for A, 0.5 draw, 0 loss.
+    /// Free-for-all: the value player (seat index) A played; `None` in
+    /// two-player games.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a_seat: Option<u32>,
+    /// 1 win for A, 0.5 draw, 0 loss; free-for-all `(v + 1) / 2` for A's
+    /// result value `v` (module docs).
     pub a_score: f64,
     /// What ended the game.
     pub reason: EndReason,
@@ -74,6 +93,36 @@ pub fn random_opening<G: GameState>(start: &G, plies: u32, seed: u64) -> (G, Vec
     (s, line)
 }
 
+/// The value players A plays in turn in one group of games from one opening:
+/// North then South (indices 1, 0) in a two-player game, every seat `0..n`
+/// in a game of `n > 2` value players (free-for-all, module docs).
+pub fn seatings(players: usize) -> Vec<usize> {
+    if players > 2 {
+        (0..players).collect()
+    } else {
+        vec![Side::North.index(), Side::South.index()]
+    }
+}
+
+/// A's score of a finished game in which it played value player `a_player`:
+/// `(v + 1) / 2` for its result value `v` (two players: `Outcome::value_for`;
+/// more: `GameState::player_values`).
+pub fn a_score_of<G: GameState>(end: &G, a_player: usize) -> f64 {
+    if end.num_players() > 2 {
+        let v = end.player_values().map_or(0.0, |v| v[a_player]);
+        (v as f64 + 1.0) / 2.0
+    } else {
+        let o = end.outcome().expect("finished");
+        (o.value_for(Side::ALL[a_player]) as f64 + 1.0) / 2.0
+    }
+}
+
+/// The [`GameResult`] fields `(a_side, a_seat)` of A playing value player
+/// `a_player` in a game of `players` value players.
+pub fn a_seating(a_player: usize, players: usize) -> (Side, Option<u32>) {
+    (Side::ALL[a_player % 2], (players > 2).then_some(a_player as u32))
+}
+
 /// Plays one game from `start`; `a` plays `a_side`.
 ///
 /// # Errors
@@ -86,6 +135,23 @@ pub fn play_game<G: GameState>(
     a_side: Side,
     pair: u32,
 ) -> Result<GameResult, PlayerError> {
+    play_game_as(start, opening, a, b, a_side.index(), pair)
+}
+
+/// Plays one game from `start`; `a` plays value player `a_player`
+/// (`GameState::player_to_move`: the side's index, or a free-for-all seat)
+/// and `b` every other player.
+///
+/// # Errors
+/// A player's error.
+pub fn play_game_as<G: GameState>(
+    start: &G,
+    opening: &[Move],
+    a: &mut dyn Player<G>,
+    b: &mut dyn Player<G>,
+    a_player: usize,
+    pair: u32,
+) -> Result<GameResult, PlayerError> {
     let mut s = start.clone();
     let mut moves: Vec<String> = Vec::new();
     for &m in opening {
@@ -95,17 +161,19 @@ pub fn play_game<G: GameState>(
     a.new_game(&s);
     b.new_game(&s);
     while s.outcome().is_none() {
-        let mover: &mut dyn Player<G> = if s.side_to_move() == a_side { &mut *a } else { &mut *b };
+        let mover: &mut dyn Player<G> = if s.player_to_move() == a_player { &mut *a } else { &mut *b };
         let m = mover.choose_move(&s)?;
         // A player returning an illegal move is a bug; `play` checks it.
         moves.push(s.move_to_string(m));
         s.play(m).map_err(|_| PlayerError::NoMove)?;
     }
     let o = s.outcome().expect("finished");
+    let (a_side, a_seat) = a_seating(a_player, s.num_players());
     Ok(GameResult {
         pair,
         a_side,
-        a_score: (o.value_for(a_side) as f64 + 1.0) / 2.0,
+        a_seat,
+        a_score: a_score_of(&s, a_player),
         reason: o.reason,
         plies: s.ply(),
         moves,
@@ -134,7 +202,8 @@ pub fn play_match<G: GameState>(
 
 /// Plays up to `pairs` game pairs, pair `p` from opening `book[p % len]`
 /// (the initial position if the book is empty), colours swapped within each
-/// pair. After every pair `stop` sees the match so far (games and
+/// pair (free-for-all: a group of games with A in every seat, [`seatings`]).
+/// After every pair `stop` sees the match so far (games and
 /// pentanomial counts filled in) and ends it early by returning true (an
 /// SPRT, see [`crate::SprtParams`]).
 ///
@@ -151,16 +220,19 @@ pub fn play_match_book<G: GameState>(
 ) -> Result<MatchResult, PlayerError> {
     let mut games = Vec::new();
     let mut pent = [0u32; 5];
+    let players = start.num_players();
     for p in 0..pairs {
         let opening: &[Move] = if book.is_empty() { &[] } else { &book[p as usize % book.len()] };
         let mut pair_score = 0.0;
-        for a_side in [Side::North, Side::South] {
-            let g = play_game(start, opening, a, b, a_side, p)?;
+        for a_player in seatings(players) {
+            let g = play_game_as(start, opening, a, b, a_player, p)?;
             pair_score += g.a_score;
             on_game(&g);
             games.push(g);
         }
-        pent[(pair_score * 2.0).round() as usize] += 1;
+        if players <= 2 {
+            pent[(pair_score * 2.0).round() as usize] += 1;
+        }
         if p + 1 < pairs && stop(&summarize(a.name(), b.name(), games.clone(), pent)) {
             break;
         }
@@ -170,6 +242,15 @@ pub fn play_match_book<G: GameState>(
 }
 
 pub(crate) fn summarize(a: String, b: String, games: Vec<GameResult>, pent: [u32; 5]) -> MatchResult {
+    if games.iter().any(|g| g.a_seat.is_some()) {
+        // Free-for-all (module docs): sole wins score 1, losses 1/3.
+        let wins = games.iter().filter(|g| g.a_score > 1.0 - 1e-6).count() as u32;
+        let losses = games.iter().filter(|g| g.a_score < 1.0 / 3.0 + 1e-6).count() as u32;
+        let draws = games.len() as u32 - wins - losses;
+        let total: f64 = games.iter().map(|g| g.a_score).sum();
+        let elo = elo_estimate_from_score(total, games.len() as u32);
+        return MatchResult { a, b, wins, draws, losses, pentanomial: pent, elo, games };
+    }
     let wins = games.iter().filter(|g| g.a_score > 0.75).count() as u32;
     let losses = games.iter().filter(|g| g.a_score < 0.25).count() as u32;
     let draws = games.len() as u32 - wins - losses;

@@ -11,7 +11,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rayon::prelude::*;
 
-use crate::arena::{summarize, GameResult, MatchResult};
+use crate::arena::{a_score_of, a_seating, seatings, summarize, GameResult, MatchResult};
 
 /// One MCTS player of a batched match.
 pub struct MctsSide<'e, E> {
@@ -26,7 +26,8 @@ pub struct MctsSide<'e, E> {
 struct Slot<G: GameState> {
     state: G,
     trees: [Mcts<G>; 2],
-    a_side: Side,
+    /// The value player A plays (`GameState::player_to_move`).
+    a_player: usize,
     pair: u32,
     moves: Vec<String>,
     searching: bool,
@@ -38,7 +39,7 @@ struct Slot<G: GameState> {
 impl<G: GameState> Slot<G> {
     /// Index of the tree of the player to move: 0 = A, 1 = B.
     fn mover(&self) -> usize {
-        usize::from(self.state.side_to_move() != self.a_side)
+        usize::from(self.state.player_to_move() != self.a_player)
     }
 
     fn step(&mut self, sims: [u32; 2], per_batch: usize) {
@@ -79,7 +80,8 @@ impl<G: GameState> Slot<G> {
 }
 
 /// Plays `pairs` game pairs between two MCTS players, pair `p` from opening
-/// `book[p % len]` (initial position if empty), A on North then South,
+/// `book[p % len]` (initial position if empty), A on North then South
+/// (free-for-all: A in every seat against copies of B, [`crate::seatings`]),
 /// with up to `in_flight` games at once.
 ///
 /// # Errors
@@ -102,9 +104,10 @@ where
 {
     let sims = [a.simulations.max(1), b.simulations.max(1)];
     let per_batch = cfg.leaves_per_batch.max(1) as usize;
-    let jobs: Vec<(u32, Side)> = (0..pairs).flat_map(|p| [(p, Side::North), (p, Side::South)]).collect();
+    let players = start.num_players();
+    let jobs: Vec<(u32, usize)> = (0..pairs).flat_map(|p| seatings(players).into_iter().map(move |s| (p, s))).collect();
     let mut next = 0usize;
-    let new_slot = |job: (u32, Side)| -> Slot<G> {
+    let new_slot = |job: (u32, usize)| -> Slot<G> {
         let mut state = start.clone();
         let mut moves = Vec::new();
         if !book.is_empty() {
@@ -116,12 +119,12 @@ where
         Slot {
             trees: [Mcts::new(cfg.clone(), state.clone()), Mcts::new(cfg.clone(), state.clone())],
             state,
-            a_side: job.1,
+            a_player: job.1,
             pair: job.0,
             moves,
             searching: false,
             target: 0,
-            rng: StdRng::seed_from_u64(job.0 as u64 * 2 + job.1 as u64),
+            rng: StdRng::seed_from_u64(job.0 as u64 * players.max(2) as u64 + job.1 as u64),
             done: false,
         }
     };
@@ -141,10 +144,12 @@ where
             if slots[i].done {
                 let s = slots.swap_remove(i);
                 let o = s.state.outcome().expect("finished");
+                let (a_side, a_seat) = a_seating(s.a_player, players);
                 let g = GameResult {
                     pair: s.pair,
-                    a_side: s.a_side,
-                    a_score: (o.value_for(s.a_side) as f64 + 1.0) / 2.0,
+                    a_side,
+                    a_seat,
+                    a_score: a_score_of(&s.state, s.a_player),
                     reason: o.reason,
                     plies: s.state.ply(),
                     moves: s.moves,
@@ -200,9 +205,10 @@ where
 /// A [`MatchResult`] from games of paired openings (sorted by pair, A on
 /// North first); pentanomial counts from the pairs' summed scores.
 pub fn summarize_games(a: String, b: String, mut games: Vec<GameResult>) -> MatchResult {
-    games.sort_by_key(|g| (g.pair, g.a_side != Side::North));
+    games.sort_by_key(|g| (g.pair, g.a_seat.unwrap_or(u32::from(g.a_side != Side::North))));
     let mut pent = [0u32; 5];
-    for pair in games.chunk_by(|x, y| x.pair == y.pair) {
+    // Pairs of two games only (free-for-all groups leave the counts at 0).
+    for pair in games.chunk_by(|x, y| x.pair == y.pair).filter(|p| p.iter().all(|g| g.a_seat.is_none())) {
         let s: f64 = pair.iter().map(|g| g.a_score).sum();
         pent[((s * 2.0).round() as usize).min(4)] += 1;
     }

@@ -107,8 +107,33 @@ pub fn elo_estimate(wins: u32, draws: u32, losses: u32) -> Option<EloEstimate> {
     Some(EloEstimate { score: p, elo: elo_from_score(p), elo_low: elo_from_score(lo), elo_high: elo_from_score(hi) })
 }
 
+/// Elo estimate from the total score `total` of the first player over `n`
+/// games, each game's score in `[0, 1]` (free-for-all games score fractions:
+/// `crate::arena::GameResult::a_score`). `p = total / n` and the Wilson
+/// interval of `p` with `n` games, as [`elo_estimate`]: a score in `[0, 1]`
+/// with mean `p` has a variance of at most `p (1 - p)`, so the interval is
+/// conservative. `None` when no game was played.
+pub fn elo_estimate_from_score(total: f64, n: u32) -> Option<EloEstimate> {
+    if n == 0 {
+        return None;
+    }
+    let n = n as f64;
+    let p = (total / n).clamp(0.0, 1.0);
+    let (lo, hi) = wilson_interval(p, n);
+    Some(EloEstimate { score: p, elo: elo_from_score(p), elo_low: elo_from_score(lo), elo_high: elo_from_score(hi) })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_total_score_gives_the_interval_of_its_mean() {
+        // 10 games scoring 7.5 in all: the same estimate as +6 =3 -1.
+        let a = super::elo_estimate_from_score(7.5, 10).unwrap();
+        let b = super::elo_estimate(6, 3, 1).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(super::elo_estimate_from_score(0.0, 0), None);
+    }
+
     use super::*;
 
     #[test]

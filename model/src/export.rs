@@ -134,6 +134,10 @@ pub struct Architecture {
     /// of the module either. Absent (false) in older bundles.
     #[serde(default)]
     pub score_head: bool,
+    /// Value players of a vector value head (`model.value_players` > 2,
+    /// four-player free-for-all); absent for the (win, draw, loss) head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_players: Option<u32>,
     /// Layer-by-layer description.
     pub layers: Vec<String>,
 }
@@ -154,6 +158,7 @@ impl Architecture {
             value_hidden: cfg.value_hidden,
             moves_left_head: cfg.moves_left_head,
             score_head: cfg.score_head,
+            value_players: cfg.vector_value().then_some(cfg.value_players),
             layers: vec![
                 format!("stem: conv3x3(planes -> {c}, padding 1, {conv_bias}){bn} -> ReLU", c = cfg.channels),
                 format!(
@@ -165,10 +170,18 @@ impl Architecture {
                     "policy: conv1x1(C -> {}, {conv_bias}){bn} -> ReLU -> flatten -> fc(linear -> NUM_ACTIONS)",
                     cfg.policy_channels
                 ),
-                format!(
-                    "value: conv1x1(C -> 2, with bias) -> ReLU -> flatten -> fc1(linear -> {}) -> ReLU -> fc2(linear -> 3)",
-                    cfg.value_hidden
-                ),
+                if cfg.vector_value() {
+                    format!(
+                        "value: conv1x1(C -> 2, with bias) -> ReLU -> flatten -> fc1(linear -> {}) -> ReLU -> \
+                         fc2(linear -> {}) -> tanh",
+                        cfg.value_hidden, cfg.value_players
+                    )
+                } else {
+                    format!(
+                        "value: conv1x1(C -> 2, with bias) -> ReLU -> flatten -> fc1(linear -> {}) -> ReLU -> fc2(linear -> 3)",
+                        cfg.value_hidden
+                    )
+                },
                 "flatten order: channel-major, then row, then column (PyTorch's flatten(1))".into(),
             ],
         }
@@ -204,6 +217,7 @@ impl Architecture {
             moves_left_head: self.moves_left_head,
             score_head: self.score_head,
             precision: crate::Precision::Fp32,
+            value_players: self.value_players.unwrap_or(2),
         }
     }
 }
@@ -250,9 +264,11 @@ pub struct PolicySpec {
 /// The value head.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ValueSpec {
-    /// 3.
+    /// 3 for the (win, draw, loss) head; the number of value players of a
+    /// vector value head (4 in four-player free-for-all).
     pub size: usize,
-    /// `["win", "draw", "loss"]`.
+    /// `["win", "draw", "loss"]`, or for a vector head `["mover", "mover+1",
+    /// ...]` (value player `(mover + k) % size` in column `k`).
     pub order: Vec<String>,
     /// What the numbers mean.
     pub semantics: String,
@@ -261,11 +277,12 @@ pub struct ValueSpec {
 /// The module output.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OutputSpec {
-    /// `[NUM_ACTIONS + 3]` per position.
+    /// `[NUM_ACTIONS + value.size]` per position.
     pub shape: [usize; 1],
     /// Columns `[start, end)` of the policy logits.
     pub policy_logits: [usize; 2],
-    /// Columns `[start, end)` of the (win, draw, loss) logits.
+    /// Columns `[start, end)` of the value outputs: the (win, draw, loss)
+    /// logits, or a vector head's per-player values.
     pub value_logits: [usize; 2],
     /// Input and output names in the ONNX model.
     pub onnx_names: [String; 2],
@@ -396,17 +413,11 @@ pub fn describe<G: GameState>(
         tensors: meta.tensors.clone(),
         input,
         policy,
-        value: ValueSpec {
-            size: 3,
-            order: vec!["win".into(), "draw".into(), "loss".into()],
-            semantics: "raw logits of (win, draw, loss) for the side to move; softmax gives the probabilities and \
-                        value = P(win) - P(loss) in [-1, 1] (+1 = the side to move wins)"
-                .into(),
-        },
+        value: value_spec(&meta.model),
         output: OutputSpec {
-            shape: [n + 3],
+            shape: [n + meta.model.value_outputs()],
             policy_logits: [0, n],
-            value_logits: [n, n + 3],
+            value_logits: [n, n + meta.model.value_outputs()],
             onnx_names: ["input".into(), "output".into()],
         },
         files: BundleFiles {
@@ -423,6 +434,31 @@ pub fn describe<G: GameState>(
         elo: evaluations.last().cloned(),
         evaluations,
     })
+}
+
+/// The value head's description for `model.json`.
+fn value_spec(cfg: &ModelConfig) -> ValueSpec {
+    if cfg.vector_value() {
+        let n = cfg.value_players as usize;
+        ValueSpec {
+            size: n,
+            order: (0..n).map(|k| if k == 0 { "mover".to_string() } else { format!("mover+{k}") }).collect(),
+            semantics: format!(
+                "expected result in [-1, 1] (tanh) of each of the {n} value players (free-for-all seats), in \
+                 mover-relative order: column k is player (mover + k) % {n} in index order (SW 0, NW 1, NE 2, SE 3); \
+                 column 0 is the side to move's value. Results per docs/rules/martian-chess.md §14.7: a sole winner \
+                 +1, the others -1/3; k seats sharing the win (4/k - 1)/3 each"
+            ),
+        }
+    } else {
+        ValueSpec {
+            size: 3,
+            order: vec!["win".into(), "draw".into(), "loss".into()],
+            semantics: "raw logits of (win, draw, loss) for the side to move; softmax gives the probabilities and \
+                        value = P(win) - P(loss) in [-1, 1] (+1 = the side to move wins)"
+                .into(),
+        }
+    }
 }
 
 fn max_abs_diff(a: &Tensor, b: &Tensor) -> Result<f32, ModelError> {
@@ -481,11 +517,11 @@ pub fn export_bundle<G: GameState>(
         let x = Tensor::rand([b, c, h, w], (Kind::Float, Device::Cpu));
         let want = net.forward_t(&x, false);
         let got = loaded.forward_ts(&[&x]).map_err(torch(format!("running {} at batch {b}", pt.display())))?;
-        if got.size() != [b, G::NUM_ACTIONS as i64 + 3] {
+        let width = G::NUM_ACTIONS + net.value_outputs();
+        if got.size() != [b, width as i64] {
             return Err(ModelError::Config(format!(
-                "traced module returned shape {:?} at batch {b}, expected [{b}, {}]",
-                got.size(),
-                G::NUM_ACTIONS + 3
+                "traced module returned shape {:?} at batch {b}, expected [{b}, {width}]",
+                got.size()
             )));
         }
         let d = max_abs_diff(&want, &got)?;
