@@ -169,15 +169,7 @@ pub fn play_game_as<G: GameState>(
     }
     let o = s.outcome().expect("finished");
     let (a_side, a_seat) = a_seating(a_player, s.num_players());
-    Ok(GameResult {
-        pair,
-        a_side,
-        a_seat,
-        a_score: a_score_of(&s, a_player),
-        reason: o.reason,
-        plies: s.ply(),
-        moves,
-    })
+    Ok(GameResult { pair, a_side, a_seat, a_score: a_score_of(&s, a_player), reason: o.reason, plies: s.ply(), moves })
 }
 
 /// Plays `pairs` game pairs: each pair starts from the same random opening of

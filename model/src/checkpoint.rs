@@ -292,14 +292,17 @@ impl Checkpoint {
     /// initial weights.
     ///
     /// # Errors
-    /// [`ModelError::Config`] if `cfg` is out of range.
+    /// [`ModelError::Config`] if `cfg` is out of range or its value head does
+    /// not fit the game's value players under `rules`
+    /// ([`ModelConfig::validate_for_players`]), or the rules are refused.
     pub fn new_random<G: GameState>(
         rules: &G::Rules,
         cfg: &ModelConfig,
         device: Device,
         seed: i64,
     ) -> Result<Checkpoint, ModelError> {
-        cfg.validate_for::<G>().map_err(ModelError::Config)?;
+        let players = G::new_game(rules).map_err(|e| ModelError::Config(e.to_string()))?.num_players();
+        cfg.validate_for_players::<G>(players).map_err(ModelError::Config)?;
         tch::manual_seed(seed);
         let vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), cfg, G::INPUT_SHAPE, G::NUM_ACTIONS);
@@ -428,6 +431,13 @@ impl Checkpoint {
             path: sidecar_path(weights).display().to_string(),
             message,
         })?;
+        // The value head must fit the value players of the rules it plays under.
+        if let Ok(g) = G::new_game(rules) {
+            meta.model.validate_for_players::<G>(g.num_players()).map_err(|message| ModelError::Mismatch {
+                path: weights.display().to_string(),
+                differences: message,
+            })?;
+        }
         let mut vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), &meta.model, G::INPUT_SHAPE, G::NUM_ACTIONS);
         let mut meta = meta;

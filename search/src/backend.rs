@@ -120,11 +120,8 @@ impl DeviceBatch {
     /// # Errors
     /// [`EvalError`] naming the lengths when they are wrong.
     pub fn check_outputs(&self) -> Result<(), EvalError> {
-        let (got, width) = if self.value_width > 0 {
-            (self.values.len(), self.value_width)
-        } else {
-            (self.wdl.len(), 3)
-        };
+        let (got, width) =
+            if self.value_width > 0 { (self.values.len(), self.value_width) } else { (self.wdl.len(), 3) };
         if self.logits.len() != self.actions.len() || got < width * self.rows {
             return Err(EvalError(format!(
                 "the device returned {} policy logits for {} legal moves and {} value outputs for {} positions",

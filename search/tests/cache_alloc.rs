@@ -48,7 +48,11 @@ struct Prereserved;
 
 impl<G: GameState> Evaluator<G> for Prereserved {
     fn evaluate(&mut self, positions: &[&G], moves: &[&[Move]], out: &mut Vec<Evaluation>) -> Result<(), EvalError> {
-        out.resize_with(positions.len(), || Evaluation { priors: Vec::with_capacity(G::MAX_MOVES), value: 0.0, values: Vec::new() });
+        out.resize_with(positions.len(), || Evaluation {
+            priors: Vec::with_capacity(G::MAX_MOVES),
+            value: 0.0,
+            values: Vec::new(),
+        });
         for (e, m) in out.iter_mut().zip(moves) {
             e.priors.clear();
             e.priors.extend(std::iter::repeat_n(1.0 / m.len() as f32, m.len()));
@@ -62,7 +66,8 @@ impl<G: GameState> Evaluator<G> for Prereserved {
 fn inserts_do_not_allocate_once_the_cache_was_full() {
     let mut cache = CachedEvaluator::new(Prereserved, 256);
     let mut rng = StdRng::seed_from_u64(1);
-    let mut out = vec![Evaluation { priors: Vec::with_capacity(MartianChess::MAX_MOVES), value: 0.0, values: Vec::new() }];
+    let mut out =
+        vec![Evaluation { priors: Vec::with_capacity(MartianChess::MAX_MOVES), value: 0.0, values: Vec::new() }];
     let mut moves = Vec::with_capacity(MartianChess::MAX_MOVES);
     let start = MartianChess::new_game(&MartianRules::default()).unwrap();
     let (mut misses, mut cleared, mut allocated) = (0u64, 0, 0);

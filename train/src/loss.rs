@@ -175,6 +175,28 @@ mod tests {
     }
 
     #[test]
+    fn vector_value_term_is_the_mean_squared_error_over_rows_and_players() {
+        let out = Tensor::from_slice(&[0.5f32, -0.5, 0.0, 0.0, 1.0, 0.0, -0.5, -0.5]).view([2, 4]);
+        let values = [1.0f32, -1.0 / 3.0, -1.0 / 3.0, -1.0 / 3.0, 0.0, 0.0, 0.0, 0.0];
+        let (loss, mover) = value_terms(&out, &[1.0, 0.0], &values, true, tch::Device::Cpu).unwrap();
+        // By hand: row 0 (0.25 + 1/36 + 1/9 + 1/9), row 1 (1 + 0 + 0.25 + 0.25); mean over 8.
+        let want = (0.25 + 1.0 / 36.0 + 2.0 / 9.0 + 1.5) / 8.0;
+        assert!((loss.double_value(&[]) - want).abs() < 1e-6, "{}", loss.double_value(&[]));
+        assert_eq!(Vec::<f32>::try_from(&mover).unwrap(), vec![0.5, 1.0]);
+        // Without per-player targets: the zero-sum completion of `value`.
+        let (l2, _) = value_terms(&out, &[1.0, 0.0], &[], true, tch::Device::Cpu).unwrap();
+        assert!((l2.double_value(&[]) - want).abs() < 1e-6);
+        assert!(value_terms(&out, &[1.0, 0.0], &values[..5], true, tch::Device::Cpu).is_err());
+        // The (win, draw, loss) head: the cross-entropy of `losses`.
+        let wdl = Tensor::from_slice(&[0.3f32, -1.0, 2.0]).view([1, 3]);
+        let (ce, v) = value_terms(&wdl, &[1.0], &[], false, tch::Device::Cpu).unwrap();
+        let want = -wdl.log_softmax(-1, Kind::Float).double_value(&[0, 0]);
+        assert!((ce.double_value(&[]) - want).abs() < 1e-6);
+        let p = wdl.softmax(-1, Kind::Float);
+        assert!((v.double_value(&[0]) - (p.double_value(&[0, 0]) - p.double_value(&[0, 2]))).abs() < 1e-6);
+    }
+
+    #[test]
     fn masked_huber_is_the_mean_over_rows_with_a_target() {
         let pred = Tensor::from_slice(&[0.0f32, 1.0, 5.0, 2.0]);
         let target = Tensor::from_slice(&[0.2f32, 3.0, 0.0, 100.0]);

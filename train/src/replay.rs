@@ -202,8 +202,18 @@ impl ReplayWindow {
     /// (planes and policy; the value, moves-left and score targets are the
     /// same for the mirrored position and travel with it unchanged).
     pub fn fill_batch<R: Rng>(&self, rng: &mut R, n: usize, mirror: Option<GameKind>, batch: &mut Batch) {
-        let Batch { planes, policy, legal, value, moves_left, moves_left_mask, score, score_mask, values, value_players } =
-            batch;
+        let Batch {
+            planes,
+            policy,
+            legal,
+            value,
+            moves_left,
+            moves_left_mask,
+            score,
+            score_mask,
+            values,
+            value_players,
+        } = batch;
         let players = self.shards.iter().filter_map(|d| d.values.as_ref().map(|v| v.ncols())).max().unwrap_or(0);
         *value_players = players;
         values.resize(n * players, 0.0);
@@ -243,7 +253,9 @@ impl ReplayWindow {
                     Some(v) => row.iter_mut().zip(v.row(r)).for_each(|(x, &y)| *x = y),
                     None => {
                         let z = d.value[r];
-                        row.iter_mut().enumerate().for_each(|(k, x)| *x = if k == 0 { z } else { -z / (players - 1) as f32 });
+                        row.iter_mut()
+                            .enumerate()
+                            .for_each(|(k, x)| *x = if k == 0 { z } else { -z / (players - 1) as f32 });
                     }
                 }
             }
