@@ -411,6 +411,7 @@ mod tests {
             weight: ndarray::Array1::ones(rows),
             moves_left: Some(ndarray::Array1::from_iter((1..=rows).rev().map(|x| x as f32))),
             score: Some(ndarray::Array1::from_elem(rows, -2.0)),
+            values: None,
         };
         let record = GameRecord {
             format_version: RECORD_FORMAT_VERSION,

@@ -208,6 +208,7 @@ mod tests {
             offsets: vec![0, 3, 5],
             logits,
             wdl,
+            ..Default::default()
         }
     }
 

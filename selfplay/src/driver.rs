@@ -234,6 +234,10 @@ pub struct SelfplayStats {
     pub targets: TargetStats,
 }
 
+/// The mover of a sample's position: its side and its value player
+/// (`GameState::player_to_move`).
+type Mover = (Side, usize);
+
 pub(crate) struct Slot<G: GameState> {
     pub(crate) tree: Mcts<G>,
     pub(crate) rng: StdRng,
@@ -242,7 +246,7 @@ pub(crate) struct Slot<G: GameState> {
     moves: Vec<String>,
     /// Samples with the mover (its side and its value player), the root's
     /// proven value (solver) and the root's search value, both for the mover.
-    samples: Vec<(Sample, (Side, usize), Option<f32>, f32)>,
+    samples: Vec<(Sample, Mover, Option<f32>, f32)>,
     /// KL(target || network prior) of each sample, nats (for surprise weights).
     surprise: Vec<f32>,
     targets: TargetStats,

@@ -261,7 +261,8 @@ fn window_does_not_depend_on_file_grouping_or_times() {
         ply: d.ply.slice(ndarray::s![r.clone()]).to_owned(),
         weight: d.weight.slice(ndarray::s![r.clone()]).to_owned(),
         moves_left: d.moves_left.as_ref().map(|a| a.slice(ndarray::s![r.clone()]).to_owned()),
-        score: d.score.as_ref().map(|a| a.slice(ndarray::s![r]).to_owned()),
+        score: d.score.as_ref().map(|a| a.slice(ndarray::s![r.clone()]).to_owned()),
+        values: d.values.as_ref().map(|a| a.slice(ndarray::s![r, ..]).to_owned()),
     };
     let n = data.len();
     let one = tempfile::tempdir().unwrap();

@@ -1456,7 +1456,7 @@ mod tests {
         let root = MartianChess4::new_game(&rules).unwrap();
         assert_eq!(root.num_players(), 4);
         let cfg = MctsConfig { leaves_per_batch: 1, ..MctsConfig::default() };
-        let mut t = Mcts::new(cfg, root.clone());
+        let mut t = Mcts::new(cfg, root);
         assert_eq!(t.root().mover, 3, "the root's mover is the seat before SW");
         let mut moves = Vec::new();
         root.legal_moves(&mut moves);
@@ -1467,9 +1467,9 @@ mod tests {
         for &mv in &moves[..2] {
             t.nodes.push(Node { mover: 0, kind: NodeKind::Expanded, ..Node::new(mv, 0.5) });
         }
-        for i in 0..2 {
-            let mut s = root.clone();
-            s.play_unchecked(moves[i]);
+        for (i, &mv) in moves.iter().enumerate().take(2) {
+            let mut s = root;
+            s.play_unchecked(mv);
             assert_eq!(s.player_to_move(), 1);
             let mut nw = Vec::new();
             s.legal_moves(&mut nw);
@@ -1497,11 +1497,11 @@ mod tests {
         let node = |k: usize| t.nodes[k];
         // Every grandchild's Q is NW's component, every child's SW's: the sums
         // are exact multiples of the fixed leaf values.
-        for i in 0..2 {
-            for j in 0..2 {
+        for (i, vi) in v.iter().enumerate() {
+            for (j, vij) in vi.iter().enumerate() {
                 let g = node(3 + 2 * i + j);
                 if g.visits > 0 {
-                    assert!((g.q().unwrap() - v[i][j][1]).abs() < 1e-5, "grandchild {i}{j}");
+                    assert!((g.q().unwrap() - vij[1]).abs() < 1e-5, "grandchild {i}{j}");
                 }
             }
         }
