@@ -635,4 +635,26 @@ mod tests {
         assert!(mc.model.score_head && mc.model.moves_left_head && mc.train.score_loss_weight == 0.1);
         RunConfig::parse(&format!("{base}[model]\nmoves_left_head = true\n")).unwrap();
     }
+
+    /// Free-for-all needs the vector value head and no two-player proofs; the
+    /// errors name the key and the fix.
+    #[test]
+    fn free_for_all_config_validates_and_inconsistent_heads_are_named() {
+        let text = include_str!("../../configs/martian-chess-4p-ffa-quick.toml");
+        let cfg = RunConfig::parse(text).unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(cfg.model.value_players, 4);
+        assert_eq!(RunConfig::parse(&cfg.to_toml()).unwrap(), cfg);
+        let base = "game = \"martian-chess-4p\"\n";
+        let e = RunConfig::parse(&format!("{base}[rules]\nteams = false\n")).unwrap_err().to_string();
+        assert!(e.contains("model.value_players = 2") && e.contains("set model.value_players = 4"), "{e}");
+        let e = RunConfig::parse(&format!("{base}[model]\nvalue_players = 4\n")).unwrap_err().to_string();
+        assert!(e.contains("2 value players"), "{e}");
+        let e = RunConfig::parse(&format!(
+            "{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n[search]\nsolver = true\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("search.solver") && e.contains("4 value players"), "{e}");
+        RunConfig::parse(&format!("{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n")).unwrap();
+    }
 }
