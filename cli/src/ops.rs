@@ -14,7 +14,7 @@ use martian_model::{Checkpoint, ConfigModel, NetBackend, NetEvaluator, NetReplic
 use martian_rules::GameState;
 use martian_search::{AbGame, AlphaBetaConfig, UniformEvaluator};
 use martian_selfplay::{pack_samples, play_games, play_games_on_devices, FinishedGame, PlayParams, SelfplayStats};
-use martian_train::{Metrics, ReplayWindow, TrainError, Trainer};
+use martian_train::{MetricsLog, ReplayWindow, TrainError, Trainer};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tch::Device;
@@ -350,13 +350,7 @@ pub fn train_generation<G: GameState>(
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     pb.set_position(done);
-    let mut acc = [0f64; 5];
-    // Sums of the auxiliary heads' losses (moves left, score), when the network has them.
-    let mut aux_acc: [Option<f64>; 2] = [None; 2];
-    // fp16: steps skipped by the loss scaler since the last line.
-    let mut skipped = 0u32;
-    let mut n_acc = 0u32;
-    let mut t_log = std::time::Instant::now();
+    let mut log = MetricsLog::default();
     let save_partial = |ckpt: &mut Checkpoint, trainer: &Trainer, last: &mut Option<PathBuf>| -> Result<PathBuf> {
         let p = run.partial_checkpoint(g, ckpt.meta.step);
         // Optimizer state and weights first; the sidecar, written last, marks the partial complete.
@@ -386,49 +380,17 @@ pub fn train_generation<G: GameState>(
             }
             Err(e) => return Err(e.into()),
         };
-        for (a, v) in
-            acc.iter_mut().zip([st.policy_loss, st.value_loss, st.total_loss, st.policy_accuracy, st.value_mse])
-        {
-            *a += v;
-        }
-        for (a, v) in aux_acc.iter_mut().zip([st.moves_left_loss, st.score_loss]) {
-            if let Some(v) = v {
-                *a = Some(a.unwrap_or(0.0) + v);
-            }
-        }
-        skipped += u32::from(st.skipped);
-        n_acc += 1;
+        log.add(&st);
         pb.inc(1);
         let local = ckpt.meta.step - parent_step;
         if local % t.log_every as u64 == 0 || local == steps_total {
-            let n = n_acc as f64;
-            let m = Metrics {
-                step: ckpt.meta.step,
-                generation: g,
-                lr,
-                policy_loss: acc[0] / n,
-                value_loss: acc[1] / n,
-                total_loss: acc[2] / n,
-                policy_accuracy: acc[3] / n,
-                value_mse: acc[4] / n,
-                moves_left_loss: aux_acc[0].map(|x| x / n),
-                score_loss: aux_acc[1].map(|x| x / n),
-                loss_scale: st.loss_scale,
-                skipped_steps: st.loss_scale.map(|_| skipped),
-                samples_per_s: n * t.batch_size as f64 / t_log.elapsed().as_secs_f64().max(1e-9),
-                window: window.len(),
-            };
+            let m = log.take(ckpt.meta.step, g, lr, t.batch_size, window.len());
             pb.set_message(format!(
                 "loss {:.3} (policy {:.3}, value {:.3}), acc {:.2}",
                 m.total_loss, m.policy_loss, m.value_loss, m.policy_accuracy
             ));
             append_line(&run.train_log(), &serde_json::to_string(&m)?)?;
             crate::tensorboard::train_metrics(run.root(), &m);
-            acc = [0.0; 5];
-            aux_acc = [None; 2];
-            skipped = 0;
-            n_acc = 0;
-            t_log = std::time::Instant::now();
         }
         if local % t.checkpoint_every as u64 == 0 && local < steps_total {
             save_partial(&mut ckpt, &trainer, &mut last_partial)?;
