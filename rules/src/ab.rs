@@ -22,6 +22,7 @@ pub trait StaticEval<G>: Send {
 }
 
 impl<G, F: Fn(&G) -> i32 + Send> StaticEval<G> for F {
+    #[inline]
     fn evaluate(&self, state: &G) -> i32 {
         self(state)
     }
@@ -40,6 +41,7 @@ pub trait AbGame: GameState {
     /// counters that change the game's future (repetition count, countdowns,
     /// caps) when they are close to mattering, so that positions with equal
     /// placement but different futures do not share an entry.
+    #[inline]
     fn search_key(&self) -> u64 {
         self.hash()
     }
@@ -70,6 +72,7 @@ pub trait AbGame: GameState {
 
     /// Whether `child` (the position after the candidate move by
     /// `self.side_to_move()`) threatens to end the game at once.
+    #[inline]
     fn is_threat(&self, _child: &Self) -> bool {
         false
     }

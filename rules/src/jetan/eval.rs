@@ -90,6 +90,7 @@ impl Default for JetanEval {
 }
 
 /// King-step neighbourhood masks of the 10x10 board.
+#[inline]
 fn jetan_ring(sq: u8) -> u128 {
     let (f, r) = ((sq % 10) as i32, (sq / 10) as i32);
     let mut m = 0u128;
@@ -105,6 +106,7 @@ fn jetan_ring(sq: u8) -> u128 {
 }
 
 impl JetanEval {
+    #[inline]
     fn side_terms(&self, s: &Jetan, side: Side, enemy_att: u128, own_att: u128) -> i32 {
         let mut v = 0;
         for p in JPiece::ALL {
@@ -130,6 +132,7 @@ impl JetanEval {
 }
 
 impl StaticEval<Jetan> for JetanEval {
+    #[inline]
     fn evaluate(&self, s: &Jetan) -> i32 {
         let me = s.side_to_move();
         let op = me.opponent();
@@ -140,6 +143,7 @@ impl StaticEval<Jetan> for JetanEval {
 }
 
 /// Ordering value of a Jetan piece (Princess and Chief first: they end games).
+#[inline]
 fn jetan_order_value(p: JPiece) -> i32 {
     match p {
         JPiece::Princess => 10_000,
@@ -151,6 +155,7 @@ fn jetan_order_value(p: JPiece) -> i32 {
 impl AbGame for Jetan {
     type Eval = JetanEval;
 
+    #[inline]
     fn search_key(&self) -> u64 {
         let mut h = self.hash();
         let reps = self.repetitions();
@@ -207,6 +212,7 @@ impl AbGame for Jetan {
         }
     }
 
+    #[inline]
     fn is_threat(&self, child: &Jetan) -> bool {
         let me = self.side_to_move();
         let pr = child.pieces(me.opponent(), JPiece::Princess).0;

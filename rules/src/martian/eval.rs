@@ -26,10 +26,12 @@ impl Default for MartianEval {
     }
 }
 
+#[inline]
 fn mc_zone_pips(s: &MartianChess, zone: u32) -> i32 {
     MPiece::ALL.iter().map(|&p| p.value() as i32 * (s.pieces(p).0 & zone).count_ones() as i32).sum()
 }
 
+#[inline]
 fn mc_max_pips(s: &MartianChess, squares: u32) -> i32 {
     for p in [MPiece::Queen, MPiece::Drone, MPiece::Pawn] {
         if s.pieces(p).0 & squares != 0 {
@@ -40,6 +42,7 @@ fn mc_max_pips(s: &MartianChess, squares: u32) -> i32 {
 }
 
 impl StaticEval<MartianChess> for MartianEval {
+    #[inline]
     fn evaluate(&self, s: &MartianChess) -> i32 {
         let me = s.side_to_move();
         let op = me.opponent();
@@ -59,6 +62,7 @@ impl AbGame for MartianChess {
     /// Depths 1, 2, 3: a quick run reaches depth 3 within an hour on 2 cores.
     const LADDER_DEPTHS: &'static [u32] = &[1, 2, 3];
 
+    #[inline]
     fn search_key(&self) -> u64 {
         let mut h = self.hash();
         if self.clock_countdown().is_none() {

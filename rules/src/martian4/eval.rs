@@ -31,16 +31,19 @@ impl Default for Martian4Eval {
 }
 
 /// Pips on the squares of `mask`.
+#[inline]
 fn pips(s: &MartianChess4, mask: u64) -> i32 {
     Piece::ALL.iter().map(|&p| p.value() as i32 * (s.pieces(p) & mask).count_ones() as i32).sum()
 }
 
 /// The two quadrants of `team` (SW + NE for South, NW + SE for North).
+#[inline]
 fn team_zone(team: Side) -> u64 {
     Seat::ALL.iter().filter(|s| s.team() == team).fold(0, |m, s| m | QUADS[s.index()])
 }
 
 impl StaticEval<MartianChess4> for Martian4Eval {
+    #[inline]
     fn evaluate(&self, s: &MartianChess4) -> i32 {
         let me = s.side_to_move();
         let op = me.opponent();
@@ -56,6 +59,7 @@ impl AbGame for MartianChess4 {
     /// Depths 1 and 2 (four plies of a four-player game are one round).
     const LADDER_DEPTHS: &'static [u32] = &[1, 2];
 
+    #[inline]
     fn search_key(&self) -> u64 {
         let mut h = self.hash();
         let r = self.rules();
