@@ -79,17 +79,20 @@ class PolicyHead(ConvBn):
 
 class ValueHead(nn.Module):
     """conv1x1 (bias) -> relu -> flatten -> fc1 -> relu -> fc2 (3 logits, or 1 output
-    for the auxiliary moves-left and score heads)."""
+    for the auxiliary moves-left and score heads; with `tanh`, the vector value head of
+    free-for-all: one value per seat)."""
 
-    def __init__(self, c, cells, hidden, outputs=3):
+    def __init__(self, c, cells, hidden, outputs=3, tanh=False):
         super().__init__()
         self.conv = nn.Conv2d(c, 2, 1, bias=True)
         self.fc1 = nn.Linear(2 * cells, hidden)
         self.fc2 = nn.Linear(hidden, outputs)
+        self.tanh = tanh
 
     def forward(self, x):
         v = torch.relu(self.conv(x)).flatten(1)
-        return self.fc2(torch.relu(self.fc1(v)))
+        out = self.fc2(torch.relu(self.fc1(v)))
+        return torch.tanh(out) if self.tanh else out
 
 
 class PolicyValueNet(nn.Module):
@@ -107,7 +110,9 @@ class PolicyValueNet(nn.Module):
         self.stem = ConvBn(planes, c, 3, bn, eps)
         self.blocks = nn.ModuleList(ResBlock(c, bn, i in gpool, eps) for i in range(arch["blocks"]))
         self.policy = PolicyHead(c, arch["policy_channels"], cells, desc["policy"]["size"], bn, eps)
-        self.value = ValueHead(c, cells, arch["value_hidden"])
+        # architecture.value_players: the vector value head (free-for-all); absent = WDL.
+        vector = arch.get("value_players")
+        self.value = ValueHead(c, cells, arch["value_hidden"], vector or 3, tanh=bool(vector))
         # Auxiliary training heads (model.json architecture.moves_left_head /
         # score_head): loaded with the weights, not part of the output.
         self.moves_left = ValueHead(c, cells, arch["value_hidden"], 1) if arch.get("moves_left_head") else None
@@ -216,7 +221,7 @@ def check(net, desc, bundle, onnx_path):
             if ts is not None:
                 worst["torchscript"] = max(worst["torchscript"], max_diff(ts(x), want) / scale)
         got = sess.run(["output"], {"input": x.numpy()})[0]
-        if list(got.shape) != [batch, desc["policy"]["size"] + 3]:
+        if list(got.shape) != [batch, desc["policy"]["size"] + desc["value"]["size"]]:
             raise ValueError(f"ONNX output shape {list(got.shape)} at batch {batch}")
         worst["onnx"] = max(worst["onnx"], max_diff(got, want) / scale)
     return worst
