@@ -321,3 +321,55 @@ impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
         self.inner.max_batch()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use martian_rules::martian4::{Martian4Rules, MartianChess4};
+
+    /// Gives each position per-player values from its ply and counts its calls.
+    struct Vector(u32);
+
+    impl Evaluator<MartianChess4> for Vector {
+        fn evaluate(
+            &mut self,
+            positions: &[&MartianChess4],
+            moves: &[&[Move]],
+            out: &mut Vec<Evaluation>,
+        ) -> Result<(), EvalError> {
+            self.0 += 1;
+            out.clear();
+            for (p, m) in positions.iter().zip(moves) {
+                let v = p.ply() as f32 / 10.0;
+                out.push(Evaluation {
+                    priors: vec![1.0 / m.len() as f32; m.len()],
+                    value: v,
+                    values: vec![v, -v, 0.0, 0.0],
+                });
+            }
+            Ok(())
+        }
+    }
+
+    /// A cached free-for-all evaluation returns its per-player values, from
+    /// the inner evaluator and from the cache alike.
+    #[test]
+    fn per_player_values_survive_the_cache() {
+        let rules = Martian4Rules { teams: false, ..Martian4Rules::default() };
+        let mut s = MartianChess4::new_game(&rules).unwrap();
+        let mut moves = Vec::new();
+        s.legal_moves(&mut moves);
+        s.play_unchecked(moves[0]);
+        let mut m1 = Vec::new();
+        s.legal_moves(&mut m1);
+        let mut c = CachedEvaluator::new(Vector(0), 16);
+        let mut out = Vec::new();
+        c.evaluate(&[&s, &s], &[&m1, &m1], &mut out).unwrap();
+        assert_eq!(out[0].values, vec![0.1, -0.1, 0.0, 0.0]);
+        assert_eq!(out[1].values, out[0].values, "a duplicate of the batch");
+        let mut again = Vec::new();
+        c.evaluate(&[&s], &[&m1], &mut again).unwrap();
+        assert_eq!(c.inner_mut().0, 1, "the second call is a cache hit");
+        assert_eq!(again[0], out[0]);
+    }
+}
