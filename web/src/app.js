@@ -32,6 +32,8 @@ const mz = {
   error: null,
 };
 window.mz = mz;
+// For the browser tests and for debugging in the console: the rules module's session class.
+mz.WebSession = WebSession;
 
 function say(text, isError = false) {
   mz.message = text;
