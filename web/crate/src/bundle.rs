@@ -100,7 +100,10 @@ fn check_game<G: GameState>(v: &Value) -> Result<BundleInfo, String> {
     }
     let size = field(v, &["policy", "size"]).and_then(Value::as_u64);
     if size != Some(G::NUM_ACTIONS as u64) {
-        return Err(format!("the bundle's policy size is {size:?}, the {name} rules of this page have {}", G::NUM_ACTIONS));
+        return Err(format!(
+            "the bundle's policy size is {size:?}, the {name} rules of this page have {}",
+            G::NUM_ACTIONS
+        ));
     }
     let width = G::NUM_ACTIONS + 3;
     let out_width = field(v, &["output", "shape"]).and_then(|s| s.get(0)).and_then(Value::as_u64);

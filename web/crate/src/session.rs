@@ -293,7 +293,12 @@ impl<G: WebGame> Session for GameSession<G> {
         let legal = self
             .legal()
             .into_iter()
-            .map(|m| LegalMove { from: m.from, to: m.to, text: self.state.move_to_string(m), note: self.state.move_note(m) })
+            .map(|m| LegalMove {
+                from: m.from,
+                to: m.to,
+                text: self.state.move_to_string(m),
+                note: self.state.move_note(m),
+            })
             .collect();
         let view = View {
             game: G::KIND.name(),
@@ -338,8 +343,14 @@ impl<G: WebGame> Session for GameSession<G> {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut tree = Mcts::new(cfg, self.state.clone());
         tree.begin_search(false, 0, &mut rng);
-        self.search =
-            Some(SearchState { tree, rng, batch: DeviceBatch::default(), evals: Vec::new(), evaluations: 0, batches: 0 });
+        self.search = Some(SearchState {
+            tree,
+            rng,
+            batch: DeviceBatch::default(),
+            evals: Vec::new(),
+            evaluations: 0,
+            batches: 0,
+        });
         Ok(())
     }
 
