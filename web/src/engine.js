@@ -122,8 +122,8 @@ export async function rootWdl(net, session) {
  * Searches `session`'s position until `limit` is reached: `{kind: 'visits', n}`
  * (completed simulations) or `{kind: 'time', ms}` (stops starting batches once
  * the time is up). Calls `onProgress(report)` now and then; `shouldStop()`
- * ends it early. Returns the final report (see martian-web's SearchReport)
- * with `elapsed_ms` added.
+ * abandons it (the result is then null). Returns the final report (see
+ * martian-web's SearchReport) with `elapsed_ms` added.
  */
 export async function think(net, session, limit, { onProgress, shouldStop, seed } = {}) {
   const t0 = performance.now();
@@ -134,7 +134,7 @@ export async function think(net, session, limit, { onProgress, shouldStop, seed 
     const visits = session.searchVisits();
     const elapsed = performance.now() - t0;
     if (limit.kind === 'visits' ? visits >= limit.n : elapsed >= limit.ms && visits > 0) break;
-    if (shouldStop && shouldStop()) break;
+    if (shouldStop && shouldStop()) return null;
     const want = limit.kind === 'visits' ? Math.min(LEAVES_PER_BATCH, limit.n - visits) : LEAVES_PER_BATCH;
     const k = session.searchGather(Math.max(1, want));
     if (k === 0) {
@@ -144,6 +144,8 @@ export async function think(net, session, limit, { onProgress, shouldStop, seed 
     }
     idle = 0;
     const out = await net.run(session.searchInput(), k);
+    // Superseded while the network ran (undo, new game, another search): leave the session alone.
+    if (shouldStop && shouldStop()) return null;
     session.searchApply(out);
     const now = performance.now();
     if (onProgress && now - lastReport > 150) {
@@ -151,7 +153,8 @@ export async function think(net, session, limit, { onProgress, shouldStop, seed 
       onProgress(JSON.parse(session.searchReportJson()));
     }
   }
+  if (shouldStop && shouldStop()) return null;
   const report = JSON.parse(session.searchReportJson());
-  report.elapsed_ms = performance.now() - t0;
+  if (report) report.elapsed_ms = performance.now() - t0;
   return report;
 }

@@ -64,7 +64,7 @@ fn search_follows_the_network_output() {
             continue;
         }
         assert_eq!(s.search_input().len(), k * 11 * 8 * 4);
-        assert!(s.search_apply(&vec![0.0; 5]).unwrap_err().contains("expected"));
+        assert!(s.search_apply(&[0.0; 5]).unwrap_err().contains("expected"));
         let mut out = Vec::new();
         for _ in 0..k {
             // The favourite's index is that of the root's move; elsewhere it is some move or none.
