@@ -276,6 +276,31 @@ async function mismatch(query, pattern, what) {
   return text;
 }
 
+/** Local files: a bundle of the other game is refused, the right one loads; New game restarts. */
+async function localFiles() {
+  const { page } = await openPage('game=martian-chess&backend=wasm');
+  await page.waitForFunction(() => window.mz.ready, null, { timeout: 60000 });
+  const files = (g) => ['model.json', 'model.onnx'].map((f) => join(dist, 'models', g, f));
+  await page.setInputFiles('#model-files', files('jetan'));
+  await page.waitForFunction(() => /jetan model/.test(document.getElementById('message').textContent), null,
+    { timeout: 60000 });
+  const refused = await message(page);
+  await page.setInputFiles('#model-files', files('martian-chess'));
+  await page.waitForFunction(() => /loaded the chosen files/.test(document.getElementById('message').textContent),
+    null, { timeout: 60000 });
+  assert.match(await page.locator('#model-info').textContent(), /model\.json/);
+  const v = await view(page);
+  await clickSquare(page, v.legal[0].from);
+  await clickSquare(page, v.legal[0].to);
+  await page.waitForFunction(() => !window.mz.busy && window.mz.view.moves.length === 2, null, { timeout: 60000 });
+  await page.click('#new-game');
+  const n = await view(page);
+  assert.equal(n.moves.length, 0, 'new game');
+  assert.equal(n.position, v.position, 'new game starts from the initial position');
+  await page.close();
+  return refused;
+}
+
 try {
   summary.games = [];
   summary.games.push(await playGame('martian-chess', 'time', 150, 7));
@@ -284,6 +309,7 @@ try {
     /is a martian-chess model, but the game chosen is jetan/, 'bundle for the other game');
   summary.wrong_rules = await mismatch('game=martian-chess&backend=wasm&model=models/test-other-rules/',
     /rules specification .* version 0; this page implements/, 'bundle of another rules version');
+  summary.local_files_wrong_game = await localFiles();
   summary.wrong_url = await mismatch('game=martian-chess&backend=wasm&model=models/none/', /HTTP 404/, 'missing bundle');
   summary.screenshots = ['martian-chess-playing.png', 'martian-chess-finished.png', 'jetan-playing.png', 'jetan-finished.png']
     .map((f) => join(artifacts, f));
