@@ -360,7 +360,7 @@ async function useNetwork(loader, label) {
   try {
     const net = await loader();
     if (net.info.game !== $('game').value) {
-      say(`${label} is a ${net.info.game} model, but the game chosen is ${$('game').value}; choose ${net.info.game} to use it`, true);
+      say(`${net.source} is a ${net.info.game} model, but the game chosen is ${$('game').value}; choose ${net.info.game} to use it`, true);
       return false;
     }
     mz.net = net;
@@ -454,9 +454,10 @@ async function main() {
   });
   $('undo').addEventListener('click', () => {
     stopSearch();
-    // Take back to the person's last turn (the engine's reply too).
+    // Take back to the person's last turn (the engine's reply too); one move when the engine plays both sides.
     if (!mz.session.undo()) return;
-    while (mz.net && !humanSeats().has(JSON.parse(mz.session.viewJson()).side_to_move) && mz.session.undo());
+    const seats = humanSeats();
+    while (mz.net && seats.size > 0 && !seats.has(JSON.parse(mz.session.viewJson()).side_to_move) && mz.session.undo());
     mz.selected = null;
     render();
     say('move taken back');

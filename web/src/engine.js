@@ -101,7 +101,7 @@ export async function loadNetworkFromFiles(files, backend) {
     const onnx = list.find((f) => f.name === name) || list.find((f) => f.name.endsWith('.onnx'));
     if (!onnx) throw new Error(`choose ${name} together with model.json`);
     return new Uint8Array(await onnx.arrayBuffer());
-  }, json.name, backend);
+  }, `${json.name} (local file)`, backend);
 }
 
 function softmax3(a, b, c) {
