@@ -75,7 +75,7 @@ function render() {
   const view = JSON.parse(mz.session.viewJson());
   mz.view = view;
   const board = $('board');
-  const size = Math.floor(Math.min(560 / view.height, 640 / view.width, 64));
+  const size = Math.floor(Math.min(600 / view.height, 640 / view.width, 72));
   board.style.setProperty('--sq', `${size}px`);
   board.style.gridTemplateColumns = `repeat(${view.width}, ${size}px)`;
   board.replaceChildren();
