@@ -56,7 +56,7 @@ pub trait WebGame: GameState {
     }
 }
 
-/// `"South"` / `"North"`: the seat, as opposed to the game's name for the side.
+/// `"south"` / `"north"`: the seat, as opposed to the game's name for the side (`Jetan::side_name`).
 pub fn seat(side: Side) -> &'static str {
     match side {
         Side::South => "south",
