@@ -74,10 +74,7 @@ impl EvaluateConfig {
         if !self.ladder.is_empty() {
             return self.ladder.clone();
         }
-        let depths: &[u32] = match game {
-            GameKind::Jetan => &[1, 2],
-            GameKind::MartianChess => &[1, 2, 3],
-        };
+        let depths: &[u32] = crate::with_game!(game, G => <G as martian_search::AbGame>::LADDER_DEPTHS);
         depths.iter().map(|d| format!("alphabeta:depth={d}")).collect()
     }
 

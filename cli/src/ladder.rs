@@ -97,7 +97,7 @@ pub fn calibration<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, d
         }
         eprintln!("ladder: {} is for another ladder or version; calibrating again", path.display());
     }
-    let specs: Vec<PlayerSpec> = ladder.iter().map(|s| PlayerSpec::parse(s)).collect::<Result<_>>()?;
+    let specs: Vec<PlayerSpec> = ladder.iter().map(|s| PlayerSpec::parse(s)).collect::<Result<_, _>>()?;
     let mut matches = Vec::new();
     for i in 0..specs.len() {
         for j in i + 1..specs.len() {

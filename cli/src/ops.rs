@@ -5,15 +5,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+pub use martian_evaluate::PlayerSpec;
 use martian_evaluate::{
-    play_match_book, AlphaBetaPlayer, GreedyPlayer, MatchResult, MctsPlayer, OpeningBook, Player, RandomPlayer,
-    SprtDecision, SprtParams, SprtState,
+    play_match_book, AlphaBetaPlayer, GreedyPlayer, MatchResult, MctsParts, MctsPlayer, OpeningBook, Player,
+    RandomPlayer, SprtDecision, SprtParams, SprtState,
 };
 use martian_model::{Checkpoint, ConfigModel, NetBackend, NetEvaluator, NetReplica};
 use martian_rules::GameState;
-use martian_search::{AbGame, AlphaBetaConfig, Limits, UniformEvaluator};
+use martian_search::{AbGame, AlphaBetaConfig, UniformEvaluator};
 use martian_selfplay::{pack_samples, play_games, play_games_on_devices, FinishedGame, PlayParams, SelfplayStats};
-use martian_train::{Metrics, ReplayWindow, TrainError, Trainer};
+use martian_train::{MetricsLog, ReplayWindow, TrainError, Trainer};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tch::Device;
@@ -349,13 +350,7 @@ pub fn train_generation<G: GameState>(
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     pb.set_position(done);
-    let mut acc = [0f64; 5];
-    // Sums of the auxiliary heads' losses (moves left, score), when the network has them.
-    let mut aux_acc: [Option<f64>; 2] = [None; 2];
-    // fp16: steps skipped by the loss scaler since the last line.
-    let mut skipped = 0u32;
-    let mut n_acc = 0u32;
-    let mut t_log = std::time::Instant::now();
+    let mut log = MetricsLog::default();
     let save_partial = |ckpt: &mut Checkpoint, trainer: &Trainer, last: &mut Option<PathBuf>| -> Result<PathBuf> {
         let p = run.partial_checkpoint(g, ckpt.meta.step);
         // Optimizer state and weights first; the sidecar, written last, marks the partial complete.
@@ -385,49 +380,17 @@ pub fn train_generation<G: GameState>(
             }
             Err(e) => return Err(e.into()),
         };
-        for (a, v) in
-            acc.iter_mut().zip([st.policy_loss, st.value_loss, st.total_loss, st.policy_accuracy, st.value_mse])
-        {
-            *a += v;
-        }
-        for (a, v) in aux_acc.iter_mut().zip([st.moves_left_loss, st.score_loss]) {
-            if let Some(v) = v {
-                *a = Some(a.unwrap_or(0.0) + v);
-            }
-        }
-        skipped += u32::from(st.skipped);
-        n_acc += 1;
+        log.add(&st);
         pb.inc(1);
         let local = ckpt.meta.step - parent_step;
         if local % t.log_every as u64 == 0 || local == steps_total {
-            let n = n_acc as f64;
-            let m = Metrics {
-                step: ckpt.meta.step,
-                generation: g,
-                lr,
-                policy_loss: acc[0] / n,
-                value_loss: acc[1] / n,
-                total_loss: acc[2] / n,
-                policy_accuracy: acc[3] / n,
-                value_mse: acc[4] / n,
-                moves_left_loss: aux_acc[0].map(|x| x / n),
-                score_loss: aux_acc[1].map(|x| x / n),
-                loss_scale: st.loss_scale,
-                skipped_steps: st.loss_scale.map(|_| skipped),
-                samples_per_s: n * t.batch_size as f64 / t_log.elapsed().as_secs_f64().max(1e-9),
-                window: window.len(),
-            };
+            let m = log.take(ckpt.meta.step, g, lr, t.batch_size, window.len());
             pb.set_message(format!(
                 "loss {:.3} (policy {:.3}, value {:.3}), acc {:.2}",
                 m.total_loss, m.policy_loss, m.value_loss, m.policy_accuracy
             ));
             append_line(&run.train_log(), &serde_json::to_string(&m)?)?;
             crate::tensorboard::train_metrics(run.root(), &m);
-            acc = [0.0; 5];
-            aux_acc = [None; 2];
-            skipped = 0;
-            n_acc = 0;
-            t_log = std::time::Instant::now();
         }
         if local % t.checkpoint_every as u64 == 0 && local < steps_total {
             save_partial(&mut ckpt, &trainer, &mut last_partial)?;
@@ -444,196 +407,6 @@ pub fn train_generation<G: GameState>(
 
 fn now_s() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-/// A player named on the command line:
-///
-/// * a checkpoint path: MCTS with the network, `[evaluate] simulations` visits;
-/// * `mcts:model=PATH,visits=N,movetime=MS` (every key optional; no model = uniform priors;
-///   with `movetime` the move ends at the first batch after MS milliseconds, or at N visits);
-/// * `uniform` (MCTS without a network), `random`, `greedy`;
-/// * `alphabeta:depth=N`, `alphabeta:movetime=MS`, `alphabeta:nodes=N`, with
-///   optional `tt=MIB` and evaluation options (Jetan: `values=seed000`).
-#[derive(Clone, Debug, PartialEq)]
-pub enum PlayerSpec {
-    /// MCTS with this checkpoint.
-    Net(PathBuf),
-    /// MCTS with an optional checkpoint (uniform priors without), visit count
-    /// (default `[evaluate] simulations`, or no visit limit with a movetime)
-    /// and optional time per move (`movetime=MS`; whichever limit comes first).
-    Mcts {
-        /// Checkpoint.
-        model: Option<PathBuf>,
-        /// Simulations per move.
-        visits: Option<u32>,
-        /// Wall time per move, milliseconds.
-        movetime: Option<u64>,
-    },
-    /// MCTS with the uniform evaluator.
-    Uniform,
-    /// Uniformly random moves.
-    Random,
-    /// One-ply greedy.
-    Greedy,
-    /// The alpha-beta baseline.
-    AlphaBeta {
-        /// Per-move limits (at least one set).
-        limits: Limits,
-        /// Transposition table size, MiB.
-        tt_mib: usize,
-        /// Evaluation options, `key=value`.
-        eval_options: Vec<(String, String)>,
-        /// The spec text (the player's name in reports).
-        text: String,
-    },
-}
-
-fn parse_num<T: std::str::FromStr>(spec: &str, key: &str, v: &str) -> Result<T> {
-    v.parse().map_err(|_| anyhow!("player {spec:?}: {key}={v:?} is not a valid number"))
-}
-
-impl PlayerSpec {
-    /// Parses one player spec (see the type's documentation).
-    ///
-    /// # Errors
-    /// An unknown kind or key, a bad number, or an alpha-beta spec without a limit.
-    pub fn parse(s: &str) -> Result<PlayerSpec> {
-        let s = s.trim();
-        if s.is_empty() {
-            bail!("empty player spec");
-        }
-        let kv = |rest: &str| -> Result<Vec<(String, String)>> {
-            let mut out: Vec<(String, String)> = Vec::new();
-            if rest.trim().is_empty() {
-                return Ok(out);
-            }
-            for t in rest.split(',') {
-                if t.trim().is_empty() {
-                    bail!("player {s:?}: an empty key=value item (a stray comma?)");
-                }
-                let (k, v) = t.split_once('=').ok_or_else(|| anyhow!("player {s:?}: expected key=value, got {t:?}"))?;
-                let k = k.trim().to_string();
-                if out.iter().any(|(o, _)| *o == k) {
-                    bail!("player {s:?}: key {k:?} is given twice");
-                }
-                out.push((k, v.trim().to_string()));
-            }
-            Ok(out)
-        };
-        Ok(match s {
-            "random" => PlayerSpec::Random,
-            "greedy" => PlayerSpec::Greedy,
-            "uniform" => PlayerSpec::Uniform,
-            _ if s.starts_with("alphabeta:") || s == "alphabeta" => {
-                let mut limits = Limits::default();
-                let mut tt_mib = 16;
-                let mut eval_options = Vec::new();
-                for (k, v) in kv(s.strip_prefix("alphabeta").unwrap_or("").trim_start_matches(':'))? {
-                    match k.as_str() {
-                        "depth" => {
-                            let d: u32 = parse_num(s, &k, &v)?;
-                            if d == 0 || d > 64 {
-                                bail!("player {s:?}: depth must be in 1..=64");
-                            }
-                            limits.depth = Some(d);
-                        }
-                        "movetime" => limits.movetime = Some(std::time::Duration::from_millis(parse_num(s, &k, &v)?)),
-                        "nodes" => limits.nodes = Some(parse_num(s, &k, &v)?),
-                        "tt" => {
-                            tt_mib = parse_num(s, &k, &v)?;
-                            if !(1..=65_536).contains(&tt_mib) {
-                                bail!("player {s:?}: tt (transposition table MiB) must be in 1..=65536");
-                            }
-                        }
-                        // The evaluation's options (Jetan: values=...); checked against the game later.
-                        "values" => eval_options.push((k, v)),
-                        _ => bail!(
-                            "player {s:?}: unknown key {k:?} (known: depth, movetime, nodes, tt, and values for Jetan)"
-                        ),
-                    }
-                }
-                if limits == Limits::default() {
-                    bail!("player {s:?}: alphabeta needs a limit: depth=N, movetime=MS or nodes=N");
-                }
-                PlayerSpec::AlphaBeta { limits, tt_mib, eval_options, text: s.to_string() }
-            }
-            _ if s.starts_with("mcts:") || s == "mcts" => {
-                let (mut model, mut visits, mut movetime) = (None, None, None);
-                for (k, v) in kv(s.strip_prefix("mcts").unwrap_or("").trim_start_matches(':'))? {
-                    match k.as_str() {
-                        "model" => model = Some(PathBuf::from(v)),
-                        "movetime" => {
-                            let ms: u64 = parse_num(s, &k, &v)?;
-                            if ms == 0 || ms > 3_600_000 {
-                                bail!("player {s:?}: movetime must be in 1..=3600000 (milliseconds)");
-                            }
-                            movetime = Some(ms);
-                        }
-                        "visits" => {
-                            let n: u32 = parse_num(s, &k, &v)?;
-                            if n == 0 {
-                                bail!("player {s:?}: visits must be >= 1");
-                            }
-                            visits = Some(n);
-                        }
-                        _ => bail!("player {s:?}: unknown key {k:?} (known: model, visits, movetime)"),
-                    }
-                }
-                PlayerSpec::Mcts { model, visits, movetime }
-            }
-            p if p.contains(':') && !Path::new(p).exists() => {
-                bail!("unknown player {p:?}: expected a checkpoint path, random, greedy, uniform, mcts:model=PATH,visits=N,movetime=MS or alphabeta:depth=N|movetime=MS|nodes=N")
-            }
-            p => {
-                if !Path::new(p).exists() {
-                    bail!("player {p:?}: no such checkpoint file (or expected random, greedy, uniform, mcts:..., alphabeta:...)");
-                }
-                PlayerSpec::Net(PathBuf::from(p))
-            }
-        })
-    }
-
-    /// Parses a comma-separated list of specs; a `key=value` item without a
-    /// `kind:` prefix continues the previous spec, so
-    /// `alphabeta:depth=1,alphabeta:depth=2,mcts:model=a.safetensors,visits=8`
-    /// gives three players. `;` also separates.
-    ///
-    /// # Errors
-    /// As [`PlayerSpec::parse`], or an empty list.
-    pub fn parse_list(s: &str) -> Result<Vec<PlayerSpec>> {
-        let mut items: Vec<String> = Vec::new();
-        for part in s.split(';') {
-            for tok in part.split(',') {
-                let t = tok.trim();
-                if t.is_empty() {
-                    continue;
-                }
-                let cont = t.split_once('=').is_some_and(|(k, _)| !k.contains(':') && !k.contains('/'));
-                match items.last_mut() {
-                    Some(last) if cont => {
-                        last.push(',');
-                        last.push_str(t);
-                    }
-                    _ => items.push(t.to_string()),
-                }
-            }
-            items.push(String::new()); // `;` ends a spec
-        }
-        let specs: Vec<PlayerSpec> =
-            items.iter().filter(|i| !i.is_empty()).map(|i| PlayerSpec::parse(i)).collect::<Result<_>>()?;
-        if specs.is_empty() {
-            bail!("no player in {s:?}");
-        }
-        Ok(specs)
-    }
-
-    /// The checkpoint this player needs, if any.
-    pub fn checkpoint(&self) -> Option<&Path> {
-        match self {
-            PlayerSpec::Net(p) | PlayerSpec::Mcts { model: Some(p), .. } => Some(p),
-            _ => None,
-        }
-    }
 }
 
 /// Loads the checkpoint of a player spec, if it has one, under the
@@ -748,10 +521,12 @@ fn match_evaluator<'a, G: GameState>(
     Ok(NetEvaluator::new(&ck.net, device, max_batch).with_precision(cfg.model.precision)?)
 }
 
-/// `(name, evaluator, simulations)` of a spec that is an MCTS player (`None` otherwise).
+/// `(name, evaluator, simulations)` of a spec that is an MCTS player with a
+/// fixed visit count (`None` otherwise: other players, and movetime players,
+/// which the batched match cannot time).
 ///
 /// # Errors
-/// fp16 on a device other than CUDA.
+/// fp16 on a device other than CUDA; a network player whose checkpoint is not loaded.
 #[allow(clippy::type_complexity)]
 fn mcts_side<'a, G: GameState>(
     cfg: &RunConfig,
@@ -759,29 +534,15 @@ fn mcts_side<'a, G: GameState>(
     c: &'a Option<Checkpoint>,
     device: Device,
 ) -> Result<Option<(String, SideEval<'a, G>, u32)>> {
-    let sims = cfg.evaluate.simulations;
-    let file = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
-    Ok(match (s, c) {
-        (PlayerSpec::Net(p), Some(ck)) => Some((
-            format!("mcts:model={},visits={sims}", file(p)),
-            SideEval::Net(match_evaluator(cfg, ck, device, 1024)?),
-            sims,
-        )),
-        (PlayerSpec::Mcts { model: Some(p), visits, movetime: None }, Some(ck)) => {
-            let v = visits.unwrap_or(sims);
-            Some((
-                format!("mcts:model={},visits={v}", file(p)),
-                SideEval::Net(match_evaluator(cfg, ck, device, 1024)?),
-                v,
-            ))
-        }
-        (PlayerSpec::Mcts { model: None, visits, movetime: None }, _) => {
-            let v = visits.unwrap_or(sims);
-            Some((format!("mcts:uniform,visits={v}"), SideEval::Uniform, v))
-        }
-        (PlayerSpec::Uniform, _) => Some((format!("mcts:uniform,visits={sims}"), SideEval::Uniform, sims)),
-        _ => None,
-    })
+    let Some(MctsParts { name, model, visits, movetime: None }) = s.mcts_parts(cfg.evaluate.simulations) else {
+        return Ok(None);
+    };
+    let ev = match (model, c) {
+        (Some(_), Some(ck)) => SideEval::Net(match_evaluator(cfg, ck, device, 1024)?),
+        (Some(p), None) => bail!("player {}: checkpoint not loaded", p.display()),
+        (None, _) => SideEval::Uniform,
+    };
+    Ok(Some((name, ev, visits)))
 }
 
 /// Games in flight in a batched match.
@@ -853,39 +614,11 @@ pub fn make_player<'a, G: AbGame>(
     device: Device,
     seed: u64,
 ) -> Result<Box<dyn Player<G> + 'a>> {
-    let sims = cfg.evaluate.simulations;
     let mut search = cfg.search.clone();
     search.leaves_per_batch = search.leaves_per_batch.max(4);
-    let file = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
-    Ok(match (s, c) {
-        (PlayerSpec::Net(p), Some(ck)) => Box::new(MctsPlayer::new(
-            format!("mcts:model={},visits={sims}", file(p)),
-            match_evaluator::<G>(cfg, ck, device, 256)?,
-            search,
-            sims,
-            seed,
-        )),
-        (PlayerSpec::Mcts { model: Some(p), visits, movetime }, Some(ck)) => {
-            let (name, v) = mcts_limits(&format!("mcts:model={}", file(p)), *visits, *movetime, sims);
-            let pl = MctsPlayer::new(name, match_evaluator::<G>(cfg, ck, device, 256)?, search, v, seed);
-            match movetime {
-                Some(ms) => Box::new(pl.with_movetime(std::time::Duration::from_millis(*ms))),
-                None => Box::new(pl),
-            }
-        }
-        (PlayerSpec::Mcts { model: None, visits, movetime }, _) => {
-            let (name, v) = mcts_limits("mcts:uniform", *visits, *movetime, sims);
-            let pl = MctsPlayer::new(name, UniformEvaluator, search, v, seed);
-            match movetime {
-                Some(ms) => Box::new(pl.with_movetime(std::time::Duration::from_millis(*ms))),
-                None => Box::new(pl),
-            }
-        }
-        (PlayerSpec::Uniform, _) => {
-            Box::new(MctsPlayer::new(format!("mcts:uniform,visits={sims}"), UniformEvaluator, search, sims, seed))
-        }
-        (PlayerSpec::Greedy, _) => Box::new(GreedyPlayer::new(seed)),
-        (PlayerSpec::AlphaBeta { limits, tt_mib, eval_options, text }, _) => {
+    Ok(match s {
+        PlayerSpec::Greedy => Box::new(GreedyPlayer::new(seed)),
+        PlayerSpec::AlphaBeta { limits, tt_mib, eval_options, text } => {
             let mut eval = G::Eval::default();
             for (k, v) in eval_options {
                 G::eval_option(&mut eval, k, v).map_err(|e| anyhow!("player {text:?}: {e}"))?;
@@ -893,23 +626,31 @@ pub fn make_player<'a, G: AbGame>(
             let abc = AlphaBetaConfig { tt_mib: *tt_mib, seed, ..AlphaBetaConfig::default() };
             Box::new(AlphaBetaPlayer::<G>::with_eval(abc, *limits, eval).with_name(text.clone()))
         }
-        (PlayerSpec::Random, _) => Box::new(RandomPlayer::new(seed)),
-        (PlayerSpec::Net(p), None) | (PlayerSpec::Mcts { model: Some(p), .. }, None) => {
-            bail!("player {}: checkpoint not loaded", p.display())
+        PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
+        PlayerSpec::Net(_) | PlayerSpec::Mcts { .. } | PlayerSpec::Uniform => {
+            let Some(MctsParts { name, model, visits, movetime }) = s.mcts_parts(cfg.evaluate.simulations) else {
+                bail!("player {s:?} is not an MCTS player");
+            };
+            match (model, c) {
+                (Some(_), Some(ck)) => timed(
+                    MctsPlayer::new(name, match_evaluator::<G>(cfg, ck, device, 256)?, search, visits, seed),
+                    movetime,
+                ),
+                (Some(p), None) => bail!("player {}: checkpoint not loaded", p.display()),
+                (None, _) => timed(MctsPlayer::new(name, UniformEvaluator, search, visits, seed), movetime),
+            }
         }
     })
 }
 
-/// Name and visit cap of an MCTS player: with a movetime and no visits the
-/// cap is effectively unlimited (`u32::MAX`) and the name says only the time.
-fn mcts_limits(base: &str, visits: Option<u32>, movetime: Option<u64>, default_visits: u32) -> (String, u32) {
-    match (visits, movetime) {
-        (Some(v), Some(ms)) => (format!("{base},visits={v},movetime={ms}"), v),
-        (None, Some(ms)) => (format!("{base},movetime={ms}"), u32::MAX),
-        (v, None) => {
-            let v = v.unwrap_or(default_visits);
-            (format!("{base},visits={v}"), v)
-        }
+/// `p`, with a time limit per move when `movetime` (milliseconds) is given.
+fn timed<'a, G: GameState, E: martian_search::Evaluator<G> + 'a>(
+    p: MctsPlayer<G, E>,
+    movetime: Option<u64>,
+) -> Box<dyn Player<G> + 'a> {
+    match movetime {
+        Some(ms) => Box::new(p.with_movetime(std::time::Duration::from_millis(ms))),
+        None => Box::new(p),
     }
 }
 
@@ -918,54 +659,4 @@ pub fn describe_match(m: &MatchResult) -> String {
     let elo =
         m.elo.map(|e| format!("score {:.3}, Elo {} (95%)", e.score, e.text())).unwrap_or_else(|| "no games".into());
     format!("{} vs {}: +{} ={} -{} ({elo})", m.a, m.b, m.wins, m.draws, m.losses)
-}
-
-#[cfg(test)]
-mod player_spec_tests {
-    use super::*;
-
-    #[test]
-    fn parses_player_specs_and_lists() {
-        let e = PlayerSpec::parse("alphabeta:depht=2").unwrap_err().to_string();
-        assert!(e.contains("unknown key \"depht\"") && e.contains("depth"), "{e}");
-        let e = PlayerSpec::parse("alphabeta:depth=2,tt=4,colour=red").unwrap_err().to_string();
-        assert!(e.contains("unknown key \"colour\""), "{e}");
-        assert!(PlayerSpec::parse("alphabeta:depth=2,values=seed000").is_ok());
-        let e = PlayerSpec::parse_list("alphabeta:depth=1,tt=99999999").unwrap_err().to_string();
-        assert!(e.contains("tt"), "{e}");
-        let l = PlayerSpec::parse_list(
-            "alphabeta:depth=1,alphabeta:depth=2, alphabeta:movetime=50,tt=4;mcts:visits=8,random",
-        )
-        .unwrap();
-        assert_eq!(l.len(), 5);
-        match &l[2] {
-            PlayerSpec::AlphaBeta { limits, tt_mib, text, .. } => {
-                assert_eq!(limits.movetime, Some(std::time::Duration::from_millis(50)));
-                assert_eq!((*tt_mib, text.as_str()), (4, "alphabeta:movetime=50,tt=4"));
-            }
-            s => panic!("{s:?}"),
-        }
-        assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8), movetime: None });
-        assert_eq!(
-            PlayerSpec::parse("mcts:visits=400,movetime=200").unwrap(),
-            PlayerSpec::Mcts { model: None, visits: Some(400), movetime: Some(200) }
-        );
-        assert!(PlayerSpec::parse("mcts:movetime=0").is_err());
-        assert_eq!(l[4], PlayerSpec::Random);
-        for bad in [
-            "alphabeta",
-            "alphabeta:depth=x",
-            "alphabeta:depth=0",
-            "mcts:visits=0",
-            "mcts:foo=1",
-            "nope:x=1",
-            "/no/such.safetensors",
-            "",
-            "mcts:visits=10,visits=20",
-            "alphabeta:depth=2,",
-            "alphabeta:depth=2,,tt=4",
-        ] {
-            assert!(PlayerSpec::parse(bad).is_err(), "{bad}");
-        }
-    }
 }

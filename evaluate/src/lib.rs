@@ -12,6 +12,7 @@ mod book;
 mod elo;
 mod player;
 mod ratings;
+mod spec;
 mod sprt;
 
 pub use arena::{gauntlet, play_game, play_match, play_match_book, random_opening, GameResult, MatchResult};
@@ -20,4 +21,5 @@ pub use book::{OpeningBook, BALANCED_SCORE};
 pub use elo::{elo_estimate, elo_from_score, wilson_interval, EloEstimate};
 pub use player::{AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Player, PlayerError, RandomPlayer};
 pub use ratings::{fit_ratings, rate_against_fixed, FixedAnchorRating, PairResult, Rating, Ratings};
+pub use spec::{MctsParts, PlayerSpec, SpecError};
 pub use sprt::{expected_score, llr_logistic, SprtDecision, SprtParams, SprtState};

@@ -165,6 +165,9 @@ pub enum GameKind {
     Jetan,
     /// Looney's Martian Chess, two players (4x8).
     MartianChess,
+    /// Looney's Martian Chess, four players (8x8; teams or free-for-all, spec §14).
+    #[serde(rename = "martian-chess-4p")]
+    MartianChess4p,
 }
 
 /// Runs `$body` with the type alias `$G` bound to the [`GameState`] type of
@@ -188,19 +191,24 @@ macro_rules! with_game {
                 type $G = $crate::martian::MartianChess;
                 $body
             }
+            $crate::GameKind::MartianChess4p => {
+                type $G = $crate::martian4::MartianChess4;
+                $body
+            }
         }
     };
 }
 
 impl GameKind {
     /// Every game, in the order the command line lists them.
-    pub const ALL: [GameKind; 2] = [GameKind::Jetan, GameKind::MartianChess];
+    pub const ALL: [GameKind; 3] = [GameKind::Jetan, GameKind::MartianChess, GameKind::MartianChess4p];
 
-    /// The name used on the command line and in files: `jetan` or `martian-chess`.
+    /// The name used on the command line and in files: `jetan`, `martian-chess` or `martian-chess-4p`.
     pub fn name(self) -> &'static str {
         match self {
             GameKind::Jetan => "jetan",
             GameKind::MartianChess => "martian-chess",
+            GameKind::MartianChess4p => "martian-chess-4p",
         }
     }
 

@@ -12,6 +12,7 @@
 //!
 #![warn(missing_docs)]
 
+pub mod ab;
 mod diff;
 mod error;
 mod game;

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 mod config;
+mod log;
 pub mod loss;
 pub mod optim;
 mod replay;
@@ -12,6 +13,7 @@ pub mod symmetry;
 mod trainer;
 
 pub use config::{LrSchedule, OptimizerKind, TrainConfig};
+pub use log::MetricsLog;
 pub use replay::{list_shards, shard_generation, total_positions, Batch, ReplayWindow};
 pub use scaler::LossScaler;
 pub use trainer::{Metrics, StepStats, TrainError, Trainer};

@@ -29,9 +29,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use martian_model::{Checkpoint, NetEvaluator};
-use martian_rules::jetan::{Jetan, JetanRules};
-use martian_rules::martian::{MartianChess, MartianRules};
-use martian_rules::{GameKind, GameState, Move};
+use martian_rules::{with_game, GameKind, GameState, Move};
 use martian_search::mcts::NodeKind;
 use martian_search::{
     AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Evaluation, Evaluator, Limits, Mcts, MctsConfig, UniformEvaluator,
@@ -78,11 +76,100 @@ pub struct Args {
     threads: u32,
 }
 
-/// A position of either game (Jetan's state with its history is large: boxed).
-#[derive(Clone)]
-enum Pos {
-    Jetan(Box<Jetan>),
-    Martian(MartianChess),
+/// A position of any game, as the search thread sees it: what `go` needs,
+/// without naming the game. Every [`AbGame`] is one (a blanket impl), so a new
+/// game needs no code here; [`new_session`] is the one dispatch.
+trait Position: Send {
+    /// `info string game over ...` and `bestmove none` when the game is over.
+    fn game_over_lines(&self) -> Option<Vec<String>>;
+    /// Two evaluations of the position with the network (see [`Worker::start`]).
+    fn warm(&self, net: &Net, device: Device, pace: &mut Pace);
+    /// Runs the search of `job` on this position: `info` lines and one `bestmove`.
+    fn search(&self, job: &Job, net: Option<&Net>, pace: &mut Pace, out: &mut Out);
+}
+
+impl<G: AbGame> Position for G {
+    fn game_over_lines(&self) -> Option<Vec<String>> {
+        self.outcome().map(game_over_lines::<G>)
+    }
+
+    fn warm(&self, net: &Net, device: Device, pace: &mut Pace) {
+        warm::<G>(net, self, device, pace)
+    }
+
+    fn search(&self, job: &Job, net: Option<&Net>, pace: &mut Pace, out: &mut Out) {
+        let s = &job.settings;
+        if s.alphabeta {
+            job.alphabeta(self, out);
+            return;
+        }
+        match net {
+            Some(n) => {
+                let mut ev = NetEvaluator::<G>::new(&n.ck.net, s.device, s.batch as usize);
+                job.mcts(self, &mut ev, pace, out)
+            }
+            None => job.mcts(self, &mut UniformEvaluator, pace, out),
+        }
+    }
+}
+
+/// The engine's game: its rules and current position, for any game.
+trait Session: Send {
+    /// Sets the initial position.
+    fn new_game(&mut self) -> std::result::Result<(), String>;
+    /// `position startpos|fen ... [moves ...]`; on an error the position is cleared.
+    fn set_position(&mut self, args: &[&str]) -> std::result::Result<(), String>;
+    /// Lines for `show`.
+    fn describe(&self) -> Vec<String>;
+    /// A copy of the current position for the search thread (`None`: no position).
+    fn snapshot(&self) -> Option<Box<dyn Position>>;
+}
+
+/// [`Session`] of the game `G`.
+struct GameSession<G: AbGame> {
+    rules: G::Rules,
+    pos: Option<G>,
+}
+
+impl<G: AbGame> Session for GameSession<G> {
+    fn new_game(&mut self) -> std::result::Result<(), String> {
+        self.pos = Some(G::new_game(&self.rules).map_err(|e| e.to_string())?);
+        Ok(())
+    }
+
+    fn set_position(&mut self, args: &[&str]) -> std::result::Result<(), String> {
+        self.pos = None;
+        self.pos = Some(parse_position::<G>(&self.rules, args)?);
+        Ok(())
+    }
+
+    fn describe(&self) -> Vec<String> {
+        match &self.pos {
+            None => vec!["no position".to_string()],
+            Some(s) => describe(s),
+        }
+    }
+
+    fn snapshot(&self) -> Option<Box<dyn Position>> {
+        self.pos.clone().map(|s| Box::new(s) as Box<dyn Position>)
+    }
+}
+
+/// The session of game `g` under `rules` (the model's rules as JSON; `None`:
+/// the game's defaults), at its initial position.
+///
+/// # Errors
+/// Rules that do not parse as `g`'s, or that `g` does not implement.
+fn new_session(g: GameKind, rules: Option<&serde_json::Value>) -> std::result::Result<Box<dyn Session>, String> {
+    with_game!(g, G => {
+        let rules: <G as GameState>::Rules = match rules {
+            Some(r) => serde_json::from_value(r.clone()).map_err(|e| format!("the model's rules for {g}: {e}"))?,
+            None => Default::default(),
+        };
+        let mut s = GameSession::<G> { rules, pos: None };
+        s.new_game()?;
+        Ok(Box::new(s) as Box<dyn Session>)
+    })
 }
 
 /// The loaded network.
@@ -133,7 +220,7 @@ struct Settings {
 
 /// One search, sent to the search thread.
 struct Job {
-    pos: Pos,
+    pos: Box<dyn Position>,
     limits: GoLimits,
     settings: Settings,
     /// When `go` arrived: `movetime` counts from here.
@@ -165,7 +252,12 @@ impl Worker {
     /// evaluates that position twice before it takes jobs (libtorch's first
     /// passes allocate and initialise; the second measures the evaluation
     /// speed for `movetime`). Returns when the warm-up is done.
-    fn start(net: Option<Net>, device: Device, warm_up: Option<Pos>, done: Sender<Input>) -> Result<Worker> {
+    fn start(
+        net: Option<Net>,
+        device: Device,
+        warm_up: Option<Box<dyn Position>>,
+        done: Sender<Input>,
+    ) -> Result<Worker> {
         let (jobs, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<()>();
         std::thread::Builder::new()
@@ -173,10 +265,7 @@ impl Worker {
             .spawn(move || {
                 let mut pace = Pace::default();
                 if let (Some(n), Some(p)) = (&net, &warm_up) {
-                    match p {
-                        Pos::Jetan(s) => warm::<Jetan>(n, s.as_ref(), device, &mut pace),
-                        Pos::Martian(s) => warm::<MartianChess>(n, s, device, &mut pace),
-                    }
+                    p.warm(n, device, &mut pace);
                 }
                 let _ = ready_tx.send(());
                 for job in rx {
@@ -213,10 +302,10 @@ struct Engine {
     model_game: Option<GameKind>,
     worker: Worker,
     settings: Settings,
-    game: Option<GameKind>,
-    jetan_rules: JetanRules,
-    martian_rules: MartianRules,
-    pos: Option<Pos>,
+    /// The rules of the network's game, as its checkpoint stores them.
+    model_rules: Option<serde_json::Value>,
+    /// The selected game and its position (`None` until `game` or `--game`).
+    session: Option<Box<dyn Session>>,
     /// The answer to `hello`: `info string` lines, then the `ready` line.
     hello_lines: Vec<String>,
     /// Set when stdout is gone: the engine then exits.
@@ -302,11 +391,11 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// A game name of the registry ([`GameKind::name`]), or `martian` for `martian-chess`.
 fn parse_game(name: &str) -> Option<GameKind> {
     match name {
-        "jetan" => Some(GameKind::Jetan),
-        "martian-chess" | "martian" => Some(GameKind::MartianChess),
-        _ => None,
+        "martian" => Some(GameKind::MartianChess),
+        _ => name.parse().ok(),
     }
 }
 
@@ -319,16 +408,12 @@ fn load_net(path: &Path, device: Device) -> Result<(Net, serde_json::Value)> {
 
 impl Engine {
     fn new(a: &Args, done: Sender<Input>) -> Result<Engine> {
-        let mut jetan_rules = JetanRules::default();
-        let mut martian_rules = MartianRules::default();
+        let mut model_rules = None;
         let (name, net, device) = match (a.engine.as_deref(), &a.model) {
             (None | Some("mcts"), Some(path)) => {
                 let device = martian_model::parse_device(&a.device)?;
                 let (net, rules) = load_net(path, device)?;
-                match net.game {
-                    GameKind::Jetan => jetan_rules = serde_json::from_value(rules)?,
-                    GameKind::MartianChess => martian_rules = serde_json::from_value(rules)?,
-                }
+                model_rules = Some(rules);
                 ("mcts", Some(net), device)
             }
             (Some("mcts"), None) => {
@@ -350,7 +435,7 @@ impl Engine {
         }
         let games = match &net {
             Some(n) => n.game.name().to_string(),
-            None => "jetan,martian-chess".into(),
+            None => GameKind::names().join(","),
         };
         let model = net.as_ref().map(|n| format!(" model {}", n.source.replace(char::is_whitespace, "_")));
         let device_line = match &net {
@@ -373,8 +458,7 @@ impl Engine {
         ));
         let model_game = net.as_ref().map(|n| n.game);
         let warm_up = match model_game {
-            Some(GameKind::Jetan) => Jetan::new_game(&jetan_rules).ok().map(|s| Pos::Jetan(Box::new(s))),
-            Some(GameKind::MartianChess) => MartianChess::new_game(&martian_rules).ok().map(Pos::Martian),
+            Some(g) => new_session(g, model_rules.as_ref()).map_err(anyhow::Error::msg)?.snapshot(),
             None => None,
         };
         let worker = Worker::start(net, device, warm_up, done)?;
@@ -391,10 +475,8 @@ impl Engine {
                 max_nodes: a.max_nodes.max(1000),
                 info_every: Duration::from_millis(a.info_ms.max(10)),
             },
-            game: None,
-            jetan_rules,
-            martian_rules,
-            pos: None,
+            model_rules,
+            session: None,
             broken: false,
             failed: None,
         };
@@ -438,13 +520,14 @@ impl Engine {
                             self.error(&e);
                         }
                     }
-                    None => self.error(&format!("unknown game {}: expected jetan or martian-chess", quote(name))),
+                    None => {
+                        self.error(&format!("unknown game {}: expected {}", quote(name), GameKind::names().join(", ")))
+                    }
                 },
-                _ => self.error("usage: game jetan|martian-chess"),
+                _ => self.error(&format!("usage: game {}", GameKind::names().join("|"))),
             },
             "position" => {
                 if let Err(e) = self.position(args) {
-                    self.pos = None;
                     self.error(&e);
                 }
             }
@@ -461,32 +544,22 @@ impl Engine {
                 return Err(format!("the model plays {m}, not {g}"));
             }
         }
-        let pos = match g {
-            GameKind::Jetan => Jetan::new_game(&self.jetan_rules).map(|s| Pos::Jetan(Box::new(s))),
-            GameKind::MartianChess => MartianChess::new_game(&self.martian_rules).map(Pos::Martian),
-        };
-        self.pos = Some(pos.map_err(|e| e.to_string())?);
-        self.game = Some(g);
+        let rules = if self.model_game == Some(g) { self.model_rules.as_ref() } else { None };
+        self.session = Some(new_session(g, rules)?);
         Ok(())
     }
 
     fn position(&mut self, args: &[&str]) -> std::result::Result<(), String> {
-        let Some(game) = self.game else {
-            return Err("no game selected: send game jetan|martian-chess first".into());
+        let Some(session) = self.session.as_mut() else {
+            return Err(format!("no game selected: send game {} first", GameKind::names().join("|")));
         };
-        let pos = match game {
-            GameKind::Jetan => parse_position::<Jetan>(&self.jetan_rules, args).map(|s| Pos::Jetan(Box::new(s)))?,
-            GameKind::MartianChess => parse_position::<MartianChess>(&self.martian_rules, args).map(Pos::Martian)?,
-        };
-        self.pos = Some(pos);
-        Ok(())
+        session.set_position(args)
     }
 
     fn show(&mut self) {
-        let lines = match &self.pos {
+        let lines = match &self.session {
             None => vec!["no position".to_string()],
-            Some(Pos::Jetan(s)) => describe(s.as_ref()),
-            Some(Pos::Martian(s)) => describe(s),
+            Some(s) => s.describe(),
         };
         for l in lines {
             self.say(format!("info string {l}").trim_end());
@@ -505,7 +578,7 @@ impl Engine {
                 return Flow::Continue;
             }
         };
-        let Some(pos) = self.pos.clone() else {
+        let Some(pos) = self.session.as_ref().and_then(|s| s.snapshot()) else {
             self.error("no position: send position startpos|fen ... first");
             return Flow::Continue;
         };
@@ -516,11 +589,7 @@ impl Engine {
             ));
             return Flow::Continue;
         }
-        let over = match &pos {
-            Pos::Jetan(s) => s.outcome().map(game_over_lines::<Jetan>),
-            Pos::Martian(s) => s.outcome().map(game_over_lines::<MartianChess>),
-        };
-        if let Some(lines) = over {
+        if let Some(lines) = pos.game_over_lines() {
             for l in lines {
                 self.say(&l);
             }
@@ -621,26 +690,7 @@ impl Job {
     /// Returns true when stdout is gone.
     fn run(self, net: Option<&Net>, pace: &mut Pace) -> bool {
         let mut out = Out { broken: false };
-        let s = &self.settings;
-        if s.alphabeta {
-            match &self.pos {
-                Pos::Jetan(p) => self.alphabeta(p.as_ref(), &mut out),
-                Pos::Martian(p) => self.alphabeta(p, &mut out),
-            }
-            return out.broken;
-        }
-        match (&self.pos, net) {
-            (Pos::Jetan(p), Some(n)) => {
-                let mut ev = NetEvaluator::<Jetan>::new(&n.ck.net, s.device, s.batch as usize);
-                self.mcts(p.as_ref(), &mut ev, pace, &mut out)
-            }
-            (Pos::Martian(p), Some(n)) => {
-                let mut ev = NetEvaluator::<MartianChess>::new(&n.ck.net, s.device, s.batch as usize);
-                self.mcts(p, &mut ev, pace, &mut out)
-            }
-            (Pos::Jetan(p), None) => self.mcts(p.as_ref(), &mut UniformEvaluator, pace, &mut out),
-            (Pos::Martian(p), None) => self.mcts(p, &mut UniformEvaluator, pace, &mut out),
-        }
+        self.pos.search(&self, net, pace, &mut out);
         out.broken
     }
 
@@ -925,6 +975,8 @@ fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use martian_rules::jetan::{Jetan, JetanRules};
+    use martian_rules::martian::{MartianChess, MartianRules};
 
     #[test]
     fn go_limits_parse() {

@@ -33,6 +33,14 @@ use martian_evaluate::{elo_estimate, fit_ratings, PairResult, Rating, Ratings};
 use plotters::prelude::*;
 use serde_json::Value;
 
+use martian_evaluate::MatchResult;
+use martian_model::CheckpointMeta;
+use martian_rules::{with_game, GameState};
+use martian_selfplay::GameRecord;
+use martian_train::Metrics;
+
+use crate::cmd::evaluate::GauntletRecord;
+use crate::cmd::pipeline::{FinalEval, GateRecord};
 use crate::ladder::LadderRecord;
 use crate::metrics::GenerationMetrics;
 use crate::rundir::write_atomic;
@@ -179,24 +187,36 @@ fn short(name: &str) -> String {
     name.replace("mcts:model=", "").replace(".safetensors", "")
 }
 
-fn find_matches(v: &Value, out: &mut Vec<Match>) {
-    match v {
-        Value::Object(m) => {
-            let get_u = |k: &str| m.get(k).and_then(Value::as_u64).map(|x| x as u32);
-            if let (Some(a), Some(b), Some(w), Some(d), Some(l)) = (
-                m.get("a").and_then(Value::as_str),
-                m.get("b").and_then(Value::as_str),
-                get_u("wins"),
-                get_u("draws"),
-                get_u("losses"),
-            ) {
-                out.push(Match { a: a.to_string(), b: b.to_string(), wins: w, draws: d, losses: l });
-                return;
-            }
-            m.values().for_each(|x| find_matches(x, out));
+/// A record of `eval/` or `final-eval.json`, read by its type (the writers'
+/// own structs, so that a field renamed there cannot be misread here).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum EvalRecord {
+    /// `eval/genNNNN.json`.
+    Gate(Box<GateRecord>),
+    /// `final-eval.json`.
+    Final(Box<FinalEval>),
+    /// `eval/ladder-genNNNN.json`.
+    Ladder(Box<LadderRecord>),
+    /// `eval/ladder-calibration.json`.
+    Calibration(Box<crate::ladder::Calibration>),
+    /// `eval/gauntlet-*.json`.
+    Gauntlet(Box<GauntletRecord>),
+    /// `eval/match-*.json`.
+    Match(Box<MatchResult>),
+}
+
+impl EvalRecord {
+    /// The matches the record holds.
+    fn matches(&self) -> Vec<&MatchResult> {
+        match self {
+            EvalRecord::Gate(g) => vec![&g.result],
+            EvalRecord::Final(f) => vec![&f.vs_untrained, &f.vs_random],
+            EvalRecord::Ladder(l) => l.matches.iter().collect(),
+            EvalRecord::Calibration(c) => c.matches.iter().collect(),
+            EvalRecord::Gauntlet(g) => g.matches.iter().collect(),
+            EvalRecord::Match(m) => vec![m.as_ref()],
         }
-        Value::Array(a) => a.iter().for_each(|x| find_matches(x, out)),
-        _ => {}
     }
 }
 
@@ -211,16 +231,15 @@ fn sorted_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     v
 }
 
-/// The side to move in a recorded start position (second field), as the
-/// game's side names: Jetan `o`/`b`, Martian Chess `S`/`N`.
-fn first_mover(start: &str) -> Option<&'static str> {
-    match start.split_whitespace().nth(1)? {
-        "o" | "O" => Some("Orange"),
-        "b" | "B" => Some("Black"),
-        "s" | "S" => Some("South"),
-        "n" | "N" => Some("North"),
-        _ => None,
-    }
+/// The side name of the first mover of a recorded game (`Black`, `South`,
+/// `SW+NE`, ...: [`GameState::side_name`]), from its start position under its
+/// rules; `None` when the position does not load.
+fn first_mover(rec: &GameRecord) -> Option<&'static str> {
+    with_game!(rec.game, G => {
+        let rules: <G as GameState>::Rules =
+            rec.rules.clone().and_then(|r| serde_json::from_value(r).ok()).unwrap_or_default();
+        G::from_position(&rec.start, &rules).ok().map(|s| G::side_name(s.side_to_move()))
+    })
 }
 
 fn gate_rule(config: &str) -> GateRule {
@@ -244,26 +263,24 @@ fn load(root: &Path) -> Result<RunData> {
     // version that kept the lines of an interrupted generation) keeps the last
     // line of each step, so that no curve runs back on itself.
     let mut by_step: BTreeMap<u64, BTreeMap<String, f64>> = BTreeMap::new();
-    let mut unstepped = Vec::new();
     let mut unreadable = Vec::new();
     if let Ok(text) = std::fs::read_to_string(root.join("train.jsonl")) {
         let mut bad = Vec::new();
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let Ok(Value::Object(m)) = serde_json::from_str::<Value>(line) else {
+            let Ok(m) = serde_json::from_str::<Metrics>(line) else {
                 bad.push(i + 1);
                 continue;
             };
-            let row: BTreeMap<String, f64> = m.iter().filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x))).collect();
-            match m.get("step").and_then(Value::as_u64) {
-                Some(step) => {
-                    by_step.insert(step, row);
-                }
-                None => unstepped.push(row),
-            }
+            // The typed line as (name, number) pairs for the charts.
+            let row: BTreeMap<String, f64> = match serde_json::to_value(&m) {
+                Ok(Value::Object(o)) => o.iter().filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x))).collect(),
+                _ => BTreeMap::new(),
+            };
+            by_step.insert(m.step, row);
         }
         note_unreadable(&mut unreadable, &root.join("train.jsonl"), &bad);
     }
-    let train: Vec<BTreeMap<String, f64>> = by_step.into_values().chain(unstepped).collect();
+    let train: Vec<BTreeMap<String, f64>> = by_step.into_values().collect();
     let mut games: BTreeMap<u32, GenGames> = BTreeMap::new();
     for f in sorted_files(&root.join("games"), "jsonl") {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -271,26 +288,21 @@ fn load(root: &Path) -> Result<RunData> {
         let text = std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
         let mut bad = Vec::new();
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
+            let Ok(rec) = serde_json::from_str::<GameRecord>(line) else {
                 bad.push(i + 1);
                 continue;
             };
             let e = games.entry(g).or_default();
-            if let Some(p) = v.get("plies").and_then(Value::as_u64) {
-                e.lengths.push(p as u32);
-            }
-            if let Some(m) = v.get("model").and_then(Value::as_str) {
-                e.models.insert(m.to_string());
-            }
-            let reason = v.get("reason").and_then(Value::as_str).unwrap_or("?").replace('_', " ");
-            let reason = split_camel(&reason);
-            let winner = v.get("winner").and_then(Value::as_str);
+            e.lengths.push(rec.plies);
+            e.models.insert(rec.model.clone());
+            let reason = split_camel(&format!("{:?}", rec.reason));
+            let winner = rec.winner.as_deref();
             let key = match winner {
                 Some(_) => format!("win: {reason}"),
                 None => format!("draw: {reason}"),
             };
             *e.results.entry(key).or_default() += 1;
-            let first = v.get("start").and_then(Value::as_str).and_then(first_mover);
+            let first = first_mover(&rec);
             match (winner, first) {
                 (None, _) => e.draws += 1,
                 (Some(w), Some(f)) if w == f => e.first_wins += 1,
@@ -306,25 +318,33 @@ fn load(root: &Path) -> Result<RunData> {
     files.push(root.join("final-eval.json"));
     for f in files.iter().filter(|f| f.exists()) {
         let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        let v: Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", f.display()))?;
-        find_matches(&v, &mut matches);
-        if let (Some(g), Some(c), Some(b)) =
-            (v.get("generation").and_then(Value::as_u64), v.get("candidate"), v.get("best"))
-        {
-            let r = v.get("result");
-            let u = |k: &str| r.and_then(|r| r.get(k)).and_then(Value::as_u64).map(|x| x as u32);
-            let wdl = match (u("wins"), u("draws"), u("losses")) {
-                (Some(w), Some(d), Some(l)) => Some((w, d, l)),
-                _ => None,
+        let rec: EvalRecord = match serde_json::from_str(&text) {
+            Ok(r) => r,
+            Err(e) => {
+                unreadable.push(format!("{}: not an evaluation record ({e}); left out", f.display()));
+                continue;
+            }
+        };
+        matches.extend(rec.matches().into_iter().map(|m| Match {
+            a: m.a.clone(),
+            b: m.b.clone(),
+            wins: m.wins,
+            draws: m.draws,
+            losses: m.losses,
+        }));
+        if let EvalRecord::Gate(v) = rec {
+            let r = &v.result;
+            let wdl = Some((r.wins, r.draws, r.losses));
+            let reason = if v.reason.is_empty() {
+                derived_reason(&rule, wdl, v.promoted, v.sprt.as_ref().map(|s| s.llr))
+            } else {
+                v.reason.clone()
             };
-            let promoted = v.get("promoted").and_then(Value::as_bool).unwrap_or(false);
-            let stored = v.get("reason").and_then(Value::as_str).unwrap_or("").to_string();
-            let reason = if stored.is_empty() { derived_reason(&rule, wdl, promoted, v.get("sprt")) } else { stored };
             gates.push(Gate {
-                generation: g as u32,
-                candidate: c.as_str().unwrap_or("?").to_string(),
-                best: b.as_str().unwrap_or("?").to_string(),
-                promoted,
+                generation: v.generation,
+                candidate: v.candidate.clone(),
+                best: v.best.clone(),
+                promoted: v.promoted,
                 wdl,
                 reason,
             });
@@ -338,12 +358,11 @@ fn load(root: &Path) -> Result<RunData> {
         else {
             continue;
         };
-        let Ok(v) = serde_json::from_str::<Value>(&std::fs::read_to_string(&f).unwrap_or_default()) else {
+        let Ok(v) = serde_json::from_str::<CheckpointMeta>(&std::fs::read_to_string(&f).unwrap_or_default()) else {
+            unreadable.push(format!("{}: not a checkpoint sidecar; left out", f.display()));
             continue;
         };
-        let step = v.get("step").and_then(Value::as_u64).unwrap_or(0);
-        let created = v.get("created_unix_s").and_then(Value::as_f64).unwrap_or(0.0);
-        ckpts.insert(g, Ckpt { step, created });
+        ckpts.insert(g, Ckpt { step: v.step, created: v.created_unix_s as f64 });
     }
     Ok(RunData {
         config,
@@ -359,16 +378,13 @@ fn load(root: &Path) -> Result<RunData> {
 }
 
 /// The reason of a gate record written before records kept one, from the config's rule.
-fn derived_reason(rule: &GateRule, wdl: Option<(u32, u32, u32)>, promoted: bool, sprt: Option<&Value>) -> String {
+fn derived_reason(rule: &GateRule, wdl: Option<(u32, u32, u32)>, promoted: bool, llr: Option<f64>) -> String {
     let score = wdl.and_then(|(w, d, l)| elo_estimate(w, d, l)).map(|e| e.score);
     match rule {
-        GateRule::Sprt => {
-            let llr = sprt.and_then(|s| s.get("llr")).and_then(Value::as_f64);
-            match llr {
-                Some(l) => format!("SPRT: LLR {l:.2}, {}", if promoted { "H1 accepted" } else { "H1 not accepted" }),
-                None => "SPRT".into(),
-            }
-        }
+        GateRule::Sprt => match llr {
+            Some(l) => format!("SPRT: LLR {l:.2}, {}", if promoted { "H1 accepted" } else { "H1 not accepted" }),
+            None => "SPRT".into(),
+        },
         GateRule::Score(s) if *s <= 0.0 => format!("always promote: gate_score = {s}, the score is not checked"),
         GateRule::Score(s) => match score {
             Some(x) => format!("score {x:.3} {} gate_score {s}", if promoted { ">=" } else { "<" }),
@@ -1702,6 +1718,48 @@ fn html(v: &View) -> String {
 mod tests {
     use super::*;
 
+    /// The Jetan initial position (a start position every record can load).
+    const JETAN_START: &str = "WLDFPCFDLW/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0";
+
+    /// One `train.jsonl` line, written by the trainer's own type.
+    fn metrics_line(step: u64, generation: u32, total_loss: f64) -> String {
+        let m = Metrics {
+            step,
+            generation,
+            lr: 0.002,
+            policy_loss: total_loss - 1.0,
+            value_loss: 1.0,
+            total_loss,
+            policy_accuracy: step as f64 / 100.0,
+            value_mse: 0.5,
+            moves_left_loss: None,
+            score_loss: None,
+            loss_scale: None,
+            skipped_steps: None,
+            samples_per_s: 100.0,
+            window: 1000,
+        };
+        serde_json::to_string(&m).unwrap() + "\n"
+    }
+
+    /// One game record line, written by self-play's own type.
+    fn record_line(id: u64, winner: Option<&str>, reason: martian_rules::EndReason, plies: u32, model: &str) -> String {
+        let r = GameRecord {
+            format_version: martian_selfplay::record::RECORD_FORMAT_VERSION,
+            game: martian_rules::GameKind::Jetan,
+            rules: None,
+            game_id: id,
+            start: JETAN_START.into(),
+            moves: Vec::new(),
+            winner: winner.map(str::to_string),
+            reason,
+            plies,
+            samples: 3,
+            model: model.into(),
+        };
+        serde_json::to_string(&r).unwrap() + "\n"
+    }
+
     fn fixture(dir: &Path) {
         std::fs::create_dir_all(dir.join("games")).unwrap();
         std::fs::create_dir_all(dir.join("eval")).unwrap();
@@ -1713,33 +1771,36 @@ mod tests {
         .unwrap();
         let mut train = String::new();
         for step in (10..=60).step_by(10) {
-            let l = 5.0 - step as f64 / 20.0;
-            train.push_str(&format!(
-                "{{\"step\":{step},\"generation\":{},\"lr\":0.002,\"policy_loss\":{l},\"value_loss\":1.0,\"total_loss\":{},\"policy_accuracy\":{},\"value_mse\":0.5,\"samples_per_s\":100.0,\"window\":1000}}\n",
-                1 + (step - 1) / 30,
-                l + 1.0,
-                step as f64 / 100.0
-            ));
+            train.push_str(&metrics_line(step, 1 + (step as u32 - 1) / 30, 6.0 - step as f64 / 20.0));
         }
         std::fs::write(dir.join("train.jsonl"), train).unwrap();
         for (g, step) in [(0u32, 0u64), (1, 30), (2, 60)] {
-            std::fs::write(
-                dir.join(format!("models/gen{g:04}.json")),
-                format!("{{\"step\":{step},\"created_unix_s\":{}}}", 1_800_000_000 + 60 * g),
-            )
-            .unwrap();
+            let meta = CheckpointMeta {
+                format_version: 2,
+                game: martian_rules::GameKind::Jetan,
+                rules: serde_json::json!({}),
+                model: martian_model::ModelConfig::default(),
+                input_shape: martian_rules::GameKind::Jetan.input_shape(),
+                num_actions: martian_rules::GameKind::Jetan.num_actions(),
+                step,
+                created_unix_s: 1_800_000_000 + 60 * g as u64,
+                parent: None,
+                tensors: None,
+            };
+            std::fs::write(dir.join(format!("models/gen{g:04}.json")), serde_json::to_string(&meta).unwrap()).unwrap();
         }
         for g in 1..=2 {
+            use martian_rules::EndReason::*;
             let mut lines = String::new();
             for (i, (w, r, p)) in [
-                ("\"Orange\"", "PrincessCaptured", 40),
-                ("null", "NoCaptureLimit", 90),
-                ("\"Black\"", "ChiefCapturedByChief", 55),
+                (Some("Orange"), PrincessCaptured, 40),
+                (None, NoCaptureLimit, 90),
+                (Some("Black"), ChiefCapturedByChief, 55),
             ]
-            .iter()
+            .into_iter()
             .enumerate()
             {
-                lines.push_str(&format!("{{\"format_version\":1,\"game\":\"jetan\",\"game_id\":{i},\"start\":\"x o OB - 0 0\",\"moves\":[],\"winner\":{w},\"reason\":\"{r}\",\"plies\":{p},\"samples\":3,\"model\":\"gen{:04}.safetensors\"}}\n", g - 1));
+                lines.push_str(&record_line(i as u64, w, r, p, &format!("gen{:04}.safetensors", g - 1)));
             }
             std::fs::write(dir.join(format!("games/gen{g:04}-w0-000000.jsonl")), lines).unwrap();
             crate::metrics::update(dir, g, |m| {
@@ -1845,7 +1906,7 @@ mod tests {
     #[test]
     fn repeated_steps_do_not_loop_the_training_curves() {
         let tmp = tempfile::tempdir().unwrap();
-        let line = |step: u32, loss: f64| format!("{{\"step\":{step},\"generation\":1,\"total_loss\":{loss}}}\n");
+        let line = |step: u64, loss: f64| metrics_line(step, 1, loss);
         // Steps 10..30, then a resume that logged 20 and 30 again.
         let text: String =
             [line(10, 3.0), line(20, 2.9), line(30, 2.8), line(20, 2.5), line(30, 2.4), line(40, 2.3)].concat();
@@ -1859,13 +1920,17 @@ mod tests {
     #[test]
     fn unreadable_log_lines_are_left_out_with_a_warning_naming_file_and_line() {
         let tmp = tempfile::tempdir().unwrap();
-        let text = "{\"step\":10,\"total_loss\":3.0}\n{\"step\":20,\"tot\n\n{\"step\":30,\"total_loss\":2.8}\n";
+        let text = metrics_line(10, 1, 3.0) + "{\"step\":20,\"tot\n\n" + &metrics_line(30, 1, 2.8);
         std::fs::write(tmp.path().join("train.jsonl"), text).unwrap();
         std::fs::create_dir_all(tmp.path().join("games")).unwrap();
-        std::fs::write(tmp.path().join("games/gen0001-w0-000000.jsonl"), "{\"plies\":12}\nnot json\n").unwrap();
+        let games = record_line(0, None, martian_rules::EndReason::MoveCap, 12, "uniform") + "not json\n";
+        std::fs::write(tmp.path().join("games/gen0001-w0-000000.jsonl"), games).unwrap();
+        std::fs::create_dir_all(tmp.path().join("eval")).unwrap();
+        std::fs::write(tmp.path().join("eval/notes.json"), "{\"a\": 1}").unwrap();
         let d = load(tmp.path()).unwrap();
         assert_eq!(d.train.len(), 2, "the readable lines are kept");
-        assert_eq!(d.unreadable.len(), 2, "{:?}", d.unreadable);
+        assert_eq!(d.unreadable.len(), 3, "{:?}", d.unreadable);
+        assert!(d.unreadable[2].contains("notes.json: not an evaluation record"), "{:?}", d.unreadable);
         assert!(d.unreadable[0].contains("train.jsonl: 1 unreadable line(s) left out, the first at line 2"));
         assert!(d.unreadable[1].contains("gen0001-w0-000000.jsonl: 1 unreadable line(s) left out, the first at line 2"));
         let v = build(tmp.path(), &d, None).unwrap();
@@ -1899,8 +1964,22 @@ mod tests {
         assert_eq!(generation_of("alphabeta:depth=1"), None);
         assert_eq!(family_of("mcts:model=gen0012.safetensors,visits=8"), "mcts:model=gen*.safetensors,visits=8");
         assert_eq!(split_camel("PrincessCaptured"), "princess captured");
-        assert_eq!(first_mover("QQD1/4 S 0 0 - - 0 0"), Some("South"));
-        assert_eq!(first_mover("x o OB - 0 0"), Some("Orange"));
+        // The first mover comes from the record's start position under its rules, per game.
+        let rec = |game: &str, start: &str| -> GameRecord {
+            let mut r: GameRecord =
+                serde_json::from_str(&record_line(0, None, martian_rules::EndReason::MoveCap, 1, "u")).unwrap();
+            r.game = game.parse().unwrap();
+            r.start = start.into();
+            r
+        };
+        assert_eq!(first_mover(&rec("jetan", JETAN_START)), Some("Orange"));
+        assert_eq!(
+            first_mover(&rec("martian-chess", "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 0 0 - - 0 0")),
+            Some("North")
+        );
+        let mc4 = "QQD2DQQ/QDP2PDQ/DPP2PPD/8/8/DPP2PPD/QDP2PDQ/QQD2DQQ NW 0 0 0 0 - 0 0";
+        assert_eq!(first_mover(&rec("martian-chess-4p", mc4)), Some("NW+SE"));
+        assert_eq!(first_mover(&rec("jetan", "x o OB - 0 0")), None, "a start that does not load");
         // Integer axes print integers, never -0.
         assert_eq!(tick(10.0), "10");
         assert_eq!(tick(-0.0), "0");

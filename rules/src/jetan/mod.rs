@@ -10,6 +10,7 @@
 
 mod bitboard;
 mod encode;
+mod eval;
 mod movegen;
 mod notation;
 mod piece;
@@ -21,6 +22,7 @@ use std::fmt;
 
 pub use bitboard::{Bitboard, Squares};
 pub use encode::{plane_descriptions, ACTION_ENCODING, PLANE_DESCRIPTIONS, RULES_SPEC_VERSION};
+pub use eval::{JetanEval, JetanValues};
 pub use piece::Piece;
 pub use rules::{
     ChiefCapture, Escape, FirstPlayer, JetanRules, NoLegalMoves, PrincessPath, Repetition, Setup, SmallMaterial,

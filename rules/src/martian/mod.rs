@@ -11,6 +11,7 @@
 
 mod bitboard;
 mod encode;
+mod eval;
 mod movegen;
 mod notation;
 mod rules;
@@ -22,6 +23,7 @@ pub use encode::{
     plane_descriptions, ACTION_ENCODING, INPUT_PLANES, MAX_MOVES_MC, NUM_ACTIONS_MC, PLANE_DESCRIPTIONS,
     RULES_SPEC_VERSION,
 };
+pub use eval::MartianEval;
 pub use rules::{ClockMode, EmptyZoneTie, MartianRules};
 
 use crate::error::RulesError;

@@ -45,6 +45,7 @@
 //! and its policy index is the plain move's + 4096.
 
 mod encode;
+mod eval;
 mod movegen;
 mod notation;
 mod rules;
@@ -56,6 +57,7 @@ pub use encode::{
     canonical_square, ACTION_ENCODING, INPUT_PLANES, MAX_MOVES_MC4, NUM_ACTIONS_MC4, ORIENTATION, PLANE_DESCRIPTIONS,
     RULES_SPEC_VERSION, SQUARES_TEXT,
 };
+pub use eval::Martian4Eval;
 pub use rules::{ClockMode, EmptyQuadrantTie, Martian4Rules, TurnOrder};
 pub use tables::{reflect_diagonal, rotate_square, QUADS};
 
@@ -484,12 +486,8 @@ impl MartianChess4 {
 impl GameState for MartianChess4 {
     type Rules = Martian4Rules;
 
-    /// PLACEHOLDER until the game is registered: `GameKind` has no variant for
-    /// the four-player game yet, and adding one is the registration step
-    /// (issue 11), outside this module. Nothing dispatches to this type
-    /// through a `GameKind` until then; the registration replaces this line
-    /// with the new variant.
-    const KIND: GameKind = GameKind::MartianChess;
+    /// `martian-chess-4p` in the registry.
+    const KIND: GameKind = GameKind::MartianChess4p;
     /// §14.9: `from' * 64 + to'` in the canonical orientation, + 4096 for a
     /// move that calls the clock under `Manual`: 8192 so that every mode fits
     /// one policy head ([`Martian4Rules::num_actions`] is 4096 outside

@@ -1,0 +1,175 @@
+//! The four-player game (`martian-chess-4p`, spec §14) through the whole
+//! command line: a micro team-game pipeline, export, the engine protocol,
+//! `show`, `perft`, `evaluate` with the alpha-beta baseline, and the game's
+//! name in errors. Learning results are measured runs (BENCHMARKS.md), not
+//! asserted here.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const MICRO: &str = r#"
+game = "martian-chess-4p"
+seed = 5
+threads = 2
+[rules]
+max_plies = 60
+[model]
+blocks = 1
+channels = 8
+policy_channels = 2
+value_hidden = 8
+[search]
+leaves_per_batch = 2
+[selfplay]
+games_in_flight = 4
+simulations = 8
+cheap_simulations = 2
+full_search_prob = 0.5
+games_per_shard = 2
+[train]
+batch_size = 16
+steps_per_generation = 4
+replay_window = 2000
+log_every = 2
+checkpoint_every = 2
+optimizer = "adamw"
+learning_rate = 0.001
+[evaluate]
+pairs = 1
+simulations = 4
+gate_score = 0.0
+final_pairs = 1
+ladder = ["alphabeta:depth=1"]
+ladder_pairs = 1
+[pipeline]
+generations = 1
+games_per_generation = 4
+"#;
+
+fn mz(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
+}
+
+fn engine(args: &[&str], input: &str) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+        .arg("engine")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start engine");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn team_game_trains_exports_and_plays_through_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("micro4.toml");
+    std::fs::write(&cfg, MICRO).unwrap();
+    let run = dir.path().join("run");
+    let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
+    let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(run.join("models/gen0001.safetensors").exists(), "{err}");
+    let meta = std::fs::read_to_string(run.join("models/gen0001.json")).unwrap();
+    assert!(
+        meta.contains("\"game\": \"martian-chess-4p\"") || meta.contains("\"game\":\"martian-chess-4p\""),
+        "{meta}"
+    );
+    // The record of every game names the game and ends with a result.
+    let games: Vec<_> = std::fs::read_dir(run.join("games")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(!games.is_empty());
+    for g in &games {
+        for line in std::fs::read_to_string(g).unwrap().lines() {
+            assert!(line.contains("\"game\":\"martian-chess-4p\""), "{line}");
+        }
+    }
+    assert!(run.join("final-eval.json").exists());
+
+    // Export: model.json names the game, its 8192 actions and 19 x 8 x 8 input.
+    let bundle = dir.path().join("bundle");
+    let out = mz(&["export", "--checkpoint", r, "--out", bundle.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mj: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bundle.join("model.json")).unwrap()).unwrap();
+    let text = mj.to_string();
+    assert!(text.contains("martian-chess-4p"), "{text}");
+    assert!(text.contains("8192"), "{text}");
+
+    // The engine with the bundle: the model's game is selected, a legal move comes back.
+    let o = engine(
+        &["--model", bundle.to_str().unwrap()],
+        "hello\nposition startpos moves c2d3\ngo visits 16\nisready\nquit\n",
+    );
+    assert!(o.contains("games martian-chess-4p"), "{o}");
+    let best = o.lines().find_map(|l| l.strip_prefix("bestmove ")).expect("a bestmove");
+    // After SW's c2d3, NW moves: its pieces are in a5-d8.
+    let show = mz(&["show", "--game", "martian-chess-4p", "--moves", "c2d3", best]);
+    assert!(show.status.success(), "bestmove {best} is not legal for NW: {}", String::from_utf8_lossy(&show.stderr));
+}
+
+#[test]
+fn engine_speaks_the_four_player_game_without_a_network() {
+    let o = engine(
+        &["--engine", "alphabeta"],
+        "game martian-chess-4p\nposition startpos\nshow\ngo depth 2\nposition startpos moves a1a1\ngame martian-chess4p\nquit\n",
+    );
+    assert!(o.contains("info string side SW+NE"), "{o}");
+    assert!(
+        o.contains("info string position QQD2DQQ/QDP2PDQ/DPP2PPD/8/8/DPP2PPD/QDP2PDQ/QQD2DQQ SW 0 0 0 0 - 0 0"),
+        "{o}"
+    );
+    let best = o.lines().find_map(|l| l.strip_prefix("bestmove ")).expect("a bestmove");
+    let legal = o.lines().find_map(|l| l.strip_prefix("info string legal ")).expect("legal moves");
+    assert!(legal.split(' ').any(|m| m == best), "{best} not in {legal}");
+    assert!(o.contains("error move 1 (\"a1a1\")"), "{o}");
+    assert!(o.contains("unknown game \"martian-chess4p\": expected jetan, martian-chess, martian-chess-4p"), "{o}");
+}
+
+#[test]
+fn perft_show_and_evaluate_know_the_four_player_game() {
+    // Spec §14.10: perft 1..3 from the initial position.
+    let out = mz(&["perft", "--game", "martian-chess-4p", "--depth", "3"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("perft(3) = 1353"));
+    let out = mz(&["show", "--game", "martian-chess-4p", "--moves", "c2d3"]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("NW to move"), "{s}");
+    let out = mz(&["show", "--game", "martian-chess-4p", "--moves", "c2d3", "c2d3"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("illegal move c2d3"));
+    let out = mz(&["perft", "--game", "martian-chess4", "--depth", "1"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("martian-chess-4p"));
+
+    // A team match: alpha-beta depth 1 (A + A) against random moves (B + B).
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("micro4.toml");
+    std::fs::write(&cfg, MICRO).unwrap();
+    let out = mz(&[
+        "evaluate",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--a",
+        "alphabeta:depth=1",
+        "--b",
+        "random",
+        "--games",
+        "4",
+        "--out",
+        dir.path().join("m.json").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("m.json")).unwrap()).unwrap();
+    let games = m["games"].as_array().expect("games");
+    assert_eq!(games.len(), 4);
+    // Pairs swap the teams: A plays each team (and so each seat) equally often.
+    let sides: Vec<&str> = games.iter().map(|g| g["a_side"].as_str().unwrap()).collect();
+    assert_eq!(sides.iter().filter(|s| **s == "South").count(), 2, "{sides:?}");
+}

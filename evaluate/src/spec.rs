@@ -1,0 +1,317 @@
+//! Player specs: the text that names a player on the command line and in
+//! configs (`evaluate --a/--b`, `[evaluate] ladder`, `pipeline.bootstrap_player`),
+//! parsed once here, and the one mapping from a spec to the parameters of an
+//! MCTS player ([`PlayerSpec::mcts_parts`]).
+
+use std::path::{Path, PathBuf};
+
+use martian_search::Limits;
+
+/// A player spec that does not parse: the message names the spec and the problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+/// A player named on the command line:
+///
+/// * a checkpoint path: MCTS with the network, `[evaluate] simulations` visits;
+/// * `mcts:model=PATH,visits=N,movetime=MS` (every key optional; no model = uniform priors;
+///   with `movetime` the move ends at the first batch after MS milliseconds, or at N visits);
+/// * `uniform` (MCTS without a network), `random`, `greedy`;
+/// * `alphabeta:depth=N`, `alphabeta:movetime=MS`, `alphabeta:nodes=N`, with
+///   optional `tt=MIB` and evaluation options (Jetan: `values=seed000`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlayerSpec {
+    /// MCTS with this checkpoint.
+    Net(PathBuf),
+    /// MCTS with an optional checkpoint (uniform priors without), visit count
+    /// (default `[evaluate] simulations`, or no visit limit with a movetime)
+    /// and optional time per move (`movetime=MS`; whichever limit comes first).
+    Mcts {
+        /// Checkpoint.
+        model: Option<PathBuf>,
+        /// Simulations per move.
+        visits: Option<u32>,
+        /// Wall time per move, milliseconds.
+        movetime: Option<u64>,
+    },
+    /// MCTS with the uniform evaluator.
+    Uniform,
+    /// Uniformly random moves.
+    Random,
+    /// One-ply greedy.
+    Greedy,
+    /// The alpha-beta baseline.
+    AlphaBeta {
+        /// Per-move limits (at least one set).
+        limits: Limits,
+        /// Transposition table size, MiB.
+        tt_mib: usize,
+        /// Evaluation options, `key=value`.
+        eval_options: Vec<(String, String)>,
+        /// The spec text (the player's name in reports).
+        text: String,
+    },
+}
+
+fn parse_num<T: std::str::FromStr>(spec: &str, key: &str, v: &str) -> Result<T, SpecError> {
+    v.parse().map_err(|_| SpecError(format!("player {spec:?}: {key}={v:?} is not a valid number")))
+}
+
+impl PlayerSpec {
+    /// Parses one player spec (see the type's documentation).
+    ///
+    /// # Errors
+    /// An unknown kind or key, a bad number, or an alpha-beta spec without a limit.
+    pub fn parse(s: &str) -> Result<PlayerSpec, SpecError> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err(SpecError("empty player spec".into()));
+        }
+        let kv = |rest: &str| -> Result<Vec<(String, String)>, SpecError> {
+            let mut out: Vec<(String, String)> = Vec::new();
+            if rest.trim().is_empty() {
+                return Ok(out);
+            }
+            for t in rest.split(',') {
+                if t.trim().is_empty() {
+                    return Err(SpecError(format!("player {s:?}: an empty key=value item (a stray comma?)")));
+                }
+                let (k, v) = t
+                    .split_once('=')
+                    .ok_or_else(|| SpecError(format!("player {s:?}: expected key=value, got {t:?}")))?;
+                let k = k.trim().to_string();
+                if out.iter().any(|(o, _)| *o == k) {
+                    return Err(SpecError(format!("player {s:?}: key {k:?} is given twice")));
+                }
+                out.push((k, v.trim().to_string()));
+            }
+            Ok(out)
+        };
+        Ok(match s {
+            "random" => PlayerSpec::Random,
+            "greedy" => PlayerSpec::Greedy,
+            "uniform" => PlayerSpec::Uniform,
+            _ if s.starts_with("alphabeta:") || s == "alphabeta" => {
+                let mut limits = Limits::default();
+                let mut tt_mib = 16;
+                let mut eval_options = Vec::new();
+                for (k, v) in kv(s.strip_prefix("alphabeta").unwrap_or("").trim_start_matches(':'))? {
+                    match k.as_str() {
+                        "depth" => {
+                            let d: u32 = parse_num(s, &k, &v)?;
+                            if d == 0 || d > 64 {
+                                return Err(SpecError(format!("player {s:?}: depth must be in 1..=64")));
+                            }
+                            limits.depth = Some(d);
+                        }
+                        "movetime" => limits.movetime = Some(std::time::Duration::from_millis(parse_num(s, &k, &v)?)),
+                        "nodes" => limits.nodes = Some(parse_num(s, &k, &v)?),
+                        "tt" => {
+                            tt_mib = parse_num(s, &k, &v)?;
+                            if !(1..=65_536).contains(&tt_mib) {
+                                return Err(SpecError(format!("player {s:?}: tt (transposition table MiB) must be in 1..=65536")));
+                            }
+                        }
+                        // The evaluation's options (Jetan: values=...); checked against the game later.
+                        "values" => eval_options.push((k, v)),
+                        _ => return Err(SpecError(format!(
+                            "player {s:?}: unknown key {k:?} (known: depth, movetime, nodes, tt, and values for Jetan)"
+                        ))),
+                    }
+                }
+                if limits == Limits::default() {
+                    return Err(SpecError(format!("player {s:?}: alphabeta needs a limit: depth=N, movetime=MS or nodes=N")));
+                }
+                PlayerSpec::AlphaBeta { limits, tt_mib, eval_options, text: s.to_string() }
+            }
+            _ if s.starts_with("mcts:") || s == "mcts" => {
+                let (mut model, mut visits, mut movetime) = (None, None, None);
+                for (k, v) in kv(s.strip_prefix("mcts").unwrap_or("").trim_start_matches(':'))? {
+                    match k.as_str() {
+                        "model" => model = Some(PathBuf::from(v)),
+                        "movetime" => {
+                            let ms: u64 = parse_num(s, &k, &v)?;
+                            if ms == 0 || ms > 3_600_000 {
+                                return Err(SpecError(format!("player {s:?}: movetime must be in 1..=3600000 (milliseconds)")));
+                            }
+                            movetime = Some(ms);
+                        }
+                        "visits" => {
+                            let n: u32 = parse_num(s, &k, &v)?;
+                            if n == 0 {
+                                return Err(SpecError(format!("player {s:?}: visits must be >= 1")));
+                            }
+                            visits = Some(n);
+                        }
+                        _ => return Err(SpecError(format!("player {s:?}: unknown key {k:?} (known: model, visits, movetime)"))),
+                    }
+                }
+                PlayerSpec::Mcts { model, visits, movetime }
+            }
+            p if p.contains(':') && !Path::new(p).exists() => {
+                return Err(SpecError(format!("unknown player {p:?}: expected a checkpoint path, random, greedy, uniform, mcts:model=PATH,visits=N,movetime=MS or alphabeta:depth=N|movetime=MS|nodes=N")))
+            }
+            p => {
+                if !Path::new(p).exists() {
+                    return Err(SpecError(format!("player {p:?}: no such checkpoint file (or expected random, greedy, uniform, mcts:..., alphabeta:...)")));
+                }
+                PlayerSpec::Net(PathBuf::from(p))
+            }
+        })
+    }
+
+    /// Parses a comma-separated list of specs; a `key=value` item without a
+    /// `kind:` prefix continues the previous spec, so
+    /// `alphabeta:depth=1,alphabeta:depth=2,mcts:model=a.safetensors,visits=8`
+    /// gives three players. `;` also separates.
+    ///
+    /// # Errors
+    /// As [`PlayerSpec::parse`], or an empty list.
+    pub fn parse_list(s: &str) -> Result<Vec<PlayerSpec>, SpecError> {
+        let mut items: Vec<String> = Vec::new();
+        for part in s.split(';') {
+            for tok in part.split(',') {
+                let t = tok.trim();
+                if t.is_empty() {
+                    continue;
+                }
+                let cont = t.split_once('=').is_some_and(|(k, _)| !k.contains(':') && !k.contains('/'));
+                match items.last_mut() {
+                    Some(last) if cont => {
+                        last.push(',');
+                        last.push_str(t);
+                    }
+                    _ => items.push(t.to_string()),
+                }
+            }
+            items.push(String::new()); // `;` ends a spec
+        }
+        let specs: Vec<PlayerSpec> =
+            items.iter().filter(|i| !i.is_empty()).map(|i| PlayerSpec::parse(i)).collect::<Result<_, _>>()?;
+        if specs.is_empty() {
+            return Err(SpecError(format!("no player in {s:?}")));
+        }
+        Ok(specs)
+    }
+
+    /// The checkpoint this player needs, if any.
+    pub fn checkpoint(&self) -> Option<&Path> {
+        match self {
+            PlayerSpec::Net(p) | PlayerSpec::Mcts { model: Some(p), .. } => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// What an MCTS player needs besides its evaluator: the name it plays under
+/// in results, its checkpoint (`None`: uniform priors and value 0), its
+/// visit cap per move and its time per move.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MctsParts {
+    /// The player's name in results, e.g. `mcts:model=gen0004.safetensors,visits=32`.
+    pub name: String,
+    /// The checkpoint of the network, if any.
+    pub model: Option<PathBuf>,
+    /// Visits per move; `u32::MAX` when only a movetime limits the move.
+    pub visits: u32,
+    /// Wall time per move, milliseconds (whichever limit comes first).
+    pub movetime: Option<u64>,
+}
+
+impl PlayerSpec {
+    /// The MCTS parameters of this spec, `None` for players that are not MCTS
+    /// (random, greedy, alpha-beta). `default_visits` is the visit count of a
+    /// spec that names none (`[evaluate] simulations`); a spec with a
+    /// movetime and no visits has no visit cap (`u32::MAX`) and its name says
+    /// only the time. Checkpoints are named by their file name.
+    pub fn mcts_parts(&self, default_visits: u32) -> Option<MctsParts> {
+        let file = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+        let (base, model, visits, movetime) = match self {
+            PlayerSpec::Net(p) => (format!("mcts:model={}", file(p)), Some(p.clone()), None, None),
+            PlayerSpec::Mcts { model: Some(p), visits, movetime } => {
+                (format!("mcts:model={}", file(p)), Some(p.clone()), *visits, *movetime)
+            }
+            PlayerSpec::Mcts { model: None, visits, movetime } => {
+                ("mcts:uniform".to_string(), None, *visits, *movetime)
+            }
+            PlayerSpec::Uniform => ("mcts:uniform".to_string(), None, None, None),
+            PlayerSpec::Random | PlayerSpec::Greedy | PlayerSpec::AlphaBeta { .. } => return None,
+        };
+        let (name, visits) = match (visits, movetime) {
+            (Some(v), Some(ms)) => (format!("{base},visits={v},movetime={ms}"), v),
+            (None, Some(ms)) => (format!("{base},movetime={ms}"), u32::MAX),
+            (v, None) => {
+                let v = v.unwrap_or(default_visits);
+                (format!("{base},visits={v}"), v)
+            }
+        };
+        Some(MctsParts { name, model, visits, movetime })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_player_specs_and_lists() {
+        let e = PlayerSpec::parse("alphabeta:depht=2").unwrap_err().to_string();
+        assert!(e.contains("unknown key \"depht\"") && e.contains("depth"), "{e}");
+        let e = PlayerSpec::parse("alphabeta:depth=2,tt=4,colour=red").unwrap_err().to_string();
+        assert!(e.contains("unknown key \"colour\""), "{e}");
+        assert!(PlayerSpec::parse("alphabeta:depth=2,values=seed000").is_ok());
+        let e = PlayerSpec::parse_list("alphabeta:depth=1,tt=99999999").unwrap_err().to_string();
+        assert!(e.contains("tt"), "{e}");
+        let l = PlayerSpec::parse_list(
+            "alphabeta:depth=1,alphabeta:depth=2, alphabeta:movetime=50,tt=4;mcts:visits=8,random",
+        )
+        .unwrap();
+        assert_eq!(l.len(), 5);
+        match &l[2] {
+            PlayerSpec::AlphaBeta { limits, tt_mib, text, .. } => {
+                assert_eq!(limits.movetime, Some(std::time::Duration::from_millis(50)));
+                assert_eq!((*tt_mib, text.as_str()), (4, "alphabeta:movetime=50,tt=4"));
+            }
+            s => panic!("{s:?}"),
+        }
+        assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8), movetime: None });
+        assert_eq!(
+            PlayerSpec::parse("mcts:visits=400,movetime=200").unwrap(),
+            PlayerSpec::Mcts { model: None, visits: Some(400), movetime: Some(200) }
+        );
+        assert!(PlayerSpec::parse("mcts:movetime=0").is_err());
+        assert_eq!(l[4], PlayerSpec::Random);
+        for bad in [
+            "alphabeta",
+            "alphabeta:depth=x",
+            "alphabeta:depth=0",
+            "mcts:visits=0",
+            "mcts:foo=1",
+            "nope:x=1",
+            "/no/such.safetensors",
+            "",
+            "mcts:visits=10,visits=20",
+            "alphabeta:depth=2,",
+            "alphabeta:depth=2,,tt=4",
+        ] {
+            assert!(PlayerSpec::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn mcts_parts_name_the_player_and_its_limits() {
+        let p = |s: &str| PlayerSpec::parse(s).unwrap().mcts_parts(32);
+        assert_eq!(p("uniform").unwrap().name, "mcts:uniform,visits=32");
+        let m = p("mcts:visits=400,movetime=200").unwrap();
+        assert_eq!((m.name.as_str(), m.visits, m.movetime), ("mcts:uniform,visits=400,movetime=200", 400, Some(200)));
+        let m = p("mcts:movetime=50").unwrap();
+        assert_eq!((m.name.as_str(), m.visits), ("mcts:uniform,movetime=50", u32::MAX));
+        let net = PlayerSpec::Net(PathBuf::from("runs/x/models/gen0004.safetensors")).mcts_parts(8).unwrap();
+        assert_eq!(net.name, "mcts:model=gen0004.safetensors,visits=8");
+        assert_eq!(net.model.as_deref(), Some(Path::new("runs/x/models/gen0004.safetensors")));
+        for s in ["random", "greedy", "alphabeta:depth=1"] {
+            assert_eq!(p(s), None, "{s}");
+        }
+    }
+}
