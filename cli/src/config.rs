@@ -150,7 +150,7 @@ impl Default for PipelineConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
-    /// `jetan` or `martian-chess`.
+    /// A name of the game registry (`jetan`, `martian-chess`, `martian-chess-4p`).
     pub game: GameKind,
     /// `auto` (CUDA if available), `cpu`, `cuda` or `cuda:N`; for self-play on
     /// several devices `cuda:all` or a list, written `"cuda:0,cuda:1"` or as a

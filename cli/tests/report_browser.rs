@@ -48,10 +48,21 @@ fn fixture(dir: &Path) {
     }
     w(&dir.join("train.jsonl"), &train);
     for g in 0..=3u32 {
-        w(
-            &dir.join(format!("models/gen{g:04}.json")),
-            &format!("{{\"step\":{},\"created_unix_s\":{}}}", 100 * g, 1_800_000_000 + 90 * g),
-        );
+        // The sidecar as the checkpoint writer's own type writes it.
+        let game = martian_rules::GameKind::MartianChess;
+        let meta = martian_model::CheckpointMeta {
+            format_version: 2,
+            game,
+            rules: serde_json::json!({}),
+            model: martian_model::ModelConfig::default(),
+            input_shape: game.input_shape(),
+            num_actions: game.num_actions(),
+            step: 100 * g as u64,
+            created_unix_s: 1_800_000_000 + 90 * g as u64,
+            parent: None,
+            tensors: None,
+        };
+        w(&dir.join(format!("models/gen{g:04}.json")), &serde_json::to_string(&meta).unwrap());
     }
     let mut gens = String::new();
     for g in 1..=3u32 {
@@ -64,7 +75,7 @@ fn fixture(dir: &Path) {
                 _ => ("\"South\"", "EmptyZone"),
             };
             lines.push_str(&format!(
-                "{{\"format_version\":2,\"game\":\"martian-chess\",\"game_id\":{i},\"start\":\"QQD1/4 S 0 0 - - 0 0\",\
+                "{{\"format_version\":2,\"game\":\"martian-chess\",\"game_id\":{i},\"start\":\"QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0\",\
                  \"moves\":[],\"winner\":{winner},\"reason\":\"{reason}\",\"plies\":{},\"samples\":3,\
                  \"model\":\"gen{:04}.safetensors\"}}\n",
                 10 + 3 * i + 5 * g,

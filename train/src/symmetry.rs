@@ -46,7 +46,10 @@ mod tests {
 
     #[test]
     fn mirroring_a_sample_twice_restores_it() {
-        for game in GameKind::ALL {
+        // The games with a left-right symmetry (Jetan and Martian Chess, not the four-player game).
+        let symmetric: Vec<GameKind> = GameKind::ALL.into_iter().filter(|g| g.mirror_action(0).is_some()).collect();
+        assert_eq!(symmetric, [GameKind::Jetan, GameKind::MartianChess]);
+        for game in symmetric {
             let [c, h, w] = game.input_shape();
             let n = game.num_actions();
             let planes: Vec<f32> = (0..c * h * w).map(|i| i as f32).collect();

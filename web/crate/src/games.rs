@@ -1,0 +1,151 @@
+//! What the page shows of each game beyond [`GameState`]: the board's cells
+//! (piece, owner, name) and the state that the rules make visible (Jetan's
+//! Escape rights and countdown, Martian Chess's zones, scores, no-undo ban and
+//! deadlock clock). Everything is read from the rules crate's accessors; no
+//! rule is decided here.
+
+use martian_rules::jetan::Jetan;
+use martian_rules::martian::{self, MartianChess};
+use martian_rules::{GameState, Move, Side};
+use serde::Serialize;
+
+/// One occupied square, for drawing.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Cell {
+    /// Square index `file + width * (rank - 1)`.
+    pub sq: u8,
+    /// The piece's letter in position strings (`W`, `p`, `Q`, ...).
+    pub letter: char,
+    /// The spec's name of the piece (`Warrior`, `Queen`, ...).
+    pub name: &'static str,
+    /// The side the piece belongs to now: in Jetan its colour, in Martian
+    /// Chess the owner of the zone it stands in (spec §1: pieces have no colour).
+    pub owner: &'static str,
+}
+
+/// One labelled line of game state under the board (`"Scores"`, `"3 - 1"`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct StatusLine {
+    /// What the line shows.
+    pub label: String,
+    /// Its value, as text.
+    pub value: String,
+}
+
+/// The per-game part of the page's view of a position.
+pub trait WebGame: GameState {
+    /// Board width and height in squares.
+    const SIZE: (u8, u8);
+
+    /// The occupied squares.
+    fn cells(&self) -> Vec<Cell>;
+
+    /// The game's visible state, in display order.
+    fn status(&self) -> Vec<StatusLine>;
+
+    /// A short note for a legal move (e.g. "Escape"), or `None`.
+    fn move_note(&self, mv: Move) -> Option<&'static str> {
+        let _ = mv;
+        None
+    }
+
+    /// Squares that belong to a side's zone, `(square, side name)`, for games
+    /// whose board is split in zones (empty for Jetan).
+    fn zones(&self) -> Vec<(u8, &'static str)> {
+        Vec::new()
+    }
+}
+
+/// `"south"` / `"north"`: the seat, as opposed to the game's name for the side (`Jetan::side_name`).
+pub fn seat(side: Side) -> &'static str {
+    match side {
+        Side::South => "south",
+        Side::North => "north",
+    }
+}
+
+impl WebGame for Jetan {
+    const SIZE: (u8, u8) = (10, 10);
+
+    fn cells(&self) -> Vec<Cell> {
+        (0..100u8)
+            .filter_map(|sq| {
+                self.piece_at(sq).map(|(p, side)| Cell {
+                    sq,
+                    letter: p.letter(side),
+                    name: p.name(),
+                    owner: seat(side),
+                })
+            })
+            .collect()
+    }
+
+    fn status(&self) -> Vec<StatusLine> {
+        let yes_no = |b: bool| if b { "available" } else { "used" };
+        let mut out = Vec::new();
+        for side in [Side::North, Side::South] {
+            out.push(StatusLine {
+                label: format!("{} Escape", Jetan::side_name(side)),
+                value: yes_no(self.escape_right(side)).to_string(),
+            });
+        }
+        out.push(StatusLine {
+            label: "Small-material countdown".into(),
+            value: match self.countdown() {
+                None => "not running".into(),
+                Some(n) => format!("{n} plies left"),
+            },
+        });
+        out.push(StatusLine { label: "Plies without capture".into(), value: self.quiet_plies().to_string() });
+        out.push(StatusLine { label: "Repetitions of this position".into(), value: self.repetitions().to_string() });
+        out
+    }
+
+    fn move_note(&self, mv: Move) -> Option<&'static str> {
+        self.is_escape(mv).then_some("Escape")
+    }
+}
+
+impl WebGame for MartianChess {
+    const SIZE: (u8, u8) = (4, 8);
+
+    fn cells(&self) -> Vec<Cell> {
+        (0..32u8)
+            .filter_map(|sq| {
+                self.piece_at(sq).map(|p| Cell {
+                    sq,
+                    letter: p.letter(),
+                    name: match p {
+                        martian::Piece::Pawn => "Pawn",
+                        martian::Piece::Drone => "Drone",
+                        martian::Piece::Queen => "Queen",
+                    },
+                    owner: if MartianChess::zone(Side::South).has(sq) { "south" } else { "north" },
+                })
+            })
+            .collect()
+    }
+
+    fn status(&self) -> Vec<StatusLine> {
+        let [s, n] = self.scores();
+        let mut out = vec![StatusLine { label: "Score (South - North)".into(), value: format!("{s} - {n}") }];
+        out.push(StatusLine {
+            label: "No-undo: banned move".into(),
+            value: self.banned_move().map(|m| self.move_to_string(m)).unwrap_or_else(|| "none".into()),
+        });
+        out.push(StatusLine {
+            label: "Deadlock clock".into(),
+            value: match self.clock_countdown() {
+                None => "not called".into(),
+                Some(0) => "ran out".into(),
+                Some(k) => format!("{k} turns left"),
+            },
+        });
+        out.push(StatusLine { label: "Plies without capture".into(), value: self.quiet().to_string() });
+        out
+    }
+
+    fn zones(&self) -> Vec<(u8, &'static str)> {
+        (0..32u8).map(|sq| (sq, if MartianChess::zone(Side::South).has(sq) { "south" } else { "north" })).collect()
+    }
+}
