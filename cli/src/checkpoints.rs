@@ -137,10 +137,9 @@ pub fn model_and_game(
     let game = match (game, &model) {
         (Some(g), _) => g,
         (None, Some(m)) => m.game,
-        (None, None) => anyhow::bail!(
-            "give --game {} (or --model, whose game is used)",
-            martian_rules::GameKind::names().join("|")
-        ),
+        (None, None) => {
+            anyhow::bail!("give --game {} (or --model, whose game is used)", martian_rules::GameKind::names().join("|"))
+        }
     };
     Ok((model, device, game))
 }
