@@ -356,6 +356,12 @@ impl RunConfig {
     fn check_players<G: GameState>(&self) -> Result<()> {
         let players = G::new_game(&self.rules::<G>()?).map_err(|e| anyhow::anyhow!("[rules]: {e}"))?.num_players();
         self.model.validate_for_players::<G>(players).map_err(anyhow::Error::msg)?;
+        if players > 2 && self.evaluate.gate == GateKind::Sprt {
+            bail!(
+                "[evaluate] gate = \"sprt\" needs pair results, which a game of {players} value players \
+                 (free-for-all) does not have; use gate = \"score\""
+            );
+        }
         self.search.validate_for_players(players).map_err(anyhow::Error::msg)
     }
 
@@ -656,5 +662,11 @@ mod tests {
         .to_string();
         assert!(e.contains("search.solver") && e.contains("4 value players"), "{e}");
         RunConfig::parse(&format!("{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n")).unwrap();
+        let e = RunConfig::parse(&format!(
+            "{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n[evaluate]\ngate = \"sprt\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("gate = \"sprt\"") && e.contains("use gate = \"score\""), "{e}");
     }
 }

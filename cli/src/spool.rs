@@ -177,7 +177,8 @@ impl WorkerLock {
                     let alive = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
                     if alive {
                         bail!(
-                            "worker {worker} of {} is already running (pid {}, {}); give this process another --worker",
+                            "worker {worker} of {} is already running (pid {}, {}): wait for it or stop it; \
+                             an extra self-play worker takes another id (`selfplay --worker N`, the pipeline is worker 0)",
                             root.display(),
                             pid.unwrap_or(0),
                             path.display()

@@ -149,11 +149,11 @@ const MAX_SAFETENSORS_HEADER: u64 = 64 << 20;
 /// `name -> {dtype, shape, data_offsets}`), without reading the data.
 ///
 /// # Errors
-/// [`ModelError::Io`] if unreadable; [`ModelError::BadMetadata`] naming the
+/// [`ModelError::Io`] if unreadable; [`ModelError::BadWeights`] naming the
 /// file if the header is malformed or a tensor's data runs past the end of
 /// the file (a truncated file).
 pub fn read_safetensors_shapes(path: &Path) -> Result<TensorShapes, ModelError> {
-    let bad = |message: String| ModelError::BadMetadata { path: path.display().to_string(), message };
+    let bad = |message: String| ModelError::BadWeights { path: path.display().to_string(), message };
     let mut f = fs::File::open(path).map_err(io(format!("opening weights {}", path.display())))?;
     let len = f.metadata().map_err(io(format!("reading {}", path.display())))?.len();
     let mut n = [0u8; 8];
@@ -182,7 +182,8 @@ pub fn read_safetensors_shapes(path: &Path) -> Result<TensorShapes, ModelError> 
             Some(end) if end <= data_len => {}
             Some(end) => {
                 return Err(bad(format!(
-                    "tensor {name}: data ends at byte {end} of {data_len} (the file is truncated)"
+                    "tensor {name}: its data would end at byte {end} of the data section, which holds only \
+                     {data_len} bytes (the file is truncated)"
                 )))
             }
             None => return Err(bad(format!("tensor {name}: missing \"data_offsets\" in the safetensors header"))),
@@ -190,6 +191,29 @@ pub fn read_safetensors_shapes(path: &Path) -> Result<TensorShapes, ModelError> 
         out.insert(name, shape);
     }
     Ok(out)
+}
+
+/// Checks that every value of every variable of `vs` (loaded from `weights`)
+/// is finite: a NaN or an infinity in a weights file means a corrupt file (or
+/// a diverged training), and a network with one plays nonsense.
+///
+/// # Errors
+/// [`ModelError::BadWeights`] naming the first tensor with such a value.
+pub(crate) fn check_finite(vs: &nn::VarStore, weights: &Path) -> Result<(), ModelError> {
+    let mut vars: Vec<(String, tch::Tensor)> = vs.variables().into_iter().collect();
+    vars.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, t) in vars {
+        let finite = t.isfinite().all().int64_value(&[]) != 0;
+        if !finite {
+            return Err(ModelError::BadWeights {
+                path: weights.display().to_string(),
+                message: format!(
+                    "tensor {name} holds values that are not finite (NaN or infinity): the file is corrupt"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Checks the tensor list of a sidecar or description (`listed`, if any) and
@@ -401,6 +425,12 @@ impl Checkpoint {
         model: Option<&ModelConfig>,
         device: Device,
     ) -> Result<Checkpoint, ModelError> {
+        if !weights.exists() {
+            return Err(ModelError::Config(format!(
+                "no checkpoint {}: expected a .safetensors file with its .json sidecar",
+                weights.display()
+            )));
+        }
         let meta = Self::read_meta(weights)?;
         let mut diffs = Vec::new();
         if meta.game != G::KIND {
@@ -443,6 +473,7 @@ impl Checkpoint {
         let mut meta = meta;
         meta.tensors = Some(check_tensors(weights, meta.tensors.as_ref(), &vs, &meta.model)?);
         vs.load(weights).map_err(torch(format!("loading checkpoint weights {}", weights.display())))?;
+        check_finite(&vs, weights)?;
         Ok(Checkpoint { vs, net, meta })
     }
 

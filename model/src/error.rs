@@ -29,6 +29,15 @@ pub enum ModelError {
         /// What is wrong.
         message: String,
     },
+    /// A weights file (`.safetensors`) is not readable as such: a malformed
+    /// header, a truncated file, or values that are not finite (a corrupt file).
+    #[error("checkpoint weights {path}: {message}")]
+    BadWeights {
+        /// Path of the `.safetensors` file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A checkpoint was made for another game, rules or architecture, or its
     /// weights do not fit its own metadata (the differences say which).
     #[error("checkpoint {path} is inconsistent or made for something else: {differences}")]

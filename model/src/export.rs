@@ -602,6 +602,7 @@ pub fn load_bundle<G: GameState>(dir: &Path, device: Device) -> Result<(Checkpoi
     let weights = dir.join(WEIGHTS_FILE);
     let tensors = check_tensors(&weights, d.tensors.as_ref(), &vs, &cfg)?;
     vs.load(&weights).map_err(torch(format!("loading {}", weights.display())))?;
+    crate::checkpoint::check_finite(&vs, &weights)?;
     let meta = CheckpointMeta {
         format_version: CHECKPOINT_FORMAT_VERSION,
         game: d.game,

@@ -78,20 +78,31 @@ fn mismatched_or_corrupt_checkpoints_are_errors() {
     // Other game.
     let e = Checkpoint::load::<MartianChess>(&path, &MartianRules::default(), None, Device::Cpu).err().unwrap();
     assert!(e.to_string().contains("game"), "{e}");
-    // Truncated weights.
+    // Values that are not finite (garbled bytes in the data section): refused, naming a tensor.
     let bytes = std::fs::read(&path).unwrap();
+    let mut garbled = bytes.clone();
+    let n = garbled.len();
+    garbled[n - 64..].fill(0xFF); // 0xFFFFFFFF is a NaN in f32
+    std::fs::write(&path, &garbled).unwrap();
+    let e = Checkpoint::load::<Jetan>(&path, &JetanRules::default(), None, Device::Cpu).err().unwrap();
+    assert!(matches!(e, ModelError::BadWeights { .. }), "{e}");
+    assert!(e.to_string().contains("c.safetensors") && e.to_string().contains("not finite"), "{e}");
+    // Truncated weights: the weights file is named, as weights.
     std::fs::write(&path, &bytes[..bytes.len() / 3]).unwrap();
     let e = Checkpoint::load::<Jetan>(&path, &JetanRules::default(), None, Device::Cpu).err().unwrap();
-    assert!(e.to_string().contains("c.safetensors"), "{e}");
+    assert!(e.to_string().contains("checkpoint weights") && e.to_string().contains("c.safetensors"), "{e}");
+    assert!(e.to_string().contains("truncated"), "{e}");
     // Bad sidecar.
     std::fs::write(path.with_extension("json"), "{not json").unwrap();
     assert!(matches!(
         Checkpoint::load::<Jetan>(&path, &JetanRules::default(), None, Device::Cpu),
         Err(ModelError::BadMetadata { .. })
     ));
-    // Missing.
-    assert!(Checkpoint::load::<Jetan>(&dir.path().join("none.safetensors"), &JetanRules::default(), None, Device::Cpu)
-        .is_err());
+    // Missing: the message names the path given.
+    let e = Checkpoint::load::<Jetan>(&dir.path().join("none.safetensors"), &JetanRules::default(), None, Device::Cpu)
+        .err()
+        .unwrap();
+    assert!(e.to_string().starts_with("no checkpoint ") && e.to_string().contains("none.safetensors"), "{e}");
 }
 
 #[test]

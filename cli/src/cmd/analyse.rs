@@ -45,7 +45,7 @@ pub struct Args {
     visits: u32,
     /// Root moves listed with their line (`--engine mcts`); each after the
     /// first repeats the search once to read its line.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
     top: usize,
     /// Search depth in plies (alpha-beta; default 6 without --movetime/--nodes).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]

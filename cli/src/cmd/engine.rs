@@ -57,14 +57,14 @@ pub struct Args {
     /// Device for the network: auto, cpu, cuda, cuda:N.
     #[arg(long, default_value = "auto")]
     device: String,
-    /// Visits of a bare `go`.
-    #[arg(long, default_value_t = 800)]
+    /// Visits of a bare `go` (at least 1).
+    #[arg(long, default_value_t = 800, value_parser = clap::value_parser!(u32).range(1..))]
     visits: u32,
-    /// Leaves gathered per network batch (MCTS with virtual loss; 1 = sequential).
-    #[arg(long, default_value_t = 8)]
+    /// Leaves gathered per network batch (MCTS with virtual loss; 1 = sequential), 1..=256.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
     batch: u32,
-    /// A search stops when its tree holds this many nodes (bounds memory).
-    #[arg(long, default_value_t = 10_000_000)]
+    /// A search stops when its tree holds this many nodes (bounds memory), at least 1000.
+    #[arg(long, default_value_t = 10_000_000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1000..))]
     max_nodes: usize,
     /// Interval between `info` lines during a search, in milliseconds.
     #[arg(long, default_value_t = 1000)]
@@ -948,6 +948,15 @@ fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
             return Err(format!("go {} needs a number", quote(key)));
         };
         let bad = || format!("go {key}: {} is not a valid number", quote(value));
+        let given = match key {
+            "visits" | "nodes" => l.visits.is_some(),
+            "movetime" => l.movetime.is_some(),
+            "depth" => l.depth.is_some(),
+            _ => false,
+        };
+        if given {
+            return Err(format!("go {key} is given twice"));
+        }
         match key {
             "visits" | "nodes" => {
                 let n: u32 = value.parse().map_err(|_| bad())?;
@@ -989,6 +998,8 @@ mod tests {
         assert!(parse_go(&["depth", "0"]).is_err(), "a zero limit is an error, not a silent depth-1 search");
         assert_eq!(parse_go(&["movetime", "0"]).expect("the least search").movetime, Some(Duration::ZERO));
         assert!(parse_go(&["speed", "1"]).is_err());
+        assert_eq!(parse_go(&["visits", "10", "visits", "20"]).unwrap_err(), "go visits is given twice");
+        assert!(parse_go(&["visits", "10", "nodes", "20"]).is_err(), "nodes is visits");
         assert!(parse_go(&[]).expect("empty go").visits.is_none());
     }
 
