@@ -84,11 +84,20 @@ pub fn resolve_model(path: &Path) -> Result<std::path::PathBuf> {
     }
     let run = crate::rundir::RunDir::existing(path)?;
     run.best().ok_or_else(|| {
-        anyhow::anyhow!(
-            "run directory {} has no promoted checkpoint yet ({} is missing or names no complete checkpoint)",
-            path.display(),
-            path.join("best").display()
-        )
+        let best = path.join("best");
+        match std::fs::read_to_string(&best).map(|s| s.trim().to_string()) {
+            Ok(name) if !name.is_empty() => anyhow::anyhow!(
+                "run directory {}: {} names {name:?}, which is missing or incomplete in {}",
+                path.display(),
+                best.display(),
+                path.join("models").display()
+            ),
+            _ => anyhow::anyhow!(
+                "run directory {} has no promoted checkpoint yet ({} is missing or empty)",
+                path.display(),
+                best.display()
+            ),
+        }
     })
 }
 

@@ -90,6 +90,12 @@ fn team_game_trains_exports_and_plays_through_the_engine() {
         }
     }
     assert!(run.join("final-eval.json").exists());
+    // `evaluate` takes the run directory as a player: its promoted checkpoint.
+    let m = dir.path().join("m.json");
+    let out = mz(&["evaluate", "--config", c, "--a", r, "--b", "random", "--games", "2", "--out", m.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let best = std::fs::read_to_string(run.join("best")).unwrap();
+    assert!(std::fs::read_to_string(&m).unwrap().contains(best.trim()), "the match names {best}");
 
     // Export: model.json names the game, its 8192 actions and 19 x 8 x 8 input.
     let bundle = dir.path().join("bundle");

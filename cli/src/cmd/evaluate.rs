@@ -118,9 +118,39 @@ fn stem(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
 }
 
+/// A player whose checkpoint is a run directory plays that run's promoted
+/// checkpoint (`R/best`), as `play`, `analyse` and `engine` do.
+///
+/// # Errors
+/// A directory that is not a run directory (an exported bundle is for
+/// frontends: give its run's checkpoint), or a run without a promoted checkpoint.
+fn with_run_best(s: PlayerSpec) -> Result<PlayerSpec> {
+    let resolve = |p: PathBuf| -> Result<PathBuf> {
+        if !p.is_dir() {
+            return Ok(p);
+        }
+        if !p.join("models").is_dir() {
+            bail!(
+                "player {}: a directory that is not a run directory (no models/); evaluate takes a checkpoint \
+                 .safetensors or a run directory",
+                p.display()
+            );
+        }
+        crate::checkpoints::resolve_model(&p)
+    };
+    Ok(match s {
+        PlayerSpec::Net(p) => PlayerSpec::Net(resolve(p)?),
+        PlayerSpec::Mcts { model: Some(p), visits, movetime } => {
+            PlayerSpec::Mcts { model: Some(resolve(p)?), visits, movetime }
+        }
+        s => s,
+    })
+}
+
 fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
-    let spec_a = PlayerSpec::parse(&a.a)?;
+    let spec_a = with_run_best(PlayerSpec::parse(&a.a)?)?;
     let specs_b = if a.gauntlet { PlayerSpec::parse_list(&a.b)? } else { vec![PlayerSpec::parse(&a.b)?] };
+    let specs_b = specs_b.into_iter().map(with_run_best).collect::<Result<Vec<_>>>()?;
     if a.games == 0 {
         bail!("--games must be >= 1");
     }
