@@ -105,16 +105,11 @@ pub fn seatings(players: usize) -> Vec<usize> {
 }
 
 /// A's score of a finished game in which it played value player `a_player`:
-/// `(v + 1) / 2` for its result value `v` (two players: `Outcome::value_for`;
-/// more: `GameState::player_values`).
+/// `(v + 1) / 2` for its result value `v` ([`GameState::player_values`], which
+/// is `Outcome::value_for` of each side in a two-sided game). An unfinished
+/// game has no result and scores 0.5.
 pub fn a_score_of<G: GameState>(end: &G, a_player: usize) -> f64 {
-    if end.num_players() > 2 {
-        let v = end.player_values().map_or(0.0, |v| v[a_player]);
-        (v as f64 + 1.0) / 2.0
-    } else {
-        let o = end.outcome().expect("finished");
-        (o.value_for(Side::ALL[a_player]) as f64 + 1.0) / 2.0
-    }
+    end.player_values().map_or(0.5, |v| (f64::from(v[a_player]) + 1.0) / 2.0)
 }
 
 /// The [`GameResult`] fields `(a_side, a_seat)` of A playing value player
