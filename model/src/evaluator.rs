@@ -14,7 +14,7 @@ use std::borrow::Borrow;
 use std::marker::PhantomData;
 use std::thread::ThreadId;
 
-use martian_rules::{GameState, Move};
+use martian_rules::{GameState, Move, PackedPlane};
 use martian_search::{Backend, BackendEvaluator, DeviceBatch, EvalError, Evaluation, Evaluator};
 use tch::{Device, Kind, Tensor};
 
@@ -135,23 +135,27 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
             let base = ((r - start) * a) as i64;
             self.flat.extend(batch.actions[batch.offsets[r]..batch.offsets[r + 1]].iter().map(|&x| base + x as i64));
         }
-        let rows: &[f32] = if b > n {
-            self.pad.clear();
-            self.pad.extend_from_slice(&batch.input[start * plane..end * plane]);
-            self.pad.resize(b * plane, 0.0);
-            &self.pad
-        } else {
-            &batch.input[start * plane..end * plane]
-        };
         let shape = [b as i64, c as i64, h as i64, w as i64];
         let t0 = std::time::Instant::now();
         let _guard = tch::no_grad_guard();
         let x = match self.device {
-            Device::Cuda(_) => stage_pinned(&mut self.staging, rows, &shape, self.device)?,
-            _ => Tensor::f_from_slice(rows)
-                .and_then(|t| t.f_view(shape))
-                .and_then(|t| t.f_to_device(self.device))
-                .map_err(torch_err)?,
+            // The packed planes go to the device (20 bytes a plane) and are
+            // expanded there.
+            Device::Cuda(_) => {
+                let planes = &batch.planes[start * c..end * c];
+                stage_packed(&mut self.staging, planes, b * c, self.device)
+                    .and_then(|(masks, values)| expand_packed(&masks, &values, shape))?
+            }
+            // On the CPU the expansion is a loop into a reused buffer.
+            _ => {
+                self.pad.resize(b * plane, 0.0);
+                batch.unpack_rows(start, end, &mut self.pad[..n * plane]);
+                self.pad[n * plane..].fill(0.0);
+                Tensor::f_from_slice(&self.pad)
+                    .and_then(|t| t.f_view(shape))
+                    .and_then(|t| t.f_to_device(self.device))
+                    .map_err(torch_err)?
+            }
         };
         let net = self.reduced.as_ref().unwrap_or_else(|| self.net.borrow());
         let out = net.forward(&x, false);
@@ -198,34 +202,105 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
     }
 }
 
-/// Copies `rows` into a pinned host buffer (allocated once, grown when
-/// needed) and from there to `device` without blocking; returns the device
-/// tensor of shape `shape`. The buffer is reused by the next pass only after
-/// this pass's outputs were copied back (a blocking copy on the same stream),
-/// so the asynchronous copy has finished by then.
-fn stage_pinned(
+/// Copies packed planes (`planes`, padded with empty planes to `len`) into
+/// a pinned host buffer (allocated once, grown when needed) as `len x 3`
+/// int64 words (mask bits 0-63, mask bits 64-127, the value's f32 bits) and
+/// from there to `device` without blocking; returns the device's masks
+/// (`[len, 2]` int64) and values (`[len]` float32). The buffer is reused by the
+/// next pass only after this pass's outputs were copied back (a blocking copy
+/// on the same stream), so the asynchronous copy has finished by then.
+fn stage_packed(
     staging: &mut Option<Tensor>,
-    rows: &[f32],
-    shape: &[i64; 4],
+    planes: &[PackedPlane],
+    len: usize,
     device: Device,
-) -> Result<Tensor, EvalError> {
-    let len = rows.len() as i64;
-    if staging.as_ref().map(|t| t.numel() < rows.len()).unwrap_or(true) {
-        let t = Tensor::f_zeros([len], (Kind::Float, Device::Cpu))
+) -> Result<(Tensor, Tensor), EvalError> {
+    let words = 3 * len;
+    if staging.as_ref().map(|t| t.numel() < words).unwrap_or(true) {
+        let t = Tensor::f_zeros([words as i64], (Kind::Int64, Device::Cpu))
             .and_then(|t| t.f_pin_memory(device))
             .map_err(torch_err)?;
         *staging = Some(t);
     }
     let buf = staging.as_mut().expect("allocated above");
-    let mut dst = buf.f_narrow(0, 0, len).map_err(torch_err)?;
-    // SAFETY: `rows` is a live, initialised f32 slice of `len` elements for
-    // the whole call; the tensor made over it is used only by the synchronous
-    // host-to-host copy below and dropped before this function returns.
-    let src = unsafe { Tensor::f_from_blob(rows.as_ptr().cast::<u8>(), &[len], &[], Kind::Float, Device::Cpu) }
+    let host = buf.f_narrow(0, 0, words as i64).map_err(torch_err)?;
+    // SAFETY: the pinned buffer is a contiguous int64 CPU tensor of at least
+    // `words` elements, owned by `staging` for this whole call, and nothing
+    // else reads or writes it until the copy below has been issued (the
+    // previous pass's copy finished before its outputs were read back).
+    let dst = unsafe { std::slice::from_raw_parts_mut(host.data_ptr().cast::<i64>(), words) };
+    packed_words(planes, dst);
+    let dev = host
+        .f_view([len as i64, 3])
+        .and_then(|t| t.f_to_device_(device, Kind::Int64, true, false))
         .map_err(torch_err)?;
-    dst.f_copy_(&src).map_err(torch_err)?;
-    drop(src);
-    dst.f_view(*shape).and_then(|t| t.f_to_device_(device, Kind::Float, true, false)).map_err(torch_err)
+    split_words(&dev)
+}
+
+/// Writes packed planes as int64 words, three per plane: mask bits 0-63,
+/// mask bits 64-127, the value's f32 bits (sign-extended); planes past
+/// `planes.len()` are empty (padding rows).
+fn packed_words(planes: &[PackedPlane], dst: &mut [i64]) {
+    for (k, d) in dst.chunks_exact_mut(3).enumerate() {
+        let p = planes.get(k).copied().unwrap_or_default();
+        d[0] = p.mask as u64 as i64;
+        d[1] = (p.mask >> 64) as u64 as i64;
+        d[2] = i64::from(p.value.to_bits() as i32);
+    }
+}
+
+/// `[len, 3]` words -> (masks `[len, 2]` int64, values `[len]` float32).
+fn split_words(words: &Tensor) -> Result<(Tensor, Tensor), EvalError> {
+    let masks = words.f_narrow(1, 0, 2).map_err(torch_err)?;
+    let values = words
+        .f_select(1, 2)
+        .and_then(|t| t.f_to_kind(Kind::Int))
+        .and_then(|t| t.f_view_dtype(Kind::Float))
+        .map_err(torch_err)?;
+    Ok((masks, values))
+}
+
+/// Packed planes (padded with empty planes to `len`) on `device`, as the
+/// masks (`[len, 2]` int64) and values (`[len]` float32) that
+/// [`expand_packed`] takes, through an ordinary (not pinned) host tensor: the
+/// same words the CUDA path stages in pinned memory.
+///
+/// # Errors
+/// [`EvalError`] from libtorch.
+pub fn packed_to_device(planes: &[PackedPlane], len: usize, device: Device) -> Result<(Tensor, Tensor), EvalError> {
+    let mut words = vec![0i64; 3 * len];
+    packed_words(planes, &mut words);
+    let t = Tensor::f_from_slice(&words)
+        .and_then(|t| t.f_view([len as i64, 3]))
+        .and_then(|t| t.f_to_device(device))
+        .map_err(torch_err)?;
+    split_words(&t)
+}
+
+/// Expands packed planes on their device: `masks` (`[n, 2]` int64, the low
+/// and high 64 bits of each plane's cell mask) and `values` (`[n]` float32)
+/// become the float32 input `shape` = `[b, c, h, w]` with `n = b x c`:
+/// cell `k` of plane `i` = `values[i]` if bit `k` of its mask is set, else 0
+/// (the same floats as `DeviceBatch::unpack_rows`; `model/tests` checks it).
+///
+/// # Errors
+/// [`EvalError`] from libtorch.
+pub fn expand_packed(masks: &Tensor, values: &Tensor, shape: [i64; 4]) -> Result<Tensor, EvalError> {
+    let cells = shape[2] * shape[3];
+    let dev = masks.device();
+    let shifts = Tensor::f_arange(64, (Kind::Int64, dev)).map_err(torch_err)?;
+    let bits = |half: i64| {
+        masks
+            .f_select(1, half)
+            .and_then(|m| m.f_unsqueeze(1))
+            .and_then(|m| m.f_bitwise_right_shift(&shifts))
+            .and_then(|m| m.f_bitwise_and(1))
+    };
+    let all = Tensor::f_cat(&[bits(0).map_err(torch_err)?, bits(1).map_err(torch_err)?], 1)
+        .and_then(|t| t.f_narrow(1, 0, cells))
+        .and_then(|t| t.f_to_kind(Kind::Float))
+        .map_err(torch_err)?;
+    all.f_mul(&values.f_unsqueeze(1).map_err(torch_err)?).and_then(|t| t.f_view(shape)).map_err(torch_err)
 }
 
 impl<N: Borrow<PolicyValueNet>> Backend for NetBackend<N> {
@@ -240,14 +315,7 @@ impl<N: Borrow<PolicyValueNet>> Backend for NetBackend<N> {
                 net.num_actions()
             )));
         }
-        if batch.offsets.len() != batch.rows + 1 || batch.input.len() < batch.rows * batch.row_len() {
-            return Err(EvalError(format!(
-                "a batch of {} rows with {} offsets and {} input values",
-                batch.rows,
-                batch.offsets.len(),
-                batch.input.len()
-            )));
-        }
+        batch.check_inputs()?;
         if let Some(t) = self.torch_threads {
             let me = std::thread::current().id();
             if self.threads_set_on != Some(me) {

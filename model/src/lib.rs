@@ -26,6 +26,6 @@ pub use checkpoint::{Checkpoint, CheckpointMeta, ConfigModel, NetReplica};
 pub use config::{ModelConfig, MOVES_LEFT_SCALE, SCORE_SCALE};
 pub use device::{describe_device, parse_device, parse_devices};
 pub use error::ModelError;
-pub use evaluator::{NetBackend, NetEvaluator};
+pub use evaluator::{expand_packed, packed_to_device, NetBackend, NetEvaluator};
 pub use precision::{compare_outputs, OutputDifference, Precision};
 pub use resnet::{PolicyValue, PolicyValueNet};

@@ -568,9 +568,28 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// Writes the network input planes in packed form (one
+    /// [`PackedPlane`](crate::PackedPlane) per plane: the cells of a plane
+    /// that hold its value, as a bit mask), in the canonical orientation of
+    /// the side to move (side to move at the bottom). `out.len()` must equal
+    /// `INPUT_SHAPE[0]` (at most [`MAX_INPUT_PLANES`](crate::MAX_INPUT_PLANES));
+    /// every element is written. This is the one description of a game's
+    /// input: [`GameState::encode`] expands it.
+    fn encode_packed(&self, out: &mut [crate::PackedPlane]);
+
     /// Writes the network input planes, shape [`GameState::INPUT_SHAPE`],
     /// row-major `[plane][row][col]`, in the canonical orientation of the side to
-    /// move (side to move at the bottom). `out.len()` must equal the product of
-    /// `INPUT_SHAPE`; every element is written.
-    fn encode(&self, out: &mut [f32]);
+    /// move (side to move at the bottom): [`GameState::encode_packed`]
+    /// expanded. `out.len()` must equal the product of `INPUT_SHAPE`; every
+    /// element is written.
+    ///
+    /// # Panics
+    /// If `out` has the wrong length (a caller's buffer, not user input).
+    fn encode(&self, out: &mut [f32]) {
+        let [c, h, w] = Self::INPUT_SHAPE;
+        assert_eq!(out.len(), c * h * w, "encode: wrong buffer length");
+        let mut planes = [crate::PackedPlane::default(); crate::MAX_INPUT_PLANES];
+        self.encode_packed(&mut planes[..c]);
+        crate::unpack_planes(&planes[..c], h * w, out);
+    }
 }

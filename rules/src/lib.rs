@@ -20,6 +20,7 @@ pub mod jetan;
 pub mod martian;
 pub mod martian4;
 mod perft;
+mod planes;
 
 pub use diff::{describe_differences, field_differences, value_differences};
 pub use error::{PositionErrorKind, RulesError};
@@ -28,3 +29,4 @@ pub use game::{
     MAX_PLAYERS,
 };
 pub use perft::{divide, perft};
+pub use planes::{pack_planes, unpack_planes, PackedPlane, MAX_INPUT_PLANES, MAX_PLANE_CELLS};

@@ -5,10 +5,12 @@
 //! batch (issue 10).
 //!
 //! ```text
-//! CPU: GameState::encode -> DeviceBatch::input      (rows x planes x H x W)
+//! CPU: GameState::encode_packed -> DeviceBatch::planes (rows x planes, a mask
+//!      and a value per plane: 20 bytes, where a dense Jetan plane is 400)
 //!      GameState::action_index -> DeviceBatch::actions (legal moves, row after row)
-//! device (Backend::run): forward pass, gather of the legal moves' policy
-//!      logits (only those leave the device), softmax of the value logits
+//! device (Backend::run): expansion of the packed planes to rows x planes x H x W
+//!      floats, forward pass, gather of the legal moves' policy logits (only
+//!      those leave the device), softmax of the value logits
 //! CPU: DeviceBatch::decode_row: softmax over each row's legal logits -> priors,
 //!      value = P(win) - P(loss)
 //! ```
@@ -21,12 +23,13 @@
 
 use std::time::{Duration, Instant};
 
-use martian_rules::{mix64, GameState, Move};
+use martian_rules::{mix64, unpack_planes, GameState, Move, PackedPlane};
 
 use crate::evaluator::{EvalError, Evaluation, Evaluator};
 
-/// One batch on its way to a device and back: encoded input rows and the
-/// policy actions to gather in, gathered logits and (win, draw, loss)
+/// One batch on its way to a device and back: packed input rows
+/// ([`PackedPlane`], as lc0 sends its input planes: the device expands them)
+/// and the policy actions to gather in, gathered logits and (win, draw, loss)
 /// probabilities out. Its buffers are reused from batch to batch, so once
 /// they have grown to the largest batch nothing is allocated.
 #[derive(Clone, Debug, Default)]
@@ -37,9 +40,11 @@ pub struct DeviceBatch {
     pub num_actions: usize,
     /// Positions in the batch.
     pub rows: usize,
-    /// Network input, float32, row-major `[rows, planes, H, W]`; may be longer
-    /// than `rows` rows (a reused buffer): only the first `rows` are read.
-    pub input: Vec<f32>,
+    /// Network input, packed: `[rows, planes]` planes, row after row
+    /// (`GameState::encode_packed`); may be longer than `rows` rows (a reused
+    /// buffer): only the first `rows` are read. [`DeviceBatch::unpack_rows`]
+    /// expands rows to the network's float32 `[rows, planes, H, W]`.
+    pub planes: Vec<PackedPlane>,
     /// The action index (`GameState::action_index`) of every legal move of
     /// every row, row after row, in the order of the row's move list.
     pub actions: Vec<u32>,
@@ -62,9 +67,25 @@ pub struct DeviceBatch {
 }
 
 impl DeviceBatch {
-    /// Floats per input row.
+    /// Floats per input row once expanded (`planes x H x W`).
     pub fn row_len(&self) -> usize {
         self.shape.iter().product()
+    }
+
+    /// Packed planes per input row (`planes`).
+    pub fn planes_per_row(&self) -> usize {
+        self.shape[0]
+    }
+
+    /// Expands rows `start..end` into `out` (`(end - start) x row_len()`
+    /// floats, row-major `[rows, planes, H, W]`).
+    ///
+    /// # Panics
+    /// If the rows are not in the batch or `out` has the wrong length (a
+    /// caller's error, not user input).
+    pub fn unpack_rows(&self, start: usize, end: usize, out: &mut [f32]) {
+        let c = self.planes_per_row();
+        unpack_planes(&self.planes[start * c..end * c], self.shape[1] * self.shape[2], out);
     }
 
     /// Empties the batch for game `G` (keeps the allocations).
@@ -79,7 +100,7 @@ impl DeviceBatch {
 
     /// Adds a row's legal moves (their action indices) without encoding its
     /// planes: the caller encodes the rows afterwards, e.g. in parallel into
-    /// [`DeviceBatch::input_rows`]. Returns the row's index.
+    /// [`DeviceBatch::plane_rows`]. Returns the row's index.
     pub fn push_actions<G: GameState>(&mut self, position: &G, moves: &[Move]) -> usize {
         self.actions.extend(moves.iter().map(|&m| position.action_index(m) as u32));
         self.offsets.push(self.actions.len());
@@ -96,23 +117,40 @@ impl DeviceBatch {
         self.rows - 1
     }
 
-    /// Adds a row: its legal moves and its encoded planes.
+    /// Adds a row: its legal moves and its packed planes.
     pub fn push_row<G: GameState>(&mut self, position: &G, moves: &[Move]) {
         let r = self.push_actions(position, moves);
-        let len = self.row_len();
-        if self.input.len() < (r + 1) * len {
-            self.input.resize((r + 1) * len, 0.0);
+        let c = self.planes_per_row();
+        if self.planes.len() < (r + 1) * c {
+            self.planes.resize((r + 1) * c, PackedPlane::default());
         }
-        position.encode(&mut self.input[r * len..(r + 1) * len]);
+        position.encode_packed(&mut self.planes[r * c..(r + 1) * c]);
     }
 
-    /// The input of the `rows` rows (grown when needed), for encoding them.
-    pub fn input_rows(&mut self) -> &mut [f32] {
-        let n = self.rows * self.row_len();
-        if self.input.len() < n {
-            self.input.resize(n, 0.0);
+    /// The packed planes of the `rows` rows (grown when needed), for encoding
+    /// them (`planes_per_row()` per row).
+    pub fn plane_rows(&mut self) -> &mut [PackedPlane] {
+        let n = self.rows * self.planes_per_row();
+        if self.planes.len() < n {
+            self.planes.resize(n, PackedPlane::default());
         }
-        &mut self.input[..n]
+        &mut self.planes[..n]
+    }
+
+    /// Checks that the batch holds `rows` rows of planes and `rows + 1` offsets.
+    ///
+    /// # Errors
+    /// [`EvalError`] naming the lengths.
+    pub fn check_inputs(&self) -> Result<(), EvalError> {
+        if self.offsets.len() != self.rows + 1 || self.planes.len() < self.rows * self.planes_per_row() {
+            return Err(EvalError(format!(
+                "a batch of {} rows with {} offsets and {} input planes",
+                self.rows,
+                self.offsets.len(),
+                self.planes.len()
+            )));
+        }
+        Ok(())
     }
 
     /// Checks that a backend filled the outputs of every row.
@@ -177,7 +215,7 @@ impl DeviceBatch {
 /// A backend that is `Send` can be driven from its own thread (the
 /// overlapped self-play driver does so, one thread per device).
 pub trait Backend {
-    /// Runs the network on the first `batch.rows` rows of `batch.input`:
+    /// Runs the network on the first `batch.rows` rows of `batch.planes`:
     /// fills `batch.logits` with the policy logit of every entry of
     /// `batch.actions` and `batch.wdl` with `rows x 3` (win, draw, loss)
     /// probabilities.
@@ -330,30 +368,21 @@ impl SimulatedDevice {
     }
 }
 
-/// Hash of an input row: wrapping sums of the values' bits mixed with their
-/// index by xor and shifts only (operations that baseline x86-64's SSE2
-/// vectorises, so that the simulated device spends little CPU), then mixed.
-fn row_hash(row: &[f32]) -> u64 {
-    let (mut a, mut b) = (0u32, 0u32);
-    for (i, v) in row.iter().enumerate() {
-        let (x, i) = (v.to_bits(), i as u32);
-        a = a.wrapping_add(x ^ (i << 11) ^ i);
-        b = b.wrapping_add(x.wrapping_add(i) ^ (i << 23) ^ (x >> 9));
+/// Hash of a packed input row: each plane's mask and value bits mixed with
+/// the plane's index (cheap, so that the simulated device spends little CPU).
+fn row_hash(row: &[PackedPlane]) -> u64 {
+    let mut h = 0x9e37_79b9_7f4a_7c15u64;
+    for (i, p) in row.iter().enumerate() {
+        let v = u64::from(if p.mask == 0 { 0 } else { p.value.to_bits() });
+        h = mix64(h ^ (p.mask as u64) ^ ((p.mask >> 64) as u64).rotate_left(17) ^ (v << 7) ^ i as u64);
     }
-    mix64((u64::from(a) << 32) | u64::from(b))
+    h
 }
 
 impl Backend for SimulatedDevice {
     fn run(&mut self, batch: &mut DeviceBatch) -> Result<(), EvalError> {
-        let len = batch.row_len();
-        if batch.input.len() < batch.rows * len || batch.offsets.len() != batch.rows + 1 {
-            return Err(EvalError(format!(
-                "simulated device: a batch of {} rows with {} input values and {} offsets",
-                batch.rows,
-                batch.input.len(),
-                batch.offsets.len()
-            )));
-        }
+        let len = batch.planes_per_row();
+        batch.check_inputs().map_err(|e| EvalError(format!("simulated device: {}", e.0)))?;
         batch.logits.clear();
         batch.wdl.clear();
         let mut start = 0;
@@ -368,7 +397,7 @@ impl Backend for SimulatedDevice {
                         batch.wdl.extend_from_slice(&[0.0, 1.0, 0.0]);
                     }
                     SimOutput::Hash => {
-                        let h = row_hash(&batch.input[r * len..(r + 1) * len]);
+                        let h = row_hash(&batch.planes[r * len..(r + 1) * len]);
                         let unit = |y: u64| (y >> 40) as f32 / (1u64 << 24) as f32;
                         batch.logits.extend(moves.iter().map(|&a| 2.0 * unit(mix64(h ^ u64::from(a))) - 1.0));
                         let v = 1.6 * unit(mix64(!h)) - 0.8;

@@ -295,16 +295,17 @@ impl<G: GameState> Group<G> {
                 sh.stats.encode_seconds += te.elapsed().as_secs_f64();
                 continue;
             }
-            // 4. Encode the misses in parallel into the reused input buffer.
-            let len = batch.row_len();
+            // 4. Encode the misses (packed planes: the device expands them)
+            // in parallel into the reused input buffer.
+            let len = batch.planes_per_row();
             let slots = &self.slots;
             batch
-                .input_rows()
+                .plane_rows()
                 .par_chunks_mut(len)
                 .zip(self.rows.par_iter())
                 .with_min_len(ENCODE_ROWS_PER_TASK)
                 .for_each(|(buf, &(s, k))| {
-                    slots[s as usize].tree.pending_leaf(k as usize).0.encode(buf);
+                    slots[s as usize].tree.pending_leaf(k as usize).0.encode_packed(buf);
                 });
             sh.stats.encode_seconds += te.elapsed().as_secs_f64();
             sh.stats.device_rows += batch.rows as u64;

@@ -34,6 +34,7 @@ use super::rules::Setup;
 use super::tables::tables;
 use super::{Jetan, Piece};
 use crate::game::{EncodingDescription, GameState, Move, Side};
+use crate::PackedPlane;
 
 /// Version of the rules specification (`docs/rules/jetan.md`, "Status: v1")
 /// this implementation follows; exported model descriptions record it.
@@ -149,35 +150,38 @@ pub fn action_index(g: &Jetan, mv: Move) -> usize {
     f as usize * 48 + disp
 }
 
-/// Writes the 24 input planes (module doc). `out.len()` must be 2400.
-pub fn encode(g: &Jetan, out: &mut [f32]) {
-    assert_eq!(out.len(), 2400, "jetan encode needs 24*10*10 floats");
-    out.fill(0.0);
+/// Writes the 24 input planes (module doc) in packed form. `out.len()` must be 24.
+///
+/// # Panics
+/// If `out.len() != 24`.
+pub fn encode_packed(g: &Jetan, out: &mut [PackedPlane]) {
+    assert_eq!(out.len(), 24, "jetan encode needs 24 planes");
+    out.fill(PackedPlane::default());
     let me = g.side_to_move();
     for (k, side) in [me, me.opponent()].into_iter().enumerate() {
         for p in Piece::ALL {
-            let plane = k * 8 + p.index();
+            let plane = &mut out[k * 8 + p.index()];
             for sq in g.pieces(side, p).squares() {
-                out[plane * 100 + canonical_square(g, sq) as usize] = 1.0;
+                plane.set(canonical_square(g, sq) as usize);
             }
         }
     }
-    let mut fill = |plane: usize, v: f32| out[plane * 100..plane * 100 + 100].fill(v);
+    let fill = |v: f32| PackedPlane::filled(100, v);
     if g.escape_right(me) {
-        fill(16, 1.0);
+        out[16] = fill(1.0);
     }
     if g.escape_right(me.opponent()) {
-        fill(17, 1.0);
+        out[17] = fill(1.0);
     }
     if let Some(c) = g.countdown() {
-        fill(18, 1.0);
-        fill(19, f32::from(c) / 10.0);
+        out[18] = fill(1.0);
+        out[19] = fill(f32::from(c) / 10.0);
     }
-    fill(20, (g.quiet_plies() as f32 / 100.0).min(1.0));
-    fill(21, g.ply() as f32 / g.rules().max_plies.max(1) as f32);
+    out[20] = fill((g.quiet_plies() as f32 / 100.0).min(1.0));
+    out[21] = fill(g.ply() as f32 / g.rules().max_plies.max(1) as f32);
     match g.repetitions() {
         0 => {}
-        1 => fill(22, 1.0),
-        _ => fill(23, 1.0),
+        1 => out[22] = fill(1.0),
+        _ => out[23] = fill(1.0),
     }
 }

@@ -541,8 +541,8 @@ impl GameState for Jetan {
         Jetan::from_position(&format!("{} {rest}", crate::game::mirror_placement(placement)), &self.rules).ok()
     }
 
-    fn encode(&self, out: &mut [f32]) {
-        encode::encode(self, out)
+    fn encode_packed(&self, out: &mut [crate::PackedPlane]) {
+        encode::encode_packed(self, out);
     }
 }
 

@@ -31,6 +31,7 @@
 
 use super::MartianChess;
 use crate::game::{EncodingDescription, GameState, Move, Side};
+use crate::PackedPlane;
 
 /// Number of policy actions (spec §10): `from' * 32 + to'`.
 pub const NUM_ACTIONS_MC: usize = 1024;
@@ -128,37 +129,35 @@ pub(crate) fn move_of_action(side: Side, index: usize) -> Option<Move> {
 /// Writes the planes described in the module documentation.
 ///
 /// # Panics
-/// If `out.len() != 11 * 8 * 4`.
-pub(crate) fn encode(s: &MartianChess, out: &mut [f32]) {
+/// If `out.len() != 11` (planes).
+pub(crate) fn encode_packed(s: &MartianChess, out: &mut [PackedPlane]) {
     const CELLS: usize = 32;
-    assert_eq!(out.len(), INPUT_PLANES * CELLS, "encode: wrong buffer length");
-    out.fill(0.0);
+    assert_eq!(out.len(), INPUT_PLANES, "encode: wrong number of planes");
+    out.fill(PackedPlane::default());
     let side = s.side_to_move();
-    for (k, plane) in out.chunks_exact_mut(CELLS).take(3).enumerate() {
+    for (k, plane) in out.iter_mut().take(3).enumerate() {
         let mut b = s.bb[k];
         while b != 0 {
             let sq = b.trailing_zeros() as u8;
             b &= b - 1;
-            plane[orient(side, sq) as usize] = 1.0;
+            plane.set(orient(side, sq) as usize);
         }
     }
+    let fill = |v: f32| PackedPlane::filled(CELLS, v);
     let scores = s.scores();
     let me = side.index();
-    let fill = |out: &mut [f32], plane: usize, v: f32| {
-        out[plane * CELLS..(plane + 1) * CELLS].fill(v);
-    };
-    fill(out, 3, scores[me] as f32 / 18.0);
-    fill(out, 4, scores[1 - me] as f32 / 18.0);
+    out[3] = fill(scores[me] as f32 / 18.0);
+    out[4] = fill(scores[1 - me] as f32 / 18.0);
     if let Some(c) = s.clock_countdown() {
-        fill(out, 5, 1.0);
-        fill(out, 6, c as f32 / 7.0);
+        out[5] = fill(1.0);
+        out[6] = fill(c as f32 / 7.0);
     }
-    fill(out, 7, (s.quiet() as f32 / 7.0).min(1.0));
+    out[7] = fill((s.quiet() as f32 / 7.0).min(1.0));
     let max = s.rules().max_plies;
     let ply = if max == 0 { 1.0 } else { (s.ply() as f32 / max as f32).min(1.0) };
-    fill(out, 8, ply);
+    out[8] = fill(ply);
     if let Some(ban) = s.banned_move() {
-        out[9 * CELLS + orient(side, ban.from) as usize] = 1.0;
-        out[10 * CELLS + orient(side, ban.to) as usize] = 1.0;
+        out[9].set(orient(side, ban.from) as usize);
+        out[10].set(orient(side, ban.to) as usize);
     }
 }

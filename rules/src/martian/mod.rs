@@ -503,8 +503,8 @@ impl GameState for MartianChess {
         Some(m)
     }
 
-    fn encode(&self, out: &mut [f32]) {
-        encode::encode(self, out);
+    fn encode_packed(&self, out: &mut [crate::PackedPlane]) {
+        encode::encode_packed(self, out);
     }
 }
 

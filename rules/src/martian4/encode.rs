@@ -35,6 +35,7 @@
 use super::tables::{rotate_square, ROTATE};
 use super::{MartianChess4, Seat, CALL_CLOCK};
 use crate::game::{GameState, Move};
+use crate::PackedPlane;
 
 /// Number of policy actions: `from' * 64 + to'`, + 4096 with the clock call
 /// (§14.9). Outside `Manual` only the first 4096 occur.
@@ -128,11 +129,11 @@ pub(crate) fn move_of_action(seat: Seat, index: usize) -> Option<Move> {
 /// Writes the planes described in the module documentation.
 ///
 /// # Panics
-/// If `out.len() != 19 * 8 * 8`.
-pub(crate) fn encode(s: &MartianChess4, out: &mut [f32]) {
+/// If `out.len() != 19` (planes).
+pub(crate) fn encode_packed(s: &MartianChess4, out: &mut [PackedPlane]) {
     const CELLS: usize = 64;
-    assert_eq!(out.len(), INPUT_PLANES * CELLS, "encode: wrong buffer length");
-    out.fill(0.0);
+    assert_eq!(out.len(), INPUT_PLANES, "encode: wrong number of planes");
+    out.fill(PackedPlane::default());
     let rules = s.rules();
     let mover = s.seat_to_move();
     let next = rules.next_seat(mover);
@@ -140,28 +141,26 @@ pub(crate) fn encode(s: &MartianChess4, out: &mut [f32]) {
     let rot = &ROTATE[mover.index()];
     for (j, seat) in order.into_iter().enumerate() {
         for k in 0..3 {
-            let plane = &mut out[(3 * j + k) * CELLS..(3 * j + k + 1) * CELLS];
+            let plane = &mut out[3 * j + k];
             let mut b = s.bb[k] & seat.quadrant();
             while b != 0 {
                 let sq = b.trailing_zeros() as usize;
                 b &= b - 1;
-                plane[rot[sq] as usize] = 1.0;
+                plane.set(rot[sq] as usize);
             }
         }
     }
-    let fill = |out: &mut [f32], plane: usize, v: f32| {
-        out[plane * CELLS..(plane + 1) * CELLS].fill(v);
-    };
+    let fill = |v: f32| PackedPlane::filled(CELLS, v);
     let scores = s.scores();
     for (j, seat) in order.into_iter().enumerate() {
-        fill(out, 12 + j, scores[seat.index()] as f32 / 36.0);
+        out[12 + j] = fill(scores[seat.index()] as f32 / 36.0);
     }
     let n = rules.clock_plies as f32;
     if let Some(c) = s.clock_countdown() {
-        fill(out, 16, c as f32 / n);
+        out[16] = fill(c as f32 / n);
     }
-    fill(out, 17, s.quiet().min(rules.clock_plies) as f32 / n);
+    out[17] = fill(s.quiet().min(rules.clock_plies) as f32 / n);
     let max = rules.max_plies;
     let ply = if max == 0 { 1.0 } else { (s.ply() as f32 / max as f32).min(1.0) };
-    fill(out, 18, ply);
+    out[18] = fill(ply);
 }

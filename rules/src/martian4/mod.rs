@@ -735,7 +735,7 @@ impl GameState for MartianChess4 {
         encode::action_index(self.seat, mv)
     }
 
-    fn encode(&self, out: &mut [f32]) {
-        encode::encode(self, out);
+    fn encode_packed(&self, out: &mut [crate::PackedPlane]) {
+        encode::encode_packed(self, out);
     }
 }

@@ -372,7 +372,11 @@ impl<G: WebGame> Session for GameSession<G> {
 
     fn search_input(&self) -> Vec<f32> {
         match &self.search {
-            Some(s) => s.batch.input[..s.batch.rows * s.batch.row_len()].to_vec(),
+            Some(s) => {
+                let mut out = vec![0.0; s.batch.rows * s.batch.row_len()];
+                s.batch.unpack_rows(0, s.batch.rows, &mut out);
+                out
+            }
             None => Vec::new(),
         }
     }
