@@ -203,7 +203,7 @@ mod tests {
             shape: [1, 1, 1],
             num_actions: 4,
             rows: 2,
-            input: vec![0.0; 2],
+            planes: vec![martian_rules::PackedPlane::default(); 2],
             actions: vec![0, 1, 2, 0, 3],
             offsets: vec![0, 3, 5],
             logits,

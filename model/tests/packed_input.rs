@@ -65,7 +65,8 @@ fn expansion_is_exact<G: GameState>(start: G) {
     assert_eq!(x.size(), vec![rows as i64, c as i64, h as i64, w as i64]);
     assert_eq!(x.kind(), Kind::Float);
     let mut got = vec![0.0f32; rows * c * h * w];
-    x.copy_data(&mut got, got.len());
+    let len = got.len();
+    x.copy_data(&mut got, len);
     let n = want.len();
     let first_diff = got[..n].iter().zip(&want).position(|(a, b)| a.to_bits() != b.to_bits());
     assert_eq!(first_diff, None, "{}: the device's expansion differs from encode", G::KIND);

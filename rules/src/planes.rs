@@ -141,9 +141,10 @@ mod tests {
         assert_eq!(two, [3.0, 3.0, 3.0, 3.0, 0.0, 1.0, 0.0, 0.0]);
         let mut back = [PackedPlane::default(); 2];
         pack_planes(&two, 4, &mut back).unwrap();
-        assert_eq!(back, [PackedPlane::filled(4, 3.0), p]);
+        // Bit 4 of `p` lies beyond a 4-cell plane: it is not unpacked, so not packed back.
+        assert_eq!(back, [PackedPlane::filled(4, 3.0), PackedPlane { mask: 0b10, value: 1.0 }]);
         assert_eq!(PackedPlane::pack(&[0.0, 0.5, 0.25]), None);
-        assert!(pack_planes(&[0.0, 0.5, 0.25, 0.0], 2, &mut back).unwrap_err().contains("plane 0"));
+        assert!(pack_planes(&[0.5, 0.25, 0.0, 0.0], 2, &mut back).unwrap_err().contains("plane 0"));
         assert!(pack_planes(&[0.0; 3], 2, &mut back).is_err());
     }
 }
