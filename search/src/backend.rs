@@ -23,7 +23,7 @@
 
 use std::time::{Duration, Instant};
 
-use martian_rules::{mix64, unpack_planes, GameState, Move, PackedPlane};
+use martian_rules::{mix64, pack_planes, unpack_planes, GameState, Move, PackedPlane};
 
 use crate::evaluator::{EvalError, Evaluation, Evaluator};
 
@@ -115,6 +115,24 @@ impl DeviceBatch {
         self.offsets.push(self.actions.len());
         self.rows += 1;
         self.rows - 1
+    }
+
+    /// Adds a row from stored data: its dense input planes (`row_len()`
+    /// floats, as a replay sample holds them) packed, and its legal moves'
+    /// action indices.
+    ///
+    /// # Errors
+    /// A message when `planes` has the wrong length or a plane has no packed
+    /// form (non-zero cells of different values: not an encoding of this game).
+    pub fn push_dense_row(&mut self, planes: &[f32], actions: &[u32]) -> Result<usize, String> {
+        let c = self.planes_per_row();
+        let r = self.planes.len().min(self.rows * c);
+        self.planes.resize(r + c, PackedPlane::default());
+        if let Err(e) = pack_planes(planes, self.shape[1] * self.shape[2], &mut self.planes[r..]) {
+            self.planes.truncate(r);
+            return Err(format!("a stored position's planes: {e}"));
+        }
+        Ok(self.push_row_actions(actions))
     }
 
     /// Adds a row: its legal moves and its packed planes.

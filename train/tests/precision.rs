@@ -46,10 +46,7 @@ fn device_batch<G: GameState>(games: &[FinishedGame], n: usize) -> DeviceBatch {
     let mut b = DeviceBatch::default();
     b.clear::<G>();
     for s in games.iter().flat_map(|g| &g.samples).take(n) {
-        b.input.extend_from_slice(&s.planes);
-        b.actions.extend_from_slice(&s.legal);
-        b.offsets.push(b.actions.len());
-        b.rows += 1;
+        b.push_dense_row(&s.planes, &s.legal).unwrap();
     }
     assert_eq!(b.rows, n);
     b

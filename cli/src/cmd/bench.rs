@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use martian_model::{Checkpoint, ConfigModel, NetBackend, Precision};
-use martian_rules::{pack_planes, perft, GameKind, GameState, Move, PackedPlane};
+use martian_rules::{perft, GameKind, GameState, Move};
 use martian_search::{
     Backend, BackendEvaluator, CachedEvaluator, DeviceBatch, Mcts, MctsConfig, SimulatedDevice, UniformEvaluator,
 };
@@ -696,14 +696,7 @@ fn selfplay_positions<G: GameState>(rules: &G::Rules, n: usize, seed: u64) -> Re
         play_games(&params, &sp, &MctsConfig::default(), &mut UniformEvaluator, |g, _| {
             for s in &g.samples {
                 if b.rows < n {
-                    let c = b.planes_per_row();
-                    let r = b.planes.len();
-                    b.planes.resize(r + c, PackedPlane::default());
-                    pack_planes(&s.planes, b.row_len() / c, &mut b.planes[r..])
-                        .map_err(|e| format!("a sample's planes: {e}"))?;
-                    b.actions.extend_from_slice(&s.legal);
-                    b.offsets.push(b.actions.len());
-                    b.rows += 1;
+                    b.push_dense_row(&s.planes, &s.legal)?;
                 }
             }
             Ok(())
