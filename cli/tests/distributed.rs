@@ -191,7 +191,12 @@ impl Backend {
             let metas: Vec<object_store::ObjectMeta> = store.list(Some(&prefix)).try_collect().await.unwrap();
             let mut out = BTreeMap::new();
             for m in metas {
-                let b = store.get(&m.location).await.unwrap().bytes().await.unwrap();
+                // Listed, then deleted (a lease, a probe, a replaced partial checkpoint).
+                let b = match store.get(&m.location).await {
+                    Ok(r) => r.bytes().await.unwrap(),
+                    Err(object_store::Error::NotFound { .. }) => continue,
+                    Err(e) => panic!("{}: {e}", m.location),
+                };
                 let name = m.location.as_ref().strip_prefix(prefix.as_ref()).unwrap().trim_start_matches('/');
                 out.insert(name.to_string(), b.to_vec());
             }
@@ -401,6 +406,7 @@ fn workers_and_trainer(b: &Backend) {
         std::thread::sleep(Duration::from_millis(200));
     }
     std::thread::sleep(Duration::from_millis(300));
+    assert!(w1.try_wait().unwrap().is_none(), "worker 1 is still playing when it is killed");
     w1.kill().unwrap();
     w1.wait().unwrap();
     let mut w1 = spawn(&["selfplay", "--config", &cfg, "--run-dir", &b.url, "--worker-index", "1"], None);
