@@ -363,6 +363,9 @@ fn stderr_of(c: &mut Child) -> String {
 fn workers_and_trainer(b: &Backend) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_file(dir.path());
+    // More games per generation than one shard of each worker, so that worker 1 is still
+    // playing when it is killed.
+    std::fs::write(&cfg, CONFIG.replace("games_per_generation = 4", "games_per_generation = 12")).unwrap();
     let fast = ["--poll-seconds", "0.3", "--lease-seconds", "20"];
     let spawn = |args: &[&str], index: Option<&str>| -> Child {
         let mut c = b.cmd(args);
@@ -405,7 +408,7 @@ fn workers_and_trainer(b: &Backend) {
         bests.extend(b.best());
         std::thread::sleep(Duration::from_millis(200));
     }
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(100));
     assert!(w1.try_wait().unwrap().is_none(), "worker 1 is still playing when it is killed");
     w1.kill().unwrap();
     w1.wait().unwrap();
@@ -437,7 +440,7 @@ fn workers_and_trainer(b: &Backend) {
     assert!(per.keys().any(|p| p.ends_with("-wi1")), "{per:?}");
     for g in 1..=2 {
         let n: usize = per.iter().filter(|(p, _)| p.starts_with(&format!("gen{g:04}-"))).map(|(_, v)| v.len()).sum();
-        assert!(n >= 4, "generation {g}: {n} games, fewer than games_per_generation");
+        assert!(n >= 12, "generation {g}: {n} games, fewer than games_per_generation");
     }
     assert!(!per.keys().any(|p| p.ends_with("-w0")), "the trainer plays no games: {per:?}");
     assert!(objects.contains_key("final-eval.json") && objects.contains_key("eval/gen0002.json"));
