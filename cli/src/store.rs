@@ -241,6 +241,11 @@ impl RunStore {
 
     fn put_mode(&self, name: &str, bytes: Vec<u8>, mode: PutMode) -> Result<PutOutcome> {
         let p = Self::path(name);
+        let mode_name = match mode {
+            PutMode::Create => "create",
+            PutMode::Update(_) => "update",
+            _ => "overwrite",
+        };
         let opts = PutOptions { mode, ..Default::default() };
         match self.rt.block_on(self.store.put_opts(&p, PutPayload::from(bytes), opts)) {
             Ok(r) => {
@@ -250,6 +255,14 @@ impl RunStore {
             Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => {
                 Ok(PutOutcome::Conflict)
             }
+            Err(e @ object_store::Error::NotImplemented { .. }) if matches!(mode_name, "create") => Err(anyhow!(e))
+                .with_context(|| {
+                    format!(
+                        "{}: the store has no create-only puts, which a run needs so that no object is \
+                         overwritten (for S3, leave AWS_CONDITIONAL_PUT unset or set it to etag)",
+                        self.url
+                    )
+                }),
             Err(e) => Err(anyhow!(e)).with_context(|| format!("writing {}/{name}", self.url)),
         }
     }

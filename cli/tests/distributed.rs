@@ -10,7 +10,8 @@
 //!   finishes, no shard is lost, repeated or partial, every game id is
 //!   unique and each worker's ids have no gap, `best` only moves forward;
 //! * the Kubernetes manifests and Slurm scripts of `deploy/`, parsed, with the
-//!   fields that tie them to the binary checked against its `--help`.
+//!   fields that tie them to the binary checked against its `--help`, and the
+//!   manifests validated against the Kubernetes schemas (`kubernetes-validate`).
 //!
 //! Without moto the S3 tests fail and say how to install it.
 
@@ -480,6 +481,17 @@ fn bad_urls_and_unreachable_stores_are_named() {
     });
     assert!(!ok && err.contains("cannot use the run directory s3://runs/x"), "{err}");
     assert!(t0.elapsed() < Duration::from_secs(90), "an unreachable store fails in bounded time");
+    // A store without create-only puts (S3 with conditional puts switched off), a missing bucket.
+    let s3 = Backend::s3("no-create");
+    let (ok, _, err) = output({
+        let mut c = s3.cmd(&["pipeline", "--config", &cfg, "--run-dir", &s3.url]);
+        c.env("AWS_CONDITIONAL_PUT", "disabled");
+        c
+    });
+    assert!(!ok && err.contains("the store has no create-only puts"), "{err}");
+    let (ok, _, err) = output(s3.cmd(&["pipeline", "--config", &cfg, "--run-dir", "s3://no-such-bucket/run"]));
+    assert!(!ok && err.contains("cannot use the run directory s3://no-such-bucket/run"), "{err}");
+    assert!(err.contains("NoSuchBucket"), "{err}");
 }
 
 /// Every `--flag` of the given command's `--help`.
@@ -572,6 +584,25 @@ fn kubernetes_manifests_and_slurm_scripts_match_the_binary() {
         }
     }
     assert_eq!(roles, BTreeSet::from(["selfplay".to_string(), "trainer".to_string()]));
+    // The Kubernetes schemas (kubernetes-validate from PyPI, installed by scripts/setup).
+    let py = python();
+    let have = Command::new(&py).args(["-c", "import kubernetes_validate"]).status().is_ok_and(|s| s.success());
+    assert!(
+        have,
+        "kubernetes-validate is not installed in {}: run scripts/setup (or `{} -m pip install kubernetes-validate`)",
+        py.display(),
+        py.display()
+    );
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("kubernetes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    let o = Command::new(&py).args(["-m", "kubernetes_validate", "--strict"]).args(&files).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "the manifests do not validate against the Kubernetes schemas: {text}");
+    assert_eq!(text.matches(" passed for resource ").count(), docs.len(), "every resource checked: {text}");
     // Slurm: the worker array and the trainer script call flags that exist.
     let mut seen = BTreeSet::new();
     for f in ["workers.sbatch", "trainer.sbatch"] {
