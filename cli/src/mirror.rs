@@ -309,6 +309,91 @@ impl Mirror {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    /// A moto S3 server on 127.0.0.1 with bucket `runs` (the venv's, as in cli/tests/distributed.rs).
+    struct Moto(std::process::Child, u16);
+
+    impl Moto {
+        fn start() -> Moto {
+            use std::io::{Read, Write};
+            let venv = std::env::var_os("MARTIAN_ZERO_VENV").map(PathBuf::from).unwrap_or_else(|| {
+                PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/martian-zero/venv")
+            });
+            let py = venv.join("bin/python");
+            let ok = std::process::Command::new(&py)
+                .args(["-c", "import moto.server, flask"])
+                .output()
+                .is_ok_and(|o| o.status.success());
+            assert!(ok, "moto is not installed in {}: run scripts/setup (it installs moto[server])", py.display());
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let child = std::process::Command::new(&py)
+                .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let m = Moto(child, port);
+            let t0 = std::time::Instant::now();
+            while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+                assert!(t0.elapsed() < Duration::from_secs(30), "moto did not start");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            write!(s, "PUT /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            let mut r = String::new();
+            s.read_to_string(&mut r).unwrap();
+            assert!(r.contains(" 200 "), "{r}");
+            m
+        }
+    }
+
+    impl Drop for Moto {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    #[test]
+    fn two_writers_never_silently_overwrite_each_other_on_s3() {
+        let moto = Moto::start();
+        let endpoint = format!("http://127.0.0.1:{}", moto.1);
+        let opts = [
+            ("aws_endpoint", endpoint.as_str()),
+            ("aws_allow_http", "true"),
+            ("aws_access_key_id", "k"),
+            ("aws_secret_access_key", "s"),
+            ("aws_region", "us-east-1"),
+        ];
+        let open = || Arc::new(RunStore::open_with("s3://runs/r", Duration::from_secs(60), &opts).unwrap());
+        let trainer = || Owner::Trainer { workers: vec!["0".into()] };
+        let (a, b) = (Mirror::new(open(), trainer()).unwrap(), Mirror::new(open(), trainer()).unwrap());
+        assert!(a.store.conditional_updates(), "moto has conditional updates");
+        std::fs::write(a.local().join("best"), "gen0000.safetensors").unwrap();
+        std::fs::create_dir_all(a.local().join("shards")).unwrap();
+        std::fs::write(a.local().join("shards/gen0001-w0-000000.npz"), "samples").unwrap();
+        assert_eq!(a.push().unwrap(), 2, "the shard and best");
+        // Both read `best`; `a` moves it forward first, so `b`'s update on the old version loses.
+        assert_eq!(b.pull(|_| true).unwrap(), vec!["best".to_string()], "a shard without its record is not pulled");
+        std::fs::write(a.local().join("best"), "gen0001.safetensors").unwrap();
+        assert_eq!(a.push().unwrap(), 1);
+        std::fs::write(b.local().join("best"), "gen0002.safetensors").unwrap();
+        let e = b.push().unwrap_err().to_string();
+        assert!(e.contains("s3://runs/r/best was written by another process") && e.contains("update lost"), "{e}");
+        assert_eq!(a.store.get("best").unwrap().unwrap().0, b"gen0001.safetensors");
+        // A create of an object another process wrote with other bytes loses too; the same bytes are fine.
+        std::fs::create_dir_all(b.local().join("shards")).unwrap();
+        std::fs::write(b.local().join("shards/gen0001-w0-000000.npz"), "samples").unwrap();
+        std::fs::write(b.local().join("best"), "gen0001.safetensors").unwrap();
+        b.fetch("best").unwrap();
+        assert_eq!(b.push().unwrap(), 0, "the same bytes: nothing to write");
+        std::fs::write(b.local().join("shards/gen0001-w0-000001.npz"), "mine").unwrap();
+        a.store.put_create("shards/gen0001-w0-000001.npz", b"theirs".to_vec()).unwrap();
+        let e = b.push().unwrap_err().to_string();
+        assert!(e.contains("gen0001-w0-000001.npz was written by another process") && e.contains("create lost"), "{e}");
+    }
 
     #[test]
     fn ownership_and_order() {

@@ -125,6 +125,15 @@ impl RunStore {
     /// from the environment (e.g. missing region or credentials), or one that
     /// cannot be reached or written (naming the URL).
     pub fn open(url: &str, list_interval: Duration) -> Result<RunStore> {
+        Self::open_with(url, list_interval, &[])
+    }
+
+    /// [`RunStore::open`] with S3 settings on top of the environment's
+    /// (`("aws_endpoint", "http://...")`, as the `AWS_*` variables in lower case).
+    ///
+    /// # Errors
+    /// Those of [`RunStore::open`], or an unknown S3 setting.
+    pub fn open_with(url: &str, list_interval: Duration, s3: &[(&str, &str)]) -> Result<RunStore> {
         let (scheme, bucket, prefix) = split_url(url)?;
         let retry =
             object_store::RetryConfig { max_retries: 4, retry_timeout: Duration::from_secs(30), ..Default::default() };
@@ -136,13 +145,18 @@ impl RunStore {
                         .with_context(|| format!("opening {url}"))?,
                 )
             }
-            "s3" | "s3a" => Arc::new(
-                object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(format!("s3://{bucket}"))
-                    .with_retry(retry)
-                    .build()
-                    .with_context(|| format!("{url}: the S3 settings in the environment (AWS_*) are incomplete"))?,
-            ),
+            "s3" | "s3a" => {
+                let mut b = object_store::aws::AmazonS3Builder::from_env();
+                for (k, v) in s3 {
+                    b = b.with_config(k.parse().with_context(|| format!("unknown S3 setting {k}"))?, *v);
+                }
+                Arc::new(
+                    b.with_url(format!("s3://{bucket}"))
+                        .with_retry(retry)
+                        .build()
+                        .with_context(|| format!("{url}: the S3 settings in the environment (AWS_*) are incomplete"))?,
+                )
+            }
             "gs" => Arc::new(
                 object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(format!("gs://{bucket}"))
