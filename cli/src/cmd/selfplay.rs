@@ -203,6 +203,9 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig, worker: &str) -> Result<()>
     // Without --games: chunks until the run's last generation is trained.
     let until_done = a.games.is_none();
     let mut remaining = a.games.unwrap_or(u64::MAX);
+    if until_done {
+        flush_spools::<G>(out_root, worker)?;
+    }
     let mut loaded: Option<(PathBuf, Checkpoint)> = None;
     let chunk = if run.is_some() { cfg.selfplay.games_per_shard as u64 } else { remaining };
     let t0 = std::time::Instant::now();
@@ -264,6 +267,31 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig, worker: &str) -> Result<()>
         moves as f64 / s,
         shards.display()
     );
+    Ok(())
+}
+
+/// Merges the games a killed run of worker `worker` left in its spools
+/// (`spool/gen*-w<worker>/`) into shards of their generations: a worker that
+/// follows the newest generation may not play the killed one's generation
+/// again, so its spool is not recovered by the next self-play.
+///
+/// # Errors
+/// I/O errors, corrupt record files.
+fn flush_spools<G: GameState>(root: &Path, worker: &str) -> Result<()> {
+    let Ok(rd) = std::fs::read_dir(root.join("spool")) else { return Ok(()) };
+    let suffix = format!("-w{worker}");
+    for e in rd.filter_map(|e| e.ok()) {
+        let n = e.file_name().to_string_lossy().to_string();
+        let g = n.strip_suffix(&suffix).and_then(|r| r.strip_prefix("gen")).and_then(|g| g.parse::<u32>().ok());
+        let Some(g) = g else { continue };
+        let out = SelfplayOut::new(root, g, worker);
+        let mut pending = crate::spool::recover(&out, G::INPUT_SHAPE, G::NUM_ACTIONS)?;
+        if !pending.is_empty() {
+            eprintln!("recovery: {} spooled games of generation {g} go into a shard", pending.len());
+        }
+        let mut seq = out.next_seq();
+        crate::spool::merge(&out, &mut pending, &mut seq)?;
+    }
     Ok(())
 }
 
