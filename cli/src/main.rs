@@ -8,9 +8,11 @@ mod cmd;
 mod config;
 mod ladder;
 mod metrics;
+mod mirror;
 mod ops;
 mod rundir;
 mod spool;
+mod store;
 mod tensorboard;
 mod think;
 

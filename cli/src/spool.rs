@@ -34,10 +34,19 @@ use crate::rundir::write_atomic;
 pub const MAX_GAMES_PER_WORKER: u64 = 1 << 24;
 
 /// The 16-bit tag of a worker name inside game ids: 0 for the pipeline's
-/// worker `"0"`, else an FNV-1a hash of the name (never 0).
+/// worker `"0"`; `0x8000 + N` for the worker of index `N < 0x8000` (`i<N>`,
+/// `selfplay --worker-index N`), so that index workers never share a tag;
+/// else an FNV-1a hash of the name (never 0).
 pub fn worker_tag(worker: &str) -> u64 {
     if worker == "0" {
         return 0;
+    }
+    if let Some(n) = worker.strip_prefix('i').filter(|n| !n.starts_with('0') || n.len() == 1) {
+        if let Ok(n) = n.parse::<u64>() {
+            if n < 0x8000 {
+                return 0x8000 + n;
+            }
+        }
     }
     let h = worker.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
     match h & 0xFFFF {
@@ -435,6 +444,9 @@ mod tests {
         assert_eq!(game_id(3, worker_tag("0"), 5), (3 << 40) | 5);
         assert_ne!(worker_tag("1"), worker_tag("0"));
         assert_ne!(worker_tag("a"), worker_tag("b"));
+        let tags: BTreeSet<u64> = (0..0x8000).map(|i| worker_tag(&format!("i{i}"))).collect();
+        assert_eq!(tags.len(), 0x8000, "index workers have distinct tags");
+        assert!(!tags.contains(&0));
         let dir = tempfile::tempdir().unwrap();
         let out = SelfplayOut::new(dir.path(), 2, "0");
         // Games finish out of order; a kill leaves 0, 1, 2 and 5 done (5 only in the spool).

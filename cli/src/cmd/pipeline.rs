@@ -15,6 +15,15 @@
 //!
 //! Every phase reads and writes only files of the run directory, so running
 //! the same command again continues where it stopped.
+//!
+//! Roles (`--role`, `docs/distributed.md`): `all` (the default) is the loop
+//! above; `trainer` is the loop without its self-play: it waits until the
+//! workers have recorded `games_per_generation` games of the generation
+//! (looking every `--poll-seconds`), then trains, gates and promotes;
+//! `selfplay` is a worker (`selfplay --worker-index N` without `--games`).
+//! A run directory given as a URL is worked on through a local working copy
+//! ([`crate::mirror::Mirror`]): pulled at the start, pushed after every phase;
+//! the trainer holds `trainer.lease`, so a second trainer refuses to start.
 
 use std::path::{Path, PathBuf};
 
@@ -29,15 +38,33 @@ use crate::ops::{describe_match, run_match_with, selfplay_games, train_generatio
 use crate::rundir::{write_atomic, RunDir};
 use crate::with_game;
 
+/// What a `pipeline` process does.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Self-play, training, gating and promotion in one process.
+    All,
+    /// Training, gating and promotion on the games of separate workers.
+    Trainer,
+    /// A self-play worker (needs a worker index).
+    Selfplay,
+}
+
 /// Arguments of `pipeline`.
 #[derive(clap::Args)]
 pub struct Args {
     /// Run configuration (TOML).
     #[arg(long)]
     config: PathBuf,
-    /// Run directory (created, or resumed if it exists).
+    /// Run directory (created, or resumed if it exists): a path, or a URL
+    /// (`s3://bucket/prefix`, `gs://`, `az://`, `file:///abs/path`; credentials
+    /// and endpoint from the environment, e.g. `AWS_*`).
     #[arg(long)]
     run_dir: PathBuf,
+    /// What this process does: everything, only training, or only self-play.
+    #[arg(long, value_enum, default_value_t = Role::All)]
+    role: Role,
+    #[command(flatten)]
+    dist: super::selfplay::WorkerArgs,
     /// Stop after this many generations of this invocation (for tests and
     /// staged runs; the config's `pipeline.generations` is the total).
     #[arg(long)]
@@ -70,7 +97,63 @@ pub struct GateRecord {
 /// Runs `pipeline`.
 pub fn run(a: Args) -> Result<()> {
     let cfg = RunConfig::load(&a.config)?;
+    if a.role == Role::Selfplay {
+        return super::selfplay::role_selfplay(&a.config, &a.run_dir, &a.dist);
+    }
     with_game!(cfg.game, G => run_game::<G>(&a, &cfg))
+}
+
+/// A run directory URL opened by the trainer: the store, the trainer's lease
+/// and the working copy the pipeline runs in.
+struct Remote {
+    mirror: crate::mirror::Mirror,
+    lease: crate::store::Lease,
+}
+
+impl Remote {
+    /// Opens `url` for the trainer (`role`): says whether the store has
+    /// conditional updates, claims `trainer.lease`, pulls the run.
+    fn open(url: &Path, role: Role, dist: &super::selfplay::WorkerArgs) -> Result<Remote> {
+        use std::sync::Arc;
+        let url = url.to_str().context("the run directory URL is not UTF-8")?;
+        let store = Arc::new(crate::store::RunStore::open(url, dist.poll()?)?);
+        if store.conditional_updates() {
+            eprintln!("storage: {url} (create-only puts and conditional updates)");
+        } else {
+            eprintln!(
+                "storage: {url} has create-only puts but no conditional updates: `best` and the logs are \
+                 overwritten, and only trainer.lease (create-only) keeps a second trainer out: run one trainer"
+            );
+        }
+        let lease = crate::store::Lease::acquire(store.clone(), "trainer.lease", "the trainer", dist.lease()?)?;
+        let workers = match role {
+            Role::All => vec!["0".to_string(), "boot".to_string()],
+            _ => vec!["boot".to_string()],
+        };
+        let mirror = crate::mirror::Mirror::new(store, crate::mirror::Owner::Trainer { workers })?;
+        let n = mirror.pull(|n| !n.starts_with("spool/") && !n.starts_with("workers/"))?.len();
+        if n > 0 {
+            eprintln!("storage: pulled {n} objects of {url} into {}", mirror.local().display());
+        }
+        Ok(Remote { mirror, lease })
+    }
+
+    /// Pushes what the trainer wrote (after checking that it still holds its lease).
+    fn push(&self) -> Result<()> {
+        self.lease.check()?;
+        self.mirror.push()?;
+        Ok(())
+    }
+
+    /// Pulls the workers' new shards and records.
+    fn pull_games(&self) -> Result<usize> {
+        Ok(self.mirror.pull(|n| n.starts_with("shards/") || n.starts_with("games/"))?.len())
+    }
+}
+
+/// Pushes the working copy of a URL run (nothing for a local run directory).
+fn sync(remote: &Option<Remote>) -> Result<()> {
+    remote.as_ref().map_or(Ok(()), Remote::push)
 }
 
 fn file_name(p: &Path) -> String {
@@ -79,12 +162,16 @@ fn file_name(p: &Path) -> String {
 
 fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let rules = cfg.rules::<G>()?;
-    let resuming = a.run_dir.join("config.toml").exists();
-    let run = RunDir::open(&a.run_dir, cfg)?;
+    let remote = if crate::store::is_url(&a.run_dir) { Some(Remote::open(&a.run_dir, a.role, &a.dist)?) } else { None };
+    let root = remote.as_ref().map_or(a.run_dir.clone(), |r| r.mirror.local().to_path_buf());
+    let resuming = root.join("config.toml").exists();
+    let run = RunDir::open(&root, cfg)?;
     let device = super::setup_runtime(cfg)?;
     let sp_devices = super::selfplay_devices(cfg)?;
-    let _worker =
-        crate::spool::WorkerLock::acquire(run.root(), "0").context("the pipeline plays as self-play worker 0")?;
+    let _worker = match a.role {
+        Role::Trainer => crate::spool::WorkerLock::acquire(run.root(), "trainer").context("the trainer")?,
+        _ => crate::spool::WorkerLock::acquire(run.root(), "0").context("the pipeline plays as self-play worker 0")?,
+    };
     let total = cfg.pipeline.generations;
     let per_gen = cfg.pipeline.games_per_generation as u64;
     if resuming {
@@ -106,6 +193,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     if run.best().is_none() {
         run.set_best(&run.checkpoint(0))?;
     }
+    sync(&remote)?;
     let mut ran = 0;
     // Wall time of the generations run by this invocation (for the ETA).
     let mut gen_seconds = 0.0;
@@ -133,7 +221,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         if a.stop_after.is_some_and(|n| ran >= n) {
             eprintln!("stopping before generation {g} (run the same command to continue)");
             finish(&run, total, t0, ran, &log);
-            return Ok(());
+            return sync(&remote);
         }
         if out_of_time() {
             // pipeline.max_minutes: the run ends here, measured like a finished one.
@@ -149,7 +237,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
                 println!("{}", crate::ladder::describe(&rec));
             }
             finish(&run, total, t0, ran, &log);
-            return Ok(());
+            return sync(&remote);
         }
         let best = run.best().context("run has no best checkpoint")?;
         let t_gen = std::time::Instant::now();
@@ -173,10 +261,27 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
                 );
             }
         }
-        // 1. Self-play.
+        sync(&remote)?;
+        // 1. Self-play (the trainer waits for the workers' games instead).
         let want = cfg.pipeline.games_per_generation as u64;
-        let have = run.games_done(g);
+        if let Some(r) = &remote {
+            r.pull_games()?;
+        }
+        let mut have = run.games_done(g);
         let mut played = None;
+        if a.role == Role::Trainer && have < want {
+            eprintln!("generation {g}: waiting for the self-play workers ({have} of {want} games recorded)");
+            let poll = a.dist.poll()?;
+            while have < want {
+                std::thread::sleep(poll);
+                if let Some(r) = &remote {
+                    r.lease.check()?;
+                    r.pull_games()?;
+                }
+                have = run.games_done(g);
+            }
+            eprintln!("generation {g}: {have} games recorded by the workers");
+        }
         if have < want {
             eprintln!("generation {g}: self-play {} games with {}", want - have, file_name(&best));
             let ck = load_checkpoint::<G>(&best, &rules, ConfigModel::Fixed(&cfg.model), device)?;
@@ -195,6 +300,10 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             );
             played = Some((st.moves, st.seconds));
             crate::metrics::after_selfplay::<G>(cfg, &rules, &run, g, &st, device);
+            sync(&remote)?;
+            if let Some(r) = &remote {
+                r.pull_games()?;
+            }
         }
         // 2. Train.
         eprintln!("generation {g}: training");
@@ -202,6 +311,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         let t_train = std::time::Instant::now();
         let cand = train_generation::<G>(cfg, &rules, &run, g, device)?;
         let trained = (step_before, training_step(&run, g), t_train.elapsed().as_secs_f64());
+        sync(&remote)?;
         // 3. Gate.
         eprintln!("generation {g}: gate {} vs {}", file_name(&cand), file_name(&best));
         let sprt = (cfg.evaluate.gate == GateKind::Sprt).then(|| cfg.evaluate.sprt());
@@ -247,6 +357,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         if promoted {
             run.set_best(&cand)?;
         }
+        sync(&remote)?;
         let gate = format!(
             "gate +{} ={} -{} -> {}",
             rec.result.wins,
@@ -271,15 +382,17 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             seconds: t_gen.elapsed().as_secs_f64(),
         };
         log.line(&summary.to_string());
+        sync(&remote)?;
     }
     final_evaluation::<G>(cfg, &rules, &run, device)?;
+    sync(&remote)?;
     let newest = (1..=cfg.pipeline.generations).rev().find(|&g| crate::ladder::record_path(&run, g).exists());
     if let Some(g) = newest {
         let rec = crate::ladder::play::<G>(cfg, &rules, &run, g, &run.checkpoint(g), device)?;
         println!("{}", crate::ladder::describe(&rec));
     }
     finish(&run, total, t0, ran, &log);
-    Ok(())
+    sync(&remote)
 }
 
 /// Why a gate promoted or kept the candidate, in words.

@@ -4,8 +4,17 @@
 //! its `best` checkpoint, in chunks of `games_per_shard` games, and re-reads
 //! `best` between chunks (KataGo-style shared directory; any number of
 //! workers with distinct `--worker` ids may run at once).
+//!
+//! With `--worker-index N` (or `JOB_COMPLETION_INDEX` / `SLURM_ARRAY_TASK_ID`
+//! when neither `--worker` nor `--worker-index` is given) the worker id is
+//! `i<N>`; without `--games` such a worker plays until the run's last
+//! generation is trained, following the newest generation and `best`. A run
+//! directory given as a URL is worked on through the storage layer
+//! ([`worker_loop`], `docs/distributed.md`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use martian_model::{Checkpoint, ConfigModel};
@@ -13,9 +22,11 @@ use martian_rules::GameState;
 
 use crate::checkpoints::load_checkpoint;
 use crate::config::RunConfig;
+use crate::mirror::{Mirror, Owner};
 use crate::ops::selfplay_games;
 use crate::rundir::RunDir;
 use crate::spool::SelfplayOut;
+use crate::store::{Lease, RunStore};
 use crate::with_game;
 
 /// Arguments of `selfplay`.
@@ -27,43 +38,152 @@ pub struct Args {
     /// Checkpoint (`.safetensors`), `uniform` (no network) or `best` (the run's best; needs --run-dir).
     #[arg(long, default_value = "best")]
     model: String,
-    /// Games to play.
+    /// Games to play. Without it (a worker with --worker-index, or a run
+    /// directory URL), play until the run's last generation is trained.
     #[arg(long)]
-    games: u64,
-    /// Run directory to write into (shards/, games/). Without it, use --out.
+    games: Option<u64>,
+    /// Run directory to write into (shards/, games/): a path, or a URL
+    /// (`s3://bucket/prefix`, `gs://`, `az://`, `file:///abs/path`). Without it, use --out.
     #[arg(long)]
     run_dir: Option<PathBuf>,
     /// Output directory when not writing into a run directory.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Worker id, part of every file name and game id. One process per id at
-    /// a time (`workers/w<id>.lock`); the pipeline is worker `0`.
-    #[arg(long, default_value = "0")]
-    worker: String,
+    /// a time (`workers/w<id>.lock`); the pipeline is worker `0`. Default `0`.
+    #[arg(long, conflicts_with = "worker_index")]
+    worker: Option<String>,
+    #[command(flatten)]
+    dist: WorkerArgs,
     /// Generation the games count for (default: 1 + the newest trained generation).
     #[arg(long)]
     generation: Option<u32>,
 }
 
+/// The options of a distributed self-play worker (shared with `pipeline --role selfplay`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct WorkerArgs {
+    /// Worker index (worker id `i<N>`, its own game ids and seeds). Default:
+    /// `JOB_COMPLETION_INDEX` (Kubernetes Indexed Job) or `SLURM_ARRAY_TASK_ID`
+    /// (Slurm array), when set and no --worker is given.
+    #[arg(long)]
+    pub worker_index: Option<u32>,
+    /// Seconds between looks at the store for new shards, checkpoints and
+    /// `best` (the listing cache's lifetime) and between waits.
+    #[arg(long, default_value_t = 15.0)]
+    pub poll_seconds: f64,
+    /// Seconds after which a claim (`trainer.lease`, `workers/w<id>.lease`)
+    /// not renewed is taken over; renewed every quarter of it.
+    #[arg(long, default_value_t = 60.0)]
+    pub lease_seconds: f64,
+}
+
+impl WorkerArgs {
+    /// The poll interval.
+    ///
+    /// # Errors
+    /// Not a positive finite number of seconds.
+    pub fn poll(&self) -> Result<Duration> {
+        seconds(self.poll_seconds, "--poll-seconds")
+    }
+
+    /// The lease's staleness limit.
+    ///
+    /// # Errors
+    /// Not a positive finite number of seconds.
+    pub fn lease(&self) -> Result<Duration> {
+        seconds(self.lease_seconds, "--lease-seconds")
+    }
+
+    /// The worker index: the flag, else `JOB_COMPLETION_INDEX`, else `SLURM_ARRAY_TASK_ID`.
+    ///
+    /// # Errors
+    /// An environment variable that is set but not a number (named).
+    pub fn index(&self) -> Result<Option<u32>> {
+        if let Some(i) = self.worker_index {
+            return Ok(Some(i));
+        }
+        for var in ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"] {
+            if let Ok(v) = std::env::var(var) {
+                let i = v.trim().parse::<u32>().with_context(|| format!("{var}={v:?} is not a worker index"))?;
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn seconds(x: f64, flag: &str) -> Result<Duration> {
+    if !(x.is_finite() && x > 0.0 && x < 1e7) {
+        bail!("{flag} must be a positive number of seconds, got {x}");
+    }
+    Ok(Duration::from_secs_f64(x))
+}
+
+/// The worker id of index `i`.
+pub fn index_worker(i: u32) -> String {
+    format!("i{i}")
+}
+
 /// Runs `selfplay`.
 pub fn run(a: Args) -> Result<()> {
     let cfg = RunConfig::load(&a.config)?;
-    if !a.worker.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || a.worker.is_empty() {
-        bail!("--worker must be letters, digits or '_', got {:?}", a.worker);
+    let worker = match (&a.worker, a.dist.index()?) {
+        (Some(w), _) => w.clone(),
+        (None, Some(i)) => index_worker(i),
+        (None, None) => "0".to_string(),
+    };
+    if !worker.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || worker.is_empty() {
+        bail!("--worker must be letters, digits or '_', got {worker:?}");
     }
-    with_game!(cfg.game, G => run_game::<G>(&a, &cfg))
+    if let Some(url) = a.run_dir.as_deref().filter(|r| crate::store::is_url(r)) {
+        if a.model != "best" || a.generation.is_some() {
+            bail!("a worker on a run directory URL plays the run's best network for its newest generation: drop --model and --generation");
+        }
+        let url = url.to_str().context("the run directory URL is not UTF-8")?.to_string();
+        return with_game!(cfg.game, G => worker_loop::<G>(&cfg, &url, &worker, a.games, &a.dist));
+    }
+    if a.games.is_none() && (a.run_dir.is_none() || a.generation.is_some() || a.model != "best") {
+        bail!("give --games (only a worker playing a run's best network until the run ends may leave it out)");
+    }
+    with_game!(cfg.game, G => run_game::<G>(&a, &cfg, &worker))
+}
+
+/// `pipeline --role selfplay`: a worker of index `dist.index()` (required)
+/// on the run at `run_dir` (a path or a URL) that plays the run's best
+/// network until the run's last generation is trained.
+///
+/// # Errors
+/// No worker index, or those of `selfplay`.
+pub fn role_selfplay(config: &Path, run_dir: &Path, dist: &WorkerArgs) -> Result<()> {
+    if dist.index()?.is_none() {
+        bail!("--role selfplay needs --worker-index N (or JOB_COMPLETION_INDEX / SLURM_ARRAY_TASK_ID)");
+    }
+    run(Args {
+        config: config.to_path_buf(),
+        model: "best".into(),
+        games: None,
+        run_dir: Some(run_dir.to_path_buf()),
+        out: None,
+        worker: None,
+        dist: dist.clone(),
+        generation: None,
+    })
 }
 
 fn latest_generation(run: &RunDir) -> u32 {
     (0..10_000).take_while(|&g| RunDir::complete(&run.checkpoint(g))).last().unwrap_or(0)
 }
 
-fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
+fn run_game<G: GameState>(a: &Args, cfg: &RunConfig, worker: &str) -> Result<()> {
     let rules = cfg.rules::<G>()?;
     let (out_root, run) = match (&a.run_dir, &a.out) {
         (Some(r), _) => {
             // With the run's best network the worker continues a run: a
             // mistyped directory must not become a new one.
+            if a.games.is_none() {
+                wait_for_run(r, a.dist.poll()?);
+            }
             let run = if a.model == "best" { RunDir::open_existing(r, cfg)? } else { RunDir::open(r, cfg)? };
             (r.clone(), Some(run))
         }
@@ -77,15 +197,28 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let device = super::setup_runtime(cfg)?;
     let sp_devices = super::selfplay_devices(cfg)?;
     let out_root = out_root.as_path();
-    let _worker = crate::spool::WorkerLock::acquire(out_root, &a.worker)?;
+    let _worker = crate::spool::WorkerLock::acquire(out_root, worker)?;
     let shards = out_root.join("shards");
-    let gen = a.generation.unwrap_or_else(|| run.as_ref().map(|r| latest_generation(r) + 1).unwrap_or(1));
-    let mut remaining = a.games;
+    let mut gen = a.generation.unwrap_or_else(|| run.as_ref().map(|r| latest_generation(r) + 1).unwrap_or(1));
+    // Without --games: chunks until the run's last generation is trained.
+    let until_done = a.games.is_none();
+    let mut remaining = a.games.unwrap_or(u64::MAX);
+    if until_done {
+        flush_spools::<G>(out_root, worker)?;
+    }
     let mut loaded: Option<(PathBuf, Checkpoint)> = None;
-    let chunk = if run.is_some() { cfg.selfplay.games_per_shard as u64 } else { a.games };
+    let chunk = if run.is_some() { cfg.selfplay.games_per_shard as u64 } else { remaining };
     let t0 = std::time::Instant::now();
     let (mut games, mut moves) = (0u64, 0u64);
     while remaining > 0 {
+        if let (true, Some(r)) = (until_done, &run) {
+            let latest = latest_generation(r);
+            if latest >= cfg.pipeline.generations {
+                eprintln!("self-play: generation {latest} of {} is trained: the run is done", cfg.pipeline.generations);
+                break;
+            }
+            gen = latest + 1;
+        }
         let path: Option<PathBuf> = match a.model.as_str() {
             "uniform" => None,
             "best" => {
@@ -119,7 +252,7 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
             }
         }
         let n = remaining.min(chunk);
-        let out = SelfplayOut::new(out_root, gen, &a.worker);
+        let out = SelfplayOut::new(out_root, gen, worker);
         let name = path.as_ref().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or("uniform").to_string();
         let model = loaded.as_ref().filter(|_| path.is_some()).map(|(_, c)| (c, name.as_str()));
         let st = selfplay_games::<G>(cfg, &rules, model, &sp_devices, n, &out, false)?;
@@ -133,6 +266,145 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
         games as f64 / s,
         moves as f64 / s,
         shards.display()
+    );
+    Ok(())
+}
+
+/// Merges the games a killed run of worker `worker` left in its spools
+/// (`spool/gen*-w<worker>/`) into shards of their generations: a worker that
+/// follows the newest generation may not play the killed one's generation
+/// again, so its spool is not recovered by the next self-play.
+///
+/// # Errors
+/// I/O errors, corrupt record files.
+fn flush_spools<G: GameState>(root: &Path, worker: &str) -> Result<()> {
+    let Ok(rd) = std::fs::read_dir(root.join("spool")) else { return Ok(()) };
+    let suffix = format!("-w{worker}");
+    for e in rd.filter_map(|e| e.ok()) {
+        let n = e.file_name().to_string_lossy().to_string();
+        let g = n.strip_suffix(&suffix).and_then(|r| r.strip_prefix("gen")).and_then(|g| g.parse::<u32>().ok());
+        let Some(g) = g else { continue };
+        let out = SelfplayOut::new(root, g, worker);
+        let mut pending = crate::spool::recover(&out, G::INPUT_SHAPE, G::NUM_ACTIONS)?;
+        if !pending.is_empty() {
+            eprintln!("recovery: {} spooled games of generation {g} go into a shard", pending.len());
+        }
+        let mut seq = out.next_seq();
+        crate::spool::merge(&out, &mut pending, &mut seq)?;
+    }
+    Ok(())
+}
+
+/// Waits until `root` is a run directory (its trainer may start after its workers).
+fn wait_for_run(root: &Path, poll: Duration) {
+    let mut said = false;
+    while !root.join("config.toml").is_file() || !root.join("best").is_file() {
+        if !said {
+            eprintln!("self-play: waiting for the trainer to create the run in {}", root.display());
+            said = true;
+        }
+        std::thread::sleep(poll);
+    }
+}
+
+/// The newest generation whose checkpoint (weights and sidecar) is listed in the store.
+fn latest_listed(index: &std::collections::BTreeMap<String, crate::store::Listed>) -> u32 {
+    (0..10_000)
+        .take_while(|g| {
+            let stem = format!("models/gen{g:04}");
+            index.contains_key(&format!("{stem}.safetensors")) && index.contains_key(&format!("{stem}.json"))
+        })
+        .last()
+        .unwrap_or(0)
+}
+
+/// A self-play worker on a run directory URL: claims `workers/w<worker>.lease`,
+/// waits for the trainer to create the run, then plays `games` games (all
+/// generations until the run's last is trained without it) in chunks of
+/// `games_per_shard`, each with the run's current `best` for its newest
+/// generation, and pushes each shard and record file (create-only) as it is
+/// done. A restarted worker with the same id reads its record files back
+/// from the store, so it plays exactly the game ids not yet recorded and
+/// continues its shard numbering; a killed worker loses only the games of
+/// its unfinished shard, which are played again under the same ids.
+///
+/// # Errors
+/// Store errors, a live worker with the same id, a run with another config,
+/// a `best` naming a missing checkpoint, self-play errors.
+pub fn worker_loop<G: GameState>(
+    cfg: &RunConfig,
+    url: &str,
+    worker: &str,
+    games: Option<u64>,
+    dist: &WorkerArgs,
+) -> Result<()> {
+    let rules = cfg.rules::<G>()?;
+    let poll = dist.poll()?;
+    let store = Arc::new(RunStore::open(url, poll)?);
+    let lease =
+        Lease::acquire(store.clone(), &format!("workers/w{worker}.lease"), &format!("worker {worker}"), dist.lease()?)?;
+    let mirror = Mirror::new(store.clone(), Owner::Worker(worker.to_string()))?;
+    let mut said = false;
+    while !(store.index()?.contains_key("config.toml") && store.index()?.contains_key("best")) {
+        if !said {
+            eprintln!("self-play: waiting for the trainer to create the run in {url}");
+            said = true;
+        }
+        std::thread::sleep(poll);
+    }
+    mirror.fetch("config.toml")?;
+    let run = RunDir::open_existing(mirror.local(), cfg).with_context(|| format!("the run in {url}"))?;
+    mirror.remove_orphan_shards()?;
+    let device = super::setup_runtime(cfg)?;
+    let sp_devices = super::selfplay_devices(cfg)?;
+    let per_shard = cfg.selfplay.games_per_shard as u64;
+    let mut remaining = games.unwrap_or(u64::MAX);
+    let mut loaded: Option<(String, Checkpoint)> = None;
+    let (mut played, mut moves) = (0u64, 0u64);
+    let t0 = std::time::Instant::now();
+    eprintln!("self-play worker {worker} on {url}");
+    while remaining > 0 {
+        lease.check()?;
+        let index = store.index()?;
+        let latest = latest_listed(&index);
+        if games.is_none() && latest >= cfg.pipeline.generations {
+            eprintln!("self-play: generation {latest} of {} is trained: the run is done", cfg.pipeline.generations);
+            break;
+        }
+        let gen = latest + 1;
+        let (bytes, _) = store.get("best")?.with_context(|| format!("{url}/best disappeared"))?;
+        let name = String::from_utf8_lossy(&bytes).trim().to_string();
+        let stem = name.strip_suffix(".safetensors").filter(|s| !s.contains('/') && !s.starts_with('.'));
+        let Some(stem) = stem else { bail!("{url}/best names {name:?}, which is not a checkpoint file name") };
+        if loaded.as_ref().map(|(n, _)| n != &name).unwrap_or(true) {
+            for f in [format!("models/{stem}.safetensors"), format!("models/{stem}.json")] {
+                if !run.root().join(&f).exists() && !mirror.fetch(&f)? {
+                    bail!("{url}/best names {name:?}, but {url}/{f} is missing");
+                }
+            }
+            let p = run.models().join(&name);
+            let ck = load_checkpoint::<G>(&p, &rules, ConfigModel::Fixed(&cfg.model), device)
+                .with_context(|| format!("loading model {url}/models/{name}"))?;
+            eprintln!("self-play model: {name} (generation {gen}'s games)");
+            loaded = Some((name.clone(), ck));
+        }
+        // This worker's records of the generation: the ids done and the next shard number.
+        let mine = format!("games/gen{gen:04}-w{worker}-");
+        mirror.pull(|n| n.starts_with(&mine))?;
+        let n = remaining.min(per_shard);
+        let out = SelfplayOut::new(run.root(), gen, worker);
+        let ck = loaded.as_ref().map(|(n, c)| (c, n.as_str()));
+        let st = selfplay_games::<G>(cfg, &rules, ck, &sp_devices, n, &out, false)?;
+        lease.check()?;
+        mirror.push()?;
+        played += st.games;
+        moves += st.moves;
+        remaining -= n;
+    }
+    let s = t0.elapsed().as_secs_f64();
+    println!(
+        "self-play: {played} games, {moves} positions in {s:.1} s ({:.2} games/s); shards in {url}/shards",
+        played as f64 / s.max(1e-9)
     );
     Ok(())
 }
