@@ -105,8 +105,8 @@ fn net_backend_on_packed_rows_equals_the_net_on_dense_input() {
             assert!((got - want).abs() <= 1e-5 * want.abs().max(1.0), "row {r} move {k}: {got} vs {want}");
         }
         let v: Vec<f32> = Vec::try_from(wdl.get(r as i64)).unwrap();
-        for j in 0..3 {
-            assert!((b.wdl[3 * r + j] - v[j]).abs() < 1e-5);
+        for (got, want) in b.wdl[3 * r..3 * r + 3].iter().zip(&v) {
+            assert!((got - want).abs() < 1e-5);
         }
     }
     if tch::Cuda::is_available() {

@@ -65,8 +65,9 @@ pub struct Args {
 pub struct WorkerArgs {
     /// Worker index (worker id `i<N>`, its own game ids and seeds). Default:
     /// `JOB_COMPLETION_INDEX` (Kubernetes Indexed Job) or `SLURM_ARRAY_TASK_ID`
-    /// (Slurm array), when set and no --worker is given.
-    #[arg(long)]
+    /// (Slurm array), when set and no --worker is given. At most 32767: each
+    /// index has its own game-id tag (`spool::worker_tag`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_WORKER_INDEX)))]
     pub worker_index: Option<u32>,
     /// Seconds between looks at the store for new shards, checkpoints and
     /// `best` (the listing cache's lifetime) and between waits.
@@ -98,14 +99,20 @@ impl WorkerArgs {
     /// The worker index: the flag, else `JOB_COMPLETION_INDEX`, else `SLURM_ARRAY_TASK_ID`.
     ///
     /// # Errors
-    /// An environment variable that is set but not a number (named).
+    /// An environment variable that is set but not a number of
+    /// `0..=MAX_WORKER_INDEX` (named).
     pub fn index(&self) -> Result<Option<u32>> {
         if let Some(i) = self.worker_index {
             return Ok(Some(i));
         }
         for var in ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"] {
             if let Ok(v) = std::env::var(var) {
-                let i = v.trim().parse::<u32>().with_context(|| format!("{var}={v:?} is not a worker index"))?;
+                let i = v
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&i| i <= MAX_WORKER_INDEX)
+                    .with_context(|| format!("{var}={v:?} is not a worker index (0..={MAX_WORKER_INDEX})"))?;
                 return Ok(Some(i));
             }
         }
@@ -113,9 +120,13 @@ impl WorkerArgs {
     }
 }
 
+/// The largest worker index: indexes `0..=32767` get the distinct game-id
+/// tags `0x8000 + N` (`spool::worker_tag`); a larger one would share a tag.
+pub const MAX_WORKER_INDEX: u32 = 0x7FFF;
+
 fn seconds(x: f64, flag: &str) -> Result<Duration> {
     if !(x.is_finite() && x > 0.0 && x < 1e7) {
-        bail!("{flag} must be a positive number of seconds, got {x}");
+        bail!("{flag} must be a number of seconds above 0 and below 10000000, got {x}");
     }
     Ok(Duration::from_secs_f64(x))
 }
