@@ -95,7 +95,7 @@ pub fn calibration<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, d
                 return Ok(c);
             }
         }
-        eprintln!("ladder: {} is for another ladder or version; calibrating again", path.display());
+        eprintln!("ladder: {} is for another ladder or version; calibrating again", crate::mirror::shown(&path));
     }
     let specs: Vec<PlayerSpec> = ladder.iter().map(|s| PlayerSpec::parse(s)).collect::<Result<_, _>>()?;
     let mut matches = Vec::new();
@@ -138,7 +138,7 @@ pub fn play<G: AbGame>(
     if path.exists() {
         let text = std::fs::read_to_string(&path)?;
         return serde_json::from_str(&text)
-            .with_context(|| format!("reading {} (delete it to play the ladder again)", path.display()));
+            .with_context(|| format!("reading {} (delete it to play the ladder again)", crate::mirror::shown(&path)));
     }
     let cal = calibration::<G>(cfg, rules, run, device)?;
     let elo_of = |name: &str| cal.ratings.get(name).map(|r| r.elo).unwrap_or(0.0);

@@ -107,6 +107,67 @@ pub struct Mirror {
     owner: Owner,
     synced: Mutex<BTreeMap<String, Synced>>,
     _tmp: tempfile::TempDir,
+    _on_interrupt: crate::interrupt::Registered,
+    _shown: Shown,
+}
+
+/// The working copies of this process and the URLs they stand for, so that
+/// messages name `s3://bucket/run/report.html` rather than a private
+/// directory that is removed when the process ends ([`shown`]).
+static SHOWN: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
+
+/// A registration in [`SHOWN`], removed on drop.
+struct Shown(PathBuf);
+
+impl Drop for Shown {
+    fn drop(&mut self) {
+        SHOWN.lock().unwrap_or_else(|e| e.into_inner()).retain(|(p, _)| p != &self.0);
+    }
+}
+
+/// How a message names `path`: under a working copy of this process, the
+/// object's URL (`<run URL>/<name>`); else the path as it is.
+pub fn shown(path: &Path) -> String {
+    let copies = SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+    for (local, url) in copies.iter() {
+        if let Ok(rel) = path.strip_prefix(local) {
+            let rel = rel.to_string_lossy();
+            return if rel.is_empty() { url.clone() } else { format!("{url}/{rel}") };
+        }
+    }
+    path.display().to_string()
+}
+
+/// The name prefix of this host's working copies: `run-<host>-`, followed by
+/// the pid of the process that made the copy and `-`.
+fn copy_prefix() -> String {
+    let host: String = crate::store::host_name()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' })
+        .collect();
+    format!("run-{host}-")
+}
+
+/// Removes the working copies under `root` that processes of this host left
+/// when they were killed (SIGKILL: no clean-up ran): those whose pid no
+/// longer runs, or is this process's own but not one of its live copies (a
+/// copy of an earlier container with the same pid). Copies of other hosts (a cache directory on a shared file
+/// system) are left alone. Returns how many were removed.
+fn remove_abandoned_copies(root: &Path) -> usize {
+    let prefix = copy_prefix();
+    let Ok(rd) = std::fs::read_dir(root) else { return 0 };
+    let mut n = 0;
+    for e in rd.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().to_string();
+        let pid = name.strip_prefix(&prefix).and_then(|r| r.split_once('-')).and_then(|(p, _)| p.parse::<u32>().ok());
+        let Some(pid) = pid else { continue };
+        let mine_now = SHOWN.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|(l, _)| l == &e.path());
+        let gone = !mine_now && (pid == std::process::id() || !Path::new(&format!("/proc/{pid}")).exists());
+        if gone && std::fs::remove_dir_all(e.path()).is_ok() {
+            n += 1;
+        }
+    }
+    n
 }
 
 /// The directory under which working copies are made: `$MARTIAN_ZERO_CACHE`,
@@ -127,18 +188,48 @@ pub fn cache_root() -> PathBuf {
 
 impl Mirror {
     /// A new, empty working copy of `store` for `owner` in a fresh directory
-    /// under [`cache_root`] (removed when the mirror is dropped).
+    /// `run-<host>-<pid>-<random>` under [`cache_root`], removed when the
+    /// mirror is dropped or the process is interrupted ([`crate::interrupt`]);
+    /// first removes the copies that killed processes of this host left there.
     ///
     /// # Errors
     /// The directory cannot be made.
     pub fn new(store: Arc<RunStore>, owner: Owner) -> Result<Mirror> {
         let root = cache_root();
         std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+        let n = remove_abandoned_copies(&root);
+        if n > 0 {
+            eprintln!("storage: removed {n} working copies of killed processes under {}", root.display());
+        }
         let tmp = tempfile::Builder::new()
-            .prefix("run-")
+            .prefix(&format!("{}{}-", copy_prefix(), std::process::id()))
             .tempdir_in(&root)
             .with_context(|| format!("making a working copy under {}", root.display()))?;
-        Ok(Mirror { store, local: tmp.path().to_path_buf(), owner, synced: Mutex::new(BTreeMap::new()), _tmp: tmp })
+        let local = tmp.path().to_path_buf();
+        let on_interrupt = {
+            let dir = local.clone();
+            // The process's other threads may still write into the copy while it goes: try again
+            // until it is gone (a copy that reappears after is a killed process's, removed by the
+            // next process on this host).
+            crate::interrupt::on_interrupt(move || {
+                for _ in 0..50 {
+                    if std::fs::remove_dir_all(&dir).is_ok() || !dir.exists() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            })
+        };
+        SHOWN.lock().unwrap_or_else(|e| e.into_inner()).push((local.clone(), store.url().to_string()));
+        Ok(Mirror {
+            store,
+            local: local.clone(),
+            owner,
+            synced: Mutex::new(BTreeMap::new()),
+            _tmp: tmp,
+            _on_interrupt: on_interrupt,
+            _shown: Shown(local),
+        })
     }
 
     /// The local working copy (the run root the rest of the program uses).
@@ -393,6 +484,34 @@ mod tests {
         a.store.put_create("shards/gen0001-w0-000001.npz", b"theirs".to_vec()).unwrap();
         let e = b.push().unwrap_err().to_string();
         assert!(e.contains("gen0001-w0-000001.npz was written by another process") && e.contains("create lost"), "{e}");
+    }
+
+    #[test]
+    fn abandoned_copies_of_this_host_are_removed_and_messages_name_the_url() {
+        let root = tempfile::tempdir().unwrap();
+        let p = copy_prefix();
+        let me = std::process::id();
+        let mk = |n: &str| {
+            let d = root.path().join(n);
+            std::fs::create_dir_all(d.join("models")).unwrap();
+            d
+        };
+        let dead = mk(&format!("{p}4294967294-a1"));
+        let own_old = mk(&format!("{p}{me}-b2"));
+        let own_live = mk(&format!("{p}{me}-c3"));
+        let running = mk(&format!("{p}1-d4"));
+        let other_host = mk("run-some.other.host-4294967294-e5");
+        let unrelated = mk("notes");
+        let _live = Shown(own_live.clone());
+        SHOWN.lock().unwrap().push((own_live.clone(), "s3://bucket/run".into()));
+        assert_eq!(remove_abandoned_copies(root.path()), 2);
+        assert!(!dead.exists() && !own_old.exists());
+        assert!(own_live.exists() && running.exists() && other_host.exists() && unrelated.exists());
+        assert_eq!(shown(&own_live.join("report.html")), "s3://bucket/run/report.html");
+        assert_eq!(shown(&own_live), "s3://bucket/run");
+        assert_eq!(shown(&running.join("x")), running.join("x").display().to_string());
+        drop(_live);
+        assert_eq!(shown(&own_live.join("x")), own_live.join("x").display().to_string());
     }
 
     #[test]

@@ -315,13 +315,13 @@ pub fn train_generation<G: GameState>(
                     resumed = Some((ck, tr, p));
                     break;
                 }
-                Err(e) => eprintln!("warning: not resuming from {}: {e}", p.display()),
+                Err(e) => eprintln!("warning: not resuming from {}: {e}", crate::mirror::shown(&p)),
             }
         }
     }
     let (mut ckpt, mut trainer, mut last_partial) = match resumed {
         Some((ck, tr, p)) => {
-            eprintln!("generation {g}: resuming training at step {} from {}", ck.meta.step, p.display());
+            eprintln!("generation {g}: resuming training at step {} from {}", ck.meta.step, crate::mirror::shown(&p));
             (ck, tr, Some(p))
         }
         None => {
@@ -375,7 +375,7 @@ pub fn train_generation<G: GameState>(
                 bail!(
                     "generation {g}: {e}. Training stopped; the last good weights are in {} \
                      (running the command again resumes from them)",
-                    kept.display()
+                    crate::mirror::shown(&kept)
                 );
             }
             Err(e) => return Err(e.into()),

@@ -36,7 +36,9 @@ pub const MAX_GAMES_PER_WORKER: u64 = 1 << 24;
 /// The 16-bit tag of a worker name inside game ids: 0 for the pipeline's
 /// worker `"0"`; `0x8000 + N` for the worker of index `N < 0x8000` (`i<N>`,
 /// `selfplay --worker-index N`), so that index workers never share a tag;
-/// else an FNV-1a hash of the name (never 0).
+/// else an FNV-1a hash of the name folded into `1..0x8000`, so that a named
+/// worker never takes an index worker's tag (two named workers may still share
+/// one: 1 in 32,767 for a pair; give workers indexes where that matters).
 pub fn worker_tag(worker: &str) -> u64 {
     if worker == "0" {
         return 0;
@@ -49,7 +51,7 @@ pub fn worker_tag(worker: &str) -> u64 {
         }
     }
     let h = worker.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
-    match h & 0xFFFF {
+    match h & 0x7FFF {
         0 => 1,
         t => t,
     }
@@ -160,9 +162,23 @@ impl SelfplayOut {
 /// A worker's claim on its id within a run directory (`workers/w<id>.lock`,
 /// holding the process id), so that two processes never play the same
 /// worker's game ids at once. Released on drop; a lock left by a killed
-/// process (its pid no longer running) is taken over.
+/// process (its pid no longer running) is taken over, and an interrupted
+/// process removes its locks ([`crate::interrupt`]). The pipeline's trainer
+/// takes the id `trainer` ([`TRAINER`]).
 pub struct WorkerLock {
     path: PathBuf,
+    _on_interrupt: crate::interrupt::Registered,
+}
+
+/// The id whose lock the process that trains a run holds (`pipeline`, roles
+/// `all` and `trainer`): one trainer per run directory.
+pub const TRAINER: &str = "trainer";
+
+/// Removes the lock at `path` if it still holds this process's id.
+fn release_lock(path: &Path) {
+    if fs::read_to_string(path).is_ok_and(|t| t.trim() == std::process::id().to_string()) {
+        let _ = fs::remove_file(path);
+    }
 }
 
 impl WorkerLock {
@@ -179,11 +195,22 @@ impl WorkerLock {
                 Ok(mut f) => {
                     use std::io::Write;
                     write!(f, "{}", std::process::id()).with_context(|| format!("writing {}", path.display()))?;
-                    return Ok(WorkerLock { path });
+                    let p = path.clone();
+                    let _on_interrupt = crate::interrupt::on_interrupt(move || release_lock(&p));
+                    return Ok(WorkerLock { path, _on_interrupt });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let pid: Option<u32> = fs::read_to_string(&path).ok().and_then(|t| t.trim().parse().ok());
                     let alive = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+                    if alive && worker == TRAINER {
+                        bail!(
+                            "the trainer of {} is already running (pid {}, {}): one process trains a run; \
+                             stop it first (extra self-play workers: `selfplay --worker-index N`)",
+                            root.display(),
+                            pid.unwrap_or(0),
+                            path.display()
+                        );
+                    }
                     if alive {
                         bail!(
                             "worker {worker} of {} is already running (pid {}, {}): wait for it or stop it; \
@@ -205,7 +232,7 @@ impl WorkerLock {
 
 impl Drop for WorkerLock {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
+        release_lock(&self.path);
     }
 }
 
@@ -447,6 +474,15 @@ mod tests {
         let tags: BTreeSet<u64> = (0..0x8000).map(|i| worker_tag(&format!("i{i}"))).collect();
         assert_eq!(tags.len(), 0x8000, "index workers have distinct tags");
         assert!(!tags.contains(&0));
+        // Named workers (and index-like names that are not an index) never take an index worker's tag.
+        for name in ["a", "b", "gpu3", "worker_17", "i0032768", "i32768", "i01", "x"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain((0..5000).map(|k| format!("w{k}")))
+        {
+            let t = worker_tag(&name);
+            assert!((1..0x8000).contains(&t), "{name}: tag {t:#x}");
+        }
         let dir = tempfile::tempdir().unwrap();
         let out = SelfplayOut::new(dir.path(), 2, "0");
         // Games finish out of order; a kill leaves 0, 1, 2 and 5 done (5 only in the spool).

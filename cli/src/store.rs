@@ -38,6 +38,64 @@ pub fn is_url(run_dir: &Path) -> bool {
     run_dir.to_str().is_some_and(|s| s.split_once("://").is_some_and(|(scheme, _)| !scheme.is_empty()))
 }
 
+/// The URL schemes [`RunStore::open`] opens, and two it does not but that a
+/// user may write (`http`, `https`): a value starting with one of them and a
+/// colon is taken for a URL, never for a relative path.
+const URL_SCHEMES: [&str; 9] = ["file", "s3", "s3a", "gs", "az", "azure", "abfs", "http", "https"];
+
+/// The `--run-dir` value parser of `pipeline` and `selfplay`: a path, or a URL
+/// (`scheme://...`, opened by [`RunStore::open`]).
+///
+/// # Errors
+/// An empty value, or a value that starts like a URL of a known scheme but
+/// lacks the `//` (`file:runs/x`, `s3:bucket/run`), which would otherwise be
+/// taken as a relative path named `file:runs/x`.
+pub fn parse_run_dir(s: &str) -> std::result::Result<std::path::PathBuf, String> {
+    if s.trim().is_empty() {
+        return Err("the run directory is empty".into());
+    }
+    if let Some((scheme, rest)) = s.split_once(':') {
+        let lower = scheme.to_ascii_lowercase();
+        if URL_SCHEMES.contains(&lower.as_str()) && !rest.starts_with("//") {
+            return Err(format!(
+                "{s:?} starts like a {lower}:// URL but has no `//` after `{scheme}:`: write a URL in full \
+                 ({lower}://..., file:///abs/path for a local directory), or a path without `{scheme}:`"
+            ));
+        }
+    }
+    Ok(std::path::PathBuf::from(s))
+}
+
+/// The `--run-dir` value parser of the commands that read a local run
+/// directory only (`train`, `evaluate`, `report`).
+///
+/// # Errors
+/// Those of [`parse_run_dir`], and any URL: these commands do not read object
+/// stores (copy the run down first, `docs/distributed.md`).
+pub fn parse_local_run_dir(s: &str) -> std::result::Result<std::path::PathBuf, String> {
+    let p = parse_run_dir(s)?;
+    if is_url(&p) {
+        return Err(format!(
+            "{s} is a URL: this command reads a local run directory only; copy the run down first \
+             (e.g. `aws s3 sync s3://bucket/run runs/copy`, docs/distributed.md, \"Working copies\")"
+        ));
+    }
+    Ok(p)
+}
+
+/// The local directory that `run_dir` names: the path itself, or the path of
+/// a `file:///abs/path` URL; `None` for a remote store (`s3://`, ...). The
+/// claims of [`crate::spool::WorkerLock`] are taken there, so that a run named
+/// both ways (`/r` and `file:///r`) has one claim per role.
+pub fn local_dir(run_dir: &Path) -> Option<std::path::PathBuf> {
+    if !is_url(run_dir) {
+        return Some(run_dir.to_path_buf());
+    }
+    let s = run_dir.to_str()?;
+    let (scheme, rest) = s.split_once("://")?;
+    (scheme.eq_ignore_ascii_case("file") && rest.starts_with('/')).then(|| std::path::PathBuf::from(rest))
+}
+
 /// The version of an object as the store reports it (entity tag and/or
 /// version id), kept to make a later update conditional on it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -374,7 +432,8 @@ struct LeaseBody {
     renewed_unix: u64,
 }
 
-fn host_name() -> String {
+/// This host's name (lease holders, working-copy names).
+pub(crate) fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|s| s.trim().to_string())
@@ -388,7 +447,8 @@ fn host_name() -> String {
 /// quarter of `stale` by a heartbeat thread (a conditional update on the
 /// version written before, so a process that lost the claim finds out); taken
 /// over when it is older than `stale` or its holder is a process of this host
-/// that no longer runs (a worker restarted after SIGKILL). Released on drop.
+/// that no longer runs (a worker restarted after SIGKILL). Released on drop
+/// and when the process is interrupted ([`crate::interrupt`]).
 pub struct Lease {
     name: String,
     store: Arc<RunStore>,
@@ -396,6 +456,7 @@ pub struct Lease {
     lost: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
     heartbeat: Option<std::thread::JoinHandle<()>>,
+    _on_interrupt: crate::interrupt::Registered,
 }
 
 impl Lease {
@@ -481,7 +542,31 @@ impl Lease {
                 }
             })?
         };
-        Ok(Lease { name: name.to_string(), store, version, lost, stop, heartbeat: Some(heartbeat) })
+        // Interrupted (Ctrl-C, SIGTERM: a deleted Kubernetes pod), the process releases its claim so
+        // that its successor need not wait `stale`; bounded, so an unreachable store cannot hold it up.
+        let on_interrupt = {
+            let (store, name, lost) = (store.clone(), name.to_string(), lost.clone());
+            crate::interrupt::on_interrupt(move || {
+                if lost.load(Ordering::SeqCst) {
+                    return;
+                }
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let _ = store.delete(&name);
+                    let _ = tx.send(());
+                });
+                let _ = rx.recv_timeout(Duration::from_secs(5));
+            })
+        };
+        Ok(Lease {
+            name: name.to_string(),
+            store,
+            version,
+            lost,
+            stop,
+            heartbeat: Some(heartbeat),
+            _on_interrupt: on_interrupt,
+        })
     }
 
     /// Fails when another process took the lease over.
@@ -527,6 +612,25 @@ mod tests {
         assert_eq!(split_url("file:///tmp/r").unwrap(), ("file", "", "/tmp/r"));
         assert!(split_url("s3:///x").unwrap_err().to_string().contains("names no bucket"));
         assert!(split_url("file://rel").unwrap_err().to_string().contains("absolute path"));
+    }
+
+    #[test]
+    fn run_dir_values() {
+        for ok in ["runs/a", "/tmp/x", "s3://b/p", "file:///tmp/x", "a:b", "runs/file:x"] {
+            assert_eq!(parse_run_dir(ok).unwrap(), std::path::PathBuf::from(ok), "{ok}");
+        }
+        for bad in ["file:x/y", "FILE:/abs", "s3:bucket/run", "gs:/b", "https:host/x"] {
+            let e = parse_run_dir(bad).unwrap_err();
+            assert!(e.contains("has no `//`") && e.contains(bad), "{bad}: {e}");
+        }
+        assert!(parse_run_dir("  ").unwrap_err().contains("empty"));
+        assert!(parse_local_run_dir("runs/a").is_ok());
+        let e = parse_local_run_dir("s3://b/run").unwrap_err();
+        assert!(e.contains("local run directory only") && e.contains("s3://b/run"), "{e}");
+        assert!(parse_local_run_dir("file:x").unwrap_err().contains("has no `//`"));
+        assert_eq!(local_dir(Path::new("runs/a")), Some("runs/a".into()));
+        assert_eq!(local_dir(Path::new("file:///tmp/r")), Some("/tmp/r".into()));
+        assert_eq!(local_dir(Path::new("s3://b/r")), None);
         let e = RunStore::open("ftp://x/y", Duration::ZERO).unwrap_err().to_string();
         assert!(e.contains("unknown scheme ftp://"), "{e}");
     }

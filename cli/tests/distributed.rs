@@ -332,6 +332,11 @@ fn all_in_one(b: &Backend) -> BTreeMap<String, Vec<u8>> {
     assert!(ok, "{err}");
     assert!(err.contains("resuming") && err.contains("1 of 2 generations finished"), "{err}");
     assert!(out.contains("final evaluation"), "{out}");
+    // The final lines name the run's URL, not the process's working copy (removed at the end).
+    assert!(out.contains(&format!("final evaluation ({}/final-eval.json)", b.url)), "{out}");
+    assert!(err.contains(&format!("report: {}/report.html", b.url)), "{err}");
+    let cache = b.env.iter().find(|(k, _)| k == "MARTIAN_ZERO_CACHE").unwrap().1.clone();
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0, "working copies are removed at the end");
     let objects = b.objects();
     for want in ["config.toml", "best", "models/gen0002.safetensors", "models/gen0002.json", "eval/gen0002.json"] {
         assert!(objects.contains_key(want), "{want} missing in {}: {:?}", b.url, objects.keys());
@@ -387,7 +392,7 @@ fn workers_and_trainer(b: &Backend) {
     let cfg = config_file(dir.path());
     // More games per generation than one shard of each worker, so that worker 1 is still
     // playing when it is killed.
-    std::fs::write(&cfg, CONFIG.replace("games_per_generation = 4", "games_per_generation = 12")).unwrap();
+    std::fs::write(&cfg, CONFIG.replace("games_per_generation = 4", "games_per_generation = 24")).unwrap();
     let fast = ["--poll-seconds", "0.3", "--lease-seconds", "20"];
     let spawn = |args: &[&str], index: Option<&str>| -> Child {
         let mut c = b.cmd(args);
@@ -429,7 +434,9 @@ fn workers_and_trainer(b: &Backend) {
         std::thread::sleep(Duration::from_millis(200));
     }
     std::thread::sleep(Duration::from_millis(100));
-    assert!(w1.try_wait().unwrap().is_none(), "worker 1 is still playing when it is killed");
+    if w1.try_wait().unwrap().is_some() {
+        panic!("worker 1 is still playing when it is killed: {}", stderr_of(&mut w1));
+    }
     w1.kill().unwrap();
     w1.wait().unwrap();
     let mut w1 = spawn(&["selfplay", "--config", &cfg, "--run-dir", &b.url, "--worker-index", "1"], None);
@@ -464,7 +471,7 @@ fn workers_and_trainer(b: &Backend) {
     assert!(per.keys().any(|p| p.ends_with("-wi1")), "{per:?}");
     for g in 1..=2 {
         let n: usize = per.iter().filter(|(p, _)| p.starts_with(&format!("gen{g:04}-"))).map(|(_, v)| v.len()).sum();
-        assert!(n >= 12, "generation {g}: {n} games, fewer than games_per_generation");
+        assert!(n >= 24, "generation {g}: {n} games, fewer than games_per_generation");
     }
     assert!(!per.keys().any(|p| p.ends_with("-w0")), "the trainer plays no games: {per:?}");
     assert!(objects.contains_key("final-eval.json") && objects.contains_key("eval/gen0002.json"));
@@ -491,11 +498,157 @@ fn trainer_and_three_workers_on_a_shared_path() {
     workers_and_trainer(&Backend::path("cluster"));
 }
 
+/// Sends `sig` (`TERM`, `INT`, `KILL`) to `c`.
+fn signal(c: &Child, sig: &str) {
+    assert!(Command::new("kill").args([&format!("-{sig}"), &c.id().to_string()]).status().unwrap().success());
+}
+
+/// Waits until `path` exists (or, with `gone`, no longer exists).
+fn wait_for(path: &Path, gone: bool, what: &str) {
+    let t0 = Instant::now();
+    while path.exists() == gone {
+        assert!(t0.elapsed() < Duration::from_secs(60), "{what}: {}", path.display());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The working copies under a cache directory.
+fn copies(cache: &Path) -> Vec<String> {
+    std::fs::read_dir(cache)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// Waits until the process `c` has its working copy under `cache`.
+fn has_copy(cache: &Path, c: &Child) {
+    let t0 = Instant::now();
+    let tag = format!("-{}-", c.id());
+    while !copies(cache).iter().any(|n| n.contains(&tag)) {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no working copy of pid {}: {:?}", c.id(), copies(cache));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A run directory named as a path and as a `file://` URL is one run: one
+/// trainer, one worker per index, whichever form each process is given; an
+/// interrupted process (SIGTERM, Ctrl-C) releases its claims and removes its
+/// working copy; a SIGKILLed one's copy is removed by the next process.
+#[test]
+fn a_run_named_as_a_path_and_as_a_file_url_has_one_claim_per_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config_file(dir.path());
+    // A run that does not end while the test looks at it.
+    std::fs::write(&cfg, CONFIG.replace("games_per_generation = 4", "games_per_generation = 100000")).unwrap();
+    let run = dir.path().join("run");
+    let (path, url) = (run.display().to_string(), format!("file://{}", run.display()));
+    let cache = dir.path().join("cache");
+    let fast = ["--poll-seconds", "0.3", "--lease-seconds", "30"];
+    let cmd = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_martian-zero"));
+        c.args(args).args(fast).env("MARTIAN_ZERO_CACHE", &cache);
+        c.env_remove("JOB_COMPLETION_INDEX").env_remove("SLURM_ARRAY_TASK_ID");
+        c
+    };
+    let spawn = |args: &[&str]| cmd(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let refused = |args: &[&str], what: &str| {
+        let (ok, _, err) = output(cmd(args));
+        assert!(!ok && err.contains("already running"), "{what} must be refused: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    let lock = |name: &str| run.join("workers").join(name);
+
+    // A trainer on the path: a trainer or an all-in-one pipeline on the URL, or on the path, is refused.
+    let mut t = spawn(&["pipeline", "--role", "trainer", "--config", &cfg, "--run-dir", &path]);
+    wait_for(&lock("wtrainer.lock"), false, "the path trainer's claim");
+    wait_for(&run.join("best"), false, "the run created");
+    refused(
+        &["pipeline", "--role", "trainer", "--config", &cfg, "--run-dir", &url],
+        "a URL trainer beside a path trainer",
+    );
+    refused(&["pipeline", "--config", &cfg, "--run-dir", &url], "a URL all-in-one pipeline beside a path trainer");
+    refused(&["pipeline", "--config", &cfg, "--run-dir", &path], "an all-in-one pipeline beside a trainer");
+    signal(&t, "TERM");
+    let status = wait(&mut t, Duration::from_secs(30), "the interrupted path trainer");
+    let err = stderr_of(&mut t);
+    assert!(!status.success() && err.contains("interrupted: "), "{err}");
+    assert!(!lock("wtrainer.lock").exists(), "released on SIGTERM: {err}");
+
+    // A trainer on the URL holds the path's claim too; a path trainer is refused.
+    let mut t = spawn(&["pipeline", "--role", "trainer", "--config", &cfg, "--run-dir", &url]);
+    wait_for(&run.join("trainer.lease"), false, "the URL trainer's lease");
+    assert!(lock("wtrainer.lock").exists(), "the URL trainer holds the path's claim");
+    refused(
+        &["pipeline", "--role", "trainer", "--config", &cfg, "--run-dir", &path],
+        "a path trainer beside a URL trainer",
+    );
+
+    // Worker index 1 on the URL: the same index on the path is refused.
+    let mut w = spawn(&["selfplay", "--config", &cfg, "--run-dir", &url, "--worker-index", "1"]);
+    has_copy(&cache, &w);
+    assert!(lock("wi1.lock").exists() && lock("wi1.lease").exists(), "the URL worker holds the path's claim");
+    refused(
+        &["selfplay", "--config", &cfg, "--run-dir", &path, "--worker-index", "1"],
+        "a path worker with a taken index",
+    );
+    // Killed without a chance to clean up: its working copy stays, and its successor removes it.
+    signal(&w, "KILL");
+    w.wait().unwrap();
+    assert_eq!(copies(&cache).len(), 2, "the trainer's and the killed worker's copies: {:?}", copies(&cache));
+    let mut w = spawn(&["selfplay", "--config", &cfg, "--run-dir", &url, "--worker-index", "1"]);
+    has_copy(&cache, &w);
+    assert_eq!(copies(&cache).len(), 2, "the killed worker's copy is removed: {:?}", copies(&cache));
+    let me = w.id().to_string();
+    assert_eq!(std::fs::read_to_string(lock("wi1.lock")).unwrap().trim(), me, "the claim is taken over");
+    // Interrupted: claims released, working copies removed, the URL named.
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&w, "TERM");
+    let status = wait(&mut w, Duration::from_secs(30), "the interrupted worker");
+    let err = stderr_of(&mut w);
+    assert!(!status.success(), "{err}");
+    assert!(err.contains("removed 1 working copies of killed processes"), "{err}");
+    assert!(
+        err.contains(&format!("interrupted: self-play worker i1 stopped; its finished shards are in {url}")),
+        "{err}"
+    );
+    assert!(!lock("wi1.lock").exists() && !lock("wi1.lease").exists(), "the worker's claims are released: {err}");
+    signal(&t, "INT");
+    let status = wait(&mut t, Duration::from_secs(30), "the interrupted URL trainer");
+    let err = stderr_of(&mut t);
+    assert!(!status.success(), "{err}");
+    assert!(err.contains(&format!("everything pushed to {url} is kept")), "{err}");
+    assert!(!lock("wtrainer.lock").exists() && !run.join("trainer.lease").exists(), "{err}");
+    assert!(
+        copies(&cache).is_empty(),
+        "working copies removed: {:?} (trainer {}, worker {})",
+        copies(&cache),
+        t.id(),
+        w.id()
+    );
+}
+
 #[test]
 fn bad_urls_and_unreachable_stores_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_file(dir.path());
     let b = Backend::file("x");
+    // A URL without its `//` is not taken for a relative path; local-only commands refuse URLs.
+    for (sub, bad) in [("pipeline", "file:runs/x"), ("selfplay", "s3:bucket/run")] {
+        let (ok, _, err) = output(b.cmd(&[sub, "--config", &cfg, "--run-dir", bad]));
+        assert!(!ok && err.contains("has no `//`"), "{sub} {bad}: {err}");
+        assert!(!Path::new(bad).exists());
+    }
+    let (ok, _, err) = output(b.cmd(&["report", "--run-dir", "s3://runs/x"]));
+    assert!(!ok && err.contains("local run directory only"), "{err}");
+    // An explicit --worker wins over an index in the environment, which is then not read.
+    let (ok, _, err) = output({
+        let mut c = b.cmd(&["selfplay", "--config", &cfg, "--model", "uniform", "--games", "1", "--worker", "named"]);
+        c.arg("--out").arg(dir.path().join("out")).env("JOB_COMPLETION_INDEX", "not-a-number");
+        c
+    });
+    assert!(ok, "{err}");
+    assert!(std::fs::read_dir(dir.path().join("out/games"))
+        .unwrap()
+        .any(|e| { e.unwrap().file_name().to_string_lossy().starts_with("gen0001-wnamed-") }));
     let (ok, _, err) = output(b.cmd(&["pipeline", "--config", &cfg, "--run-dir", "ftp://host/run"]));
     assert!(!ok && err.contains("unknown scheme ftp://"), "{err}");
     let (ok, _, err) = output(b.cmd(&["pipeline", "--config", &cfg, "--run-dir", "file://relative/run"]));

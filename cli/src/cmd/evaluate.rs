@@ -39,7 +39,7 @@ pub struct Args {
     /// Run directory: take the openings from R/openings.json (created on first
     /// use) and store the result under R/eval/ for `report`. Found
     /// automatically when A is a checkpoint inside R/models/.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::store::parse_local_run_dir)]
     run_dir: Option<PathBuf>,
     /// Rating anchor (rated 0) of the gauntlet fit; default: the first opponent.
     #[arg(long)]

@@ -34,8 +34,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::checkpoints::load_checkpoint;
 use crate::config::{GateKind, RunConfig};
+use crate::mirror::shown;
 use crate::ops::{describe_match, run_match_with, selfplay_games, train_generation, PlayerSpec};
 use crate::rundir::{write_atomic, RunDir};
+use crate::spool::WorkerLock;
 use crate::with_game;
 
 /// What a `pipeline` process does.
@@ -58,7 +60,7 @@ pub struct Args {
     /// Run directory (created, or resumed if it exists): a path, or a URL
     /// (`s3://bucket/prefix`, `gs://`, `az://`, `file:///abs/path`; credentials
     /// and endpoint from the environment, e.g. `AWS_*`).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::store::parse_run_dir)]
     run_dir: PathBuf,
     /// What this process does: everything, only training, or only self-play.
     #[arg(long, value_enum, default_value_t = Role::All)]
@@ -108,6 +110,24 @@ pub fn run(a: Args) -> Result<()> {
 struct Remote {
     mirror: crate::mirror::Mirror,
     lease: crate::store::Lease,
+    /// A `file://` run's claims on its directory ([`local_claims`]).
+    _claims: Vec<WorkerLock>,
+}
+
+/// The claims a pipeline process of `role` takes in the local directory of
+/// its run (a path, or a `file://` URL's path; [`crate::store::local_dir`]):
+/// `workers/wtrainer.lock` for every process that trains (roles `all` and
+/// `trainer`: one process trains a run, however the directory is named), and
+/// `workers/w0.lock` for `all`, which also plays as self-play worker 0.
+///
+/// # Errors
+/// A live process holds one of them (named), or I/O errors.
+fn local_claims(dir: &Path, role: Role) -> Result<Vec<WorkerLock>> {
+    let mut claims = vec![WorkerLock::acquire(dir, crate::spool::TRAINER)?];
+    if role == Role::All {
+        claims.push(WorkerLock::acquire(dir, "0").context("the pipeline plays as self-play worker 0")?);
+    }
+    Ok(claims)
 }
 
 impl Remote {
@@ -125,6 +145,11 @@ impl Remote {
                  overwritten, and only trainer.lease (create-only) keeps a second trainer out: run one trainer"
             );
         }
+        // The claims of a plain path on the same directory first: `/r` and `file:///r` are one run.
+        let claims = match crate::store::local_dir(url.as_ref()) {
+            Some(dir) => local_claims(&dir, role)?,
+            None => Vec::new(),
+        };
         let lease = crate::store::Lease::acquire(store.clone(), "trainer.lease", "the trainer", dist.lease()?)?;
         let workers = match role {
             Role::All => vec!["0".to_string(), "boot".to_string()],
@@ -135,7 +160,7 @@ impl Remote {
         if n > 0 {
             eprintln!("storage: pulled {n} objects of {url} into {}", mirror.local().display());
         }
-        Ok(Remote { mirror, lease })
+        Ok(Remote { mirror, lease, _claims: claims })
     }
 
     /// Pushes what the trainer wrote (after checking that it still holds its lease).
@@ -168,14 +193,12 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let run = RunDir::open(&root, cfg)?;
     let device = super::setup_runtime(cfg)?;
     let sp_devices = super::selfplay_devices(cfg)?;
-    let _worker = match a.role {
-        Role::Trainer => crate::spool::WorkerLock::acquire(run.root(), "trainer").context("the trainer")?,
-        _ => crate::spool::WorkerLock::acquire(run.root(), "0").context("the pipeline plays as self-play worker 0")?,
-    };
+    // A URL run took its claims in Remote::open.
+    let _claims = if remote.is_none() { local_claims(run.root(), a.role)? } else { Vec::new() };
     let total = cfg.pipeline.generations;
     let per_gen = cfg.pipeline.games_per_generation as u64;
     if resuming {
-        eprintln!("resuming {}: {}", run.root().display(), run_state(&run, total, per_gen));
+        eprintln!("resuming {}: {}", shown(run.root()), run_state(&run, total, per_gen));
     }
     install_interrupt_handler(run.root(), total, per_gen);
     let log = Log { path: run.root().join("pipeline.log") };
@@ -188,7 +211,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     if !RunDir::complete(&run.checkpoint(0)) {
         let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, cfg.seed as i64)?;
         ck.save(&run.checkpoint(0))?;
-        eprintln!("generation 0: initialised {}", run.checkpoint(0).display());
+        eprintln!("generation 0: initialised {}", shown(&run.checkpoint(0)));
     }
     if run.best().is_none() {
         run.set_best(&run.checkpoint(0))?;
@@ -484,7 +507,7 @@ fn final_evaluation<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, 
             .with_context(|| format!("reading {} (delete it to play the final evaluation again)", path.display()))?;
         // A run extended with more generations evaluates its new newest one.
         if f.trained == file_name(&trained) {
-            println!("final evaluation (from {}):", path.display());
+            println!("final evaluation (from {}):", shown(&path));
             println!("  {}", describe_match(&f.vs_untrained));
             println!("  {}", describe_match(&f.vs_random));
             return Ok(());
@@ -523,7 +546,7 @@ fn final_evaluation<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, 
     let f = FinalEval { trained: file_name(&trained), best, vs_untrained, vs_random };
     write_atomic(&path, serde_json::to_string_pretty(&f)?.as_bytes())?;
     write_report_quietly(run.root());
-    println!("final evaluation ({}):", path.display());
+    println!("final evaluation ({}):", shown(&path));
     println!("  {}", describe_match(&f.vs_untrained));
     println!("  {}", describe_match(&f.vs_random));
     Ok(())
@@ -685,21 +708,6 @@ pub fn run_state(run: &RunDir, total: u32, games_per_generation: u64) -> String 
     s
 }
 
-/// The command line of this process, quoted for a POSIX shell.
-fn shell_command() -> String {
-    std::env::args()
-        .map(|a| {
-            let plain = !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-            if plain {
-                a
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// On Ctrl-C (SIGINT), SIGTERM (a service manager's or `kill`'s stop) or
 /// SIGHUP (the terminal closed): says what the run has kept and the command that
 /// continues it, then ends the process (killed by SIGINT, status 130). Stopping at once is safe: every
@@ -708,42 +716,29 @@ fn shell_command() -> String {
 /// as after `kill -9`).
 fn install_interrupt_handler(root: &Path, total: u32, games_per_generation: u64) {
     let root = root.to_path_buf();
-    let command = shell_command();
-    let r = ctrlc::set_handler(move || {
+    let command = crate::interrupt::shell_command();
+    crate::interrupt::install(move || {
         let state = match RunDir::existing(&root) {
             Ok(run) => run_state(&run, total, games_per_generation),
             Err(e) => format!("{e:#}"),
         };
         eprintln!("\ninterrupted: {state}");
-        eprintln!("everything finished is kept in {}; continue the run with:\n  {command}", root.display());
+        let run = shown(&root);
+        if run == root.display().to_string() {
+            eprintln!("everything finished is kept in {run}; continue the run with:\n  {command}");
+        } else {
+            eprintln!(
+                "everything pushed to {run} is kept (after each phase; the working copy {} is removed); \
+                 continue the run with:\n  {command}",
+                root.display()
+            );
+        }
         let _ = crate::rundir::append_line(
             &root.join("pipeline.log"),
             &format!("{} interrupted: {state}", utc_timestamp()),
         );
-        // Release the worker claim (a resumed run would take it over anyway).
-        let lock = root.join("workers").join("w0.lock");
-        if std::fs::read_to_string(&lock).is_ok_and(|t| t.trim() == std::process::id().to_string()) {
-            let _ = std::fs::remove_file(&lock);
-        }
-        die_of_sigint();
+        // Then the claims are released and a URL run's working copy removed (crate::interrupt).
     });
-    if let Err(e) = r {
-        eprintln!("warning: no Ctrl-C handler: {e}");
-    }
-}
-
-/// Ends the process as Ctrl-C does without a handler (killed by SIGINT: the
-/// shell sees status 130). Not `std::process::exit`: that runs libtorch's exit
-/// handlers while its worker threads still run, which can crash.
-fn die_of_sigint() -> ! {
-    // SAFETY: resetting a signal's disposition and raising it are
-    // async-signal-safe calls without memory effects; `_exit` ends the process
-    // at once if the signal did not.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::raise(libc::SIGINT);
-        libc::_exit(130)
-    }
 }
 
 /// Rewrites the report, printing only a warning when that fails (the path is

@@ -54,7 +54,7 @@ pub const PRIOR_SD_ELO: f64 = 1000.0;
 #[derive(clap::Args)]
 pub struct Args {
     /// Run directory.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::store::parse_local_run_dir)]
     run_dir: PathBuf,
     /// Player rated 0 (default: `alphabeta:depth=1`, else `random`, else generation 0).
     /// Must be a player of the run's matches.
@@ -79,7 +79,7 @@ pub fn run(a: Args) -> Result<()> {
 /// (used by the pipeline after each evaluation).
 pub fn refresh(root: &Path) {
     match write_report(root, None) {
-        Ok((_, html)) => eprintln!("report: {}", html.display()),
+        Ok((_, html)) => eprintln!("report: {}", crate::mirror::shown(&html)),
         Err(e) => eprintln!("warning: report not written: {e:#}"),
     }
 }

@@ -44,7 +44,7 @@ pub struct Args {
     games: Option<u64>,
     /// Run directory to write into (shards/, games/): a path, or a URL
     /// (`s3://bucket/prefix`, `gs://`, `az://`, `file:///abs/path`). Without it, use --out.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::store::parse_run_dir)]
     run_dir: Option<PathBuf>,
     /// Output directory when not writing into a run directory.
     #[arg(long)]
@@ -73,8 +73,9 @@ pub struct WorkerArgs {
     /// `best` (the listing cache's lifetime) and between waits.
     #[arg(long, default_value_t = 15.0)]
     pub poll_seconds: f64,
-    /// Seconds after which a claim (`trainer.lease`, `workers/w<id>.lease`)
-    /// not renewed is taken over; renewed every quarter of it.
+    /// Seconds after which a claim on a run directory URL (`trainer.lease`,
+    /// `workers/wi<N>.lease`) not renewed is taken over; renewed every quarter
+    /// of it.
     #[arg(long, default_value_t = 60.0)]
     pub lease_seconds: f64,
 }
@@ -139,10 +140,10 @@ pub fn index_worker(i: u32) -> String {
 /// Runs `selfplay`.
 pub fn run(a: Args) -> Result<()> {
     let cfg = RunConfig::load(&a.config)?;
-    let worker = match (&a.worker, a.dist.index()?) {
-        (Some(w), _) => w.clone(),
-        (None, Some(i)) => index_worker(i),
-        (None, None) => "0".to_string(),
+    // An explicit --worker wins: the environment's index is not even read.
+    let worker = match &a.worker {
+        Some(w) => w.clone(),
+        None => a.dist.index()?.map_or_else(|| "0".to_string(), index_worker),
     };
     if !worker.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || worker.is_empty() {
         bail!("--worker must be letters, digits or '_', got {worker:?}");
@@ -209,6 +210,7 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig, worker: &str) -> Result<()>
     let sp_devices = super::selfplay_devices(cfg)?;
     let out_root = out_root.as_path();
     let _worker = crate::spool::WorkerLock::acquire(out_root, worker)?;
+    install_interrupt_handler(worker, format!("the games it finished are kept in {}", out_root.display()));
     let shards = out_root.join("shards");
     let mut gen = a.generation.unwrap_or_else(|| run.as_ref().map(|r| latest_generation(r) + 1).unwrap_or(1));
     // Without --games: chunks until the run's last generation is trained.
@@ -281,6 +283,16 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig, worker: &str) -> Result<()>
     Ok(())
 }
 
+/// On Ctrl-C, SIGTERM or SIGHUP: says what is kept and how to continue, then
+/// releases the worker's claims and removes a URL run's working copy
+/// ([`crate::interrupt`]) and ends the process (status 130).
+fn install_interrupt_handler(worker: &str, kept: String) {
+    let (worker, command) = (worker.to_string(), crate::interrupt::shell_command());
+    crate::interrupt::install(move || {
+        eprintln!("\ninterrupted: self-play worker {worker} stopped; {kept}; continue with:\n  {command}");
+    });
+}
+
 /// Merges the games a killed run of worker `worker` left in its spools
 /// (`spool/gen*-w<worker>/`) into shards of their generations: a worker that
 /// follows the newest generation may not play the killed one's generation
@@ -329,7 +341,9 @@ fn latest_listed(index: &std::collections::BTreeMap<String, crate::store::Listed
         .unwrap_or(0)
 }
 
-/// A self-play worker on a run directory URL: claims `workers/w<worker>.lease`,
+/// A self-play worker on a run directory URL: claims `workers/w<worker>.lease`
+/// (and, on a `file://` URL, `workers/w<worker>.lock` in its directory, the
+/// claim of a worker given the plain path),
 /// waits for the trainer to create the run, then plays `games` games (all
 /// generations until the run's last is trained without it) in chunks of
 /// `games_per_shard`, each with the run's current `best` for its newest
@@ -352,9 +366,18 @@ pub fn worker_loop<G: GameState>(
     let rules = cfg.rules::<G>()?;
     let poll = dist.poll()?;
     let store = Arc::new(RunStore::open(url, poll)?);
+    // `/r` and `file:///r` are one run: the plain path's claim first.
+    let _claim = match crate::store::local_dir(Path::new(url)) {
+        Some(dir) => Some(crate::spool::WorkerLock::acquire(&dir, worker)?),
+        None => None,
+    };
     let lease =
         Lease::acquire(store.clone(), &format!("workers/w{worker}.lease"), &format!("worker {worker}"), dist.lease()?)?;
     let mirror = Mirror::new(store.clone(), Owner::Worker(worker.to_string()))?;
+    install_interrupt_handler(
+        worker,
+        format!("its finished shards are in {url} (the games of its unfinished shard are played again)"),
+    );
     let mut said = false;
     while !(store.index()?.contains_key("config.toml") && store.index()?.contains_key("best")) {
         if !said {

@@ -19,7 +19,7 @@ pub struct Args {
     config: PathBuf,
     /// Run directory of an existing run (its shards/ are the replay buffer;
     /// models/ gets the checkpoint). A directory that is not a run is refused.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::store::parse_local_run_dir)]
     run_dir: PathBuf,
 }
 

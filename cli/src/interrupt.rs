@@ -1,0 +1,149 @@
+//! What a process undoes when it is interrupted (Ctrl-C, SIGTERM, SIGHUP)
+//! before it ends: the claims it holds (`workers/w<id>.lock`, leases in an
+//! object store) and the working copy of a run on an object store.
+//!
+//! Everything else a kill may interrupt is repaired by the next run (files are
+//! written whole, `docs/training.md`, "Kills and resumes"), so an interrupted
+//! process needs to undo only what would otherwise outlive it: a claim that
+//! would keep a restarted process (on another host: a new Kubernetes pod)
+//! waiting for `--lease-seconds`, and a private directory nobody would remove.
+//! Each holder registers its clean-up with [`on_interrupt`] and unregisters it
+//! by dropping the returned [`Registered`] (when it cleans up itself).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+type Cleanup = Box<dyn FnOnce() + Send>;
+
+/// A set of clean-ups by registration number.
+struct Registry {
+    cleanups: Mutex<BTreeMap<u64, Cleanup>>,
+    next: AtomicU64,
+}
+
+impl Registry {
+    const fn new() -> Registry {
+        Registry { cleanups: Mutex::new(BTreeMap::new()), next: AtomicU64::new(0) }
+    }
+
+    fn add(&'static self, f: Cleanup) -> Registered {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        self.cleanups.lock().unwrap_or_else(|e| e.into_inner()).insert(id, f);
+        Registered { registry: self, id }
+    }
+
+    fn run(&self) -> usize {
+        let all = std::mem::take(&mut *self.cleanups.lock().unwrap_or_else(|e| e.into_inner()));
+        let n = all.len();
+        for (_, f) in all.into_iter().rev() {
+            f();
+        }
+        n
+    }
+}
+
+static PROCESS: Registry = Registry::new();
+
+/// A clean-up registered with [`on_interrupt`]; dropping it unregisters it.
+#[must_use = "dropping it unregisters the clean-up at once"]
+pub struct Registered {
+    registry: &'static Registry,
+    id: u64,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.registry.cleanups.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+    }
+}
+
+/// Registers `f` to run if the process is interrupted while the returned
+/// [`Registered`] lives.
+pub fn on_interrupt(f: impl FnOnce() + Send + 'static) -> Registered {
+    PROCESS.add(Box::new(f))
+}
+
+/// Runs (and removes) every registered clean-up, the most recent first.
+/// Returns how many ran.
+pub fn run_cleanups() -> usize {
+    PROCESS.run()
+}
+
+/// Installs the process's handler for Ctrl-C, SIGTERM and SIGHUP: `say`
+/// (what was kept, how to continue), then the registered clean-ups, then the
+/// process ends as Ctrl-C ends it ([`die_of_sigint`]). A second call in one
+/// process keeps the first handler and prints a warning.
+pub fn install(say: impl Fn() + Send + 'static) {
+    let r = ctrlc::set_handler(move || {
+        say();
+        run_cleanups();
+        die_of_sigint();
+    });
+    if let Err(e) = r {
+        eprintln!("warning: no Ctrl-C handler: {e}");
+    }
+}
+
+/// The command line of this process, quoted for a POSIX shell.
+pub fn shell_command() -> String {
+    std::env::args()
+        .map(|a| {
+            let plain = !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            if plain {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Ends the process as Ctrl-C does without a handler (killed by SIGINT: the
+/// shell sees status 130). Not `std::process::exit`: that runs libtorch's exit
+/// handlers while its worker threads still run, which can crash.
+pub fn die_of_sigint() -> ! {
+    // SAFETY: resetting a signal's disposition and raising it are
+    // async-signal-safe calls without memory effects; `_exit` ends the process
+    // at once if the signal did not.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::raise(libc::SIGINT);
+        libc::_exit(130)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    #[test]
+    fn registered_cleanups_run_once_newest_first_and_dropped_ones_never() {
+        static R: Registry = Registry::new();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let push = |k: u32| -> Cleanup {
+            let o = order.clone();
+            Box::new(move || o.lock().unwrap().push(k))
+        };
+        let a = R.add(push(1));
+        let b = R.add(push(2));
+        let c = R.add(push(3));
+        drop(b);
+        assert_eq!(R.run(), 2);
+        assert_eq!(*order.lock().unwrap(), vec![3, 1]);
+        // Taken: a second run finds none of them, and dropping the guards later is harmless.
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r = ran.clone();
+        let d = R.add(Box::new(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        }));
+        drop(d);
+        assert_eq!(R.run(), 0);
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        drop((a, c));
+        assert_eq!(*order.lock().unwrap(), vec![3, 1]);
+    }
+}
