@@ -590,6 +590,7 @@ mod tests {
             ("game = \"martian-chess\"\n[rules]\nmax_plies = 0\n".to_string(), "rules.max_plies = 0"),
             (format!("{base}[search]\ngumbel_considered = 0\n"), "search.gumbel_considered"),
             (format!("{base}[selfplay]\nvalue_target_q_weight = 2\n"), "selfplay.value_target_q_weight"),
+            (format!("{base}[selfplay]\ndraw_value = -0.5\n"), "selfplay.draw_value"),
             (format!("{base}[selfplay]\npolicy_surprise_weight = -1\n"), "selfplay.policy_surprise_weight"),
             (format!("{base}[train]\nreplay_window_min = 200000\n"), "train.replay_window_min"),
             (format!("{base}[train]\nsamples_per_new_position = -1\n"), "train.samples_per_new_position"),

@@ -495,6 +495,16 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// For a finished game that the rules drew: the side an adjudication
+    /// would favour, for training targets only (`selfplay.draw_value`,
+    /// `docs/training.md`); `None` while the game is not over, for a decisive
+    /// game, when the adjudication finds the sides equal, and for games
+    /// without one (the default). Jetan: seed 000's order (spec §8.4,
+    /// `Seed000Adjudication`: more pieces, then the higher piece values).
+    fn draw_adjudication(&self) -> Option<Side> {
+        None
+    }
+
     /// Zobrist hash of the position (placement, side to move and the state that
     /// decides legal moves), kept incrementally by [`GameState::play_unchecked`].
     fn hash(&self) -> u64;

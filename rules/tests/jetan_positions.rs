@@ -330,3 +330,53 @@ fn manator_setup_and_black_first() {
     assert_eq!(g.to_position(), "WLDFCPFDLW/TNNNNNNNNT/10/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw b OB - 0 0");
     assert_eq!(g.side_to_move(), Side::South);
 }
+
+/// `GameState::draw_adjudication` (the training tie-break of drawn games,
+/// `selfplay.draw_value`): seed 000's order of §8.4 over the pieces other than
+/// Chiefs and Princesses, for drawn games only.
+#[test]
+fn draw_adjudication_orders_drawn_games_by_material() {
+    // E4 under the standard rules: a draw, Dwar against Dwar: equal.
+    let mut g = load(E4);
+    assert_eq!(g.draw_adjudication(), None, "not finished");
+    play_all(&mut g, &E4_MOVES.join(" "));
+    assert_eq!(g.outcome(), Some(Outcome { winner: None, reason: EndReason::SmallMaterial }));
+    assert_eq!(g.draw_adjudication(), None, "Dwar against Dwar");
+    // The same with a Padwar for Black's Dwar: drawn under the standard rules, the Dwar side ahead.
+    let mut g = load("4PC4/10/10/10/9l/D9/10/10/10/4cp4 o OB 10 0 0");
+    play_all(&mut g, "a5a8 j6h4 a8d8 h4j6 d8d5 j6h4 d5a5 h4j6 a5a2 j6h4");
+    assert_eq!(g.outcome(), Some(Outcome { winner: None, reason: EndReason::SmallMaterial }));
+    assert_eq!(g.draw_adjudication(), Some(Side::North), "Dwar (5) ahead of Padwar (4)");
+    // E2: the Dwar takes the Chief, a draw judged without the Chiefs: the Dwar's side is ahead.
+    let g = play_one("P9/10/4C5/10/10/4d5/10/10/10/c8p b OB - 0 0", &JetanRules::default(), "e5e8");
+    assert_eq!(g.outcome().map(|o| o.winner), Some(None));
+    assert_eq!(g.draw_adjudication(), Some(Side::South));
+    // The same with an Orange Dwar on a3: Dwar against Dwar without the Chiefs, equal.
+    let g = play_one("P9/10/4C5/10/10/4d5/10/D9/10/c8p b OB - 0 0", &JetanRules::default(), "e5e8");
+    assert_eq!(g.outcome(), Some(Outcome { winner: None, reason: EndReason::ChiefCapturedByNonChief }));
+    assert_eq!(g.draw_adjudication(), None, "{}", g.to_position());
+    // A decisive game has no adjudication.
+    let g = play_one("C9/10/4P5/4n5/10/10/10/10/10/c8p b OB - 0 0", &JetanRules::default(), "e7e8");
+    assert!(g.outcome().unwrap().winner.is_some());
+    assert_eq!(g.draw_adjudication(), None);
+    // The move cap (ply 499 + one quiet ply): more pieces beat higher values, three Orange
+    // Panthans against a Black Flier and Dwar; then values decide between equal counts.
+    for (fen, ahead) in [
+        ("4PC4/10/10/10/10/NNN7/10/fd8/10/4cp4 o OB - 0 499", Some(Side::North)),
+        ("4PC4/10/10/10/10/NN8/10/fd8/10/4cp4 o OB - 0 499", Some(Side::South)),
+        ("4PC4/10/10/10/10/DN8/10/dn8/10/4cp4 o OB - 0 499", None),
+    ] {
+        let mut g = load(fen);
+        assert_eq!(g.draw_adjudication(), None, "{fen}: not finished");
+        let mut moves = Vec::new();
+        g.legal_moves(&mut moves);
+        let quiet = moves.iter().copied().find(|&m| {
+            let mut h = g.clone();
+            h.play_unchecked(m);
+            h.outcome().map(|o| o.reason) == Some(EndReason::MoveCap)
+        });
+        g.play_unchecked(quiet.expect("a quiet move"));
+        assert_eq!(g.outcome(), Some(Outcome { winner: None, reason: EndReason::MoveCap }), "{fen}");
+        assert_eq!(g.draw_adjudication(), ahead, "{fen}");
+    }
+}

@@ -84,6 +84,18 @@ pub struct SelfplayConfig {
     /// the solver proved (`search.solver`) get their exact value whatever `w`.
     /// Range 0..=1. Default 0.
     pub value_target_q_weight: f32,
+    /// The value target of a drawn two-player game whose final position the
+    /// rules' adjudication orders (`GameState::draw_adjudication`; Jetan:
+    /// seed 000's order of spec §8.4 over the pieces other than Chiefs and
+    /// Princesses): `+d` for the side it favours and `-d` for the other,
+    /// instead of 0, so that drawn games (most of Jetan's early ones: by a
+    /// Chief's capture, the no-capture limit, the move cap) still teach the
+    /// value head which side was ahead. A training target only: the game's
+    /// result and record stay a draw. Not zero knowledge (the adjudication
+    /// is a rule of the spec's variants, not of the game played). Proven
+    /// positions keep their exact value; `value_target_q_weight` mixes the
+    /// search value into it as into any result. Range 0..=1. Default 0 (off).
+    pub draw_value: f32,
     /// KataGo's policy surprise weighting: the fraction `f` of each game's
     /// sample weight given in proportion to KL(policy target || network
     /// prior), so the replay window draws surprising positions more often
@@ -134,6 +146,7 @@ impl Default for SelfplayConfig {
             c_scale: 0.1,
             completed_q_rescale: martian_search::QRescale::MinMax,
             value_target_q_weight: 0.0,
+            draw_value: 0.0,
             policy_surprise_weight: 0.0,
             policy_target_pruning: false,
         }
@@ -189,6 +202,9 @@ impl SelfplayConfig {
                 "selfplay.policy_surprise_weight must be in 0..=1, got {}",
                 self.policy_surprise_weight
             ));
+        }
+        if !(0.0..=1.0).contains(&self.draw_value) {
+            return Err(format!("selfplay.draw_value must be in 0..=1, got {}", self.draw_value));
         }
         if !(0.0..=1.0).contains(&self.value_target_q_weight) {
             return Err(format!("selfplay.value_target_q_weight must be in 0..=1, got {}", self.value_target_q_weight));

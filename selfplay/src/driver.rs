@@ -383,10 +383,17 @@ impl<G: GameState> Slot<G> {
         self.searching = false;
     }
 
-    pub(crate) fn take_finished(&mut self, model: &str, q_weight: f32, surprise_weight: f32) -> FinishedGame {
+    pub(crate) fn take_finished(&mut self, model: &str, cfg: &SelfplayConfig) -> FinishedGame {
+        let (q_weight, draw_value) = (cfg.value_target_q_weight, cfg.draw_value);
         let outcome = self.finished.take().expect("finished game");
         let state = self.tree.root_state();
-        let weights = surprise_weights(&self.surprise, surprise_weight);
+        let weights = surprise_weights(&self.surprise, cfg.policy_surprise_weight);
+        // A drawn two-player game judged by the rules' adjudication (`draw_value`; off at 0).
+        let adjudicated = if draw_value > 0.0 && state.num_players() == 2 && outcome.winner.is_none() {
+            state.draw_adjudication()
+        } else {
+            None
+        };
         self.surprise.clear();
         let samples: Vec<Sample> = self
             .samples
@@ -398,7 +405,11 @@ impl<G: GameState> Slot<G> {
                 // A proven position's value is exact; otherwise the result,
                 // mixed with the search's value when `value_target_q_weight` > 0
                 // (more players: the mover's result, `values[0]`).
-                let result = s.values.first().copied().unwrap_or_else(|| outcome.value_for(side));
+                let result = s.values.first().copied().unwrap_or_else(|| match adjudicated {
+                    Some(ahead) if ahead == side => draw_value,
+                    Some(_) => -draw_value,
+                    None => outcome.value_for(side),
+                });
                 s.value = match exact {
                     Some(v) => v,
                     None => (1.0 - q_weight) * result + q_weight * root_q.clamp(-1.0, 1.0),
@@ -456,7 +467,7 @@ where
         stats.search_seconds += ts.elapsed().as_secs_f64();
         // Finished games: report and restart.
         for s in slots.iter_mut().filter(|s| s.active && s.finished.is_some()) {
-            let fg = s.take_finished(&params.model_name, cfg.value_target_q_weight, cfg.policy_surprise_weight);
+            let fg = s.take_finished(&params.model_name, cfg);
             stats.games += 1;
             stats.moves += fg.record.plies as u64;
             stats.samples += fg.samples.len() as u64;

@@ -229,7 +229,7 @@ impl<G: GameState> Group<G> {
                 if !(s.active && s.finished.is_some()) {
                     continue;
                 }
-                let fg = s.take_finished(&sh.params.model_name, cfg.value_target_q_weight, cfg.policy_surprise_weight);
+                let fg = s.take_finished(&sh.params.model_name, cfg);
                 sh.stats.games += 1;
                 sh.stats.moves += fg.record.plies as u64;
                 sh.stats.samples += fg.samples.len() as u64;

@@ -308,3 +308,56 @@ fn policy_target_pruning_prunes_the_targets_not_the_moves() {
     let bad = SelfplayConfig { policy_target_pruning: true, ..Default::default() };
     assert!(bad.validate_with_search(&MctsConfig::default()).unwrap_err().contains("search.forced_playouts_k"));
 }
+
+/// `selfplay.draw_value`: a drawn Jetan game's value targets are `+d` for the
+/// side the adjudication favours (`GameState::draw_adjudication`, replayed
+/// here from the record) and `-d` for the other; decisive games and drawn
+/// games the adjudication finds equal keep their results; the same seed plays
+/// the same games with and without it (only the targets change).
+#[test]
+fn draw_value_orders_drawn_games_by_the_adjudication() {
+    let rules = JetanRules { max_plies: 40, ..Default::default() };
+    let start = Jetan::new_game(&rules).unwrap();
+    let ids: Vec<u64> = (100..124).collect();
+    let params = PlayParams { start: &start, game_ids: &ids, seed: 5, model_name: "uniform".into() };
+    let mcts = MctsConfig { leaves_per_batch: 2, ..Default::default() };
+    let run = |draw_value: f32| {
+        let mut out = Vec::new();
+        let cfg = SelfplayConfig { draw_value, ..quick_cfg() };
+        play_games(&params, &cfg, &mcts, &mut UniformEvaluator, |g, _| {
+            out.push(g);
+            Ok(())
+        })
+        .unwrap();
+        out.sort_by_key(|g| g.record.game_id);
+        out
+    };
+    let (plain, judged) = (run(0.0), run(0.25));
+    let (mut favoured, mut equal, mut decisive) = (0, 0, 0);
+    for (p, j) in plain.iter().zip(&judged) {
+        assert_eq!(p.record, j.record, "the same games");
+        let end: Jetan = j.record.replay(&rules).unwrap();
+        let ahead = end.draw_adjudication();
+        match (end.outcome().unwrap().winner, ahead) {
+            (Some(_), _) => decisive += 1,
+            (None, Some(_)) => favoured += 1,
+            (None, None) => equal += 1,
+        }
+        for (sp, sj) in p.samples.iter().zip(&j.samples) {
+            let mut s = Jetan::from_position(&j.record.start, &rules).unwrap();
+            for m in &j.record.moves[..sj.ply as usize] {
+                let mv = s.parse_move(m).unwrap();
+                s.play_unchecked(mv);
+            }
+            let want = match ahead {
+                Some(side) if side == s.side_to_move() => 0.25,
+                Some(_) => -0.25,
+                None => sp.value,
+            };
+            assert_eq!(sj.value, want, "game {} ply {}", j.record.game_id, sj.ply);
+        }
+    }
+    assert!(favoured > 0 && decisive > 0, "favoured {favoured}, equal {equal}, decisive {decisive}");
+    let bad = SelfplayConfig { draw_value: 1.5, ..quick_cfg() };
+    assert!(bad.validate().unwrap_err().contains("selfplay.draw_value"));
+}

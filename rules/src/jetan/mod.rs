@@ -208,35 +208,42 @@ impl Jetan {
         Piece::ALL.iter().map(|&p| p.seed000_value() * self.pos.pieces[side.index()][p.index()].count_ones()).sum()
     }
 
-    /// The result when the countdown runs out (§8.4).
-    fn countdown_outcome(&self) -> Outcome {
-        let mut winner = None;
-        if self.rules.small_material == SmallMaterial::Seed000Adjudication {
-            let (ns, nn) = (self.pos.occ[0].count_ones(), self.pos.occ[1].count_ones());
-            if ns != nn {
-                winner = Some(if ns > nn { Side::South } else { Side::North });
-            } else {
-                let values = |side: Side| {
-                    let mut v: Vec<u32> = Vec::new();
-                    for p in Piece::ALL {
-                        if p != Piece::Princess {
-                            for _ in 0..self.pos.pieces[side.index()][p.index()].count_ones() {
-                                v.push(p.seed000_value());
-                            }
-                        }
-                    }
-                    v.sort_unstable_by(|a, b| b.cmp(a));
-                    v
-                };
-                let (vs, vn) = (values(Side::South), values(Side::North));
-                for (a, b) in vs.iter().zip(vn.iter()) {
-                    if a != b {
-                        winner = Some(if a > b { Side::South } else { Side::North });
-                        break;
-                    }
+    /// The side ahead by seed 000's adjudication order (§8.4,
+    /// `Seed000Adjudication`): more pieces; with equal counts, the first
+    /// difference between the two sides' non-Princess piece values sorted from
+    /// highest to lowest (seed-000 scale); `None` when everything is equal.
+    pub fn seed000_leader(&self) -> Option<Side> {
+        self.leader_by_material(&[Piece::Princess])
+    }
+
+    /// Seed 000's order over the pieces other than `skip`: more of them; with
+    /// equal counts, the higher seed-000 values sorted from highest to lowest.
+    fn leader_by_material(&self, skip: &[Piece]) -> Option<Side> {
+        // Counts per seed-000 value (0..=7): the sorted lists first differ at the highest value
+        // whose counts differ, and the side with more pieces of that value is ahead there.
+        let counts = |side: Side| {
+            let mut c = [0u32; 8];
+            for p in Piece::ALL {
+                if !skip.contains(&p) {
+                    c[p.seed000_value() as usize] += self.pos.pieces[side.index()][p.index()].count_ones();
                 }
             }
+            c
+        };
+        let (cs, cn) = (counts(Side::South), counts(Side::North));
+        let (ns, nn): (u32, u32) = (cs.iter().sum(), cn.iter().sum());
+        if ns != nn {
+            return Some(if ns > nn { Side::South } else { Side::North });
         }
+        (0..8).rev().find(|&v| cs[v] != cn[v]).map(|v| if cs[v] > cn[v] { Side::South } else { Side::North })
+    }
+
+    /// The result when the countdown runs out (§8.4).
+    fn countdown_outcome(&self) -> Outcome {
+        let winner = match self.rules.small_material {
+            SmallMaterial::Seed000Adjudication => self.seed000_leader(),
+            _ => None,
+        };
         Outcome { winner, reason: EndReason::SmallMaterial }
     }
 
@@ -457,6 +464,16 @@ impl GameState for Jetan {
 
     fn play_unchecked(&mut self, mv: Move) {
         self.do_move(mv);
+    }
+
+    /// Seed 000's order (§8.4) over the pieces other than the Chiefs and
+    /// Princesses, so that a draw by a Chief's capture (§8.2) is judged by the
+    /// rest of the material, not by the Chief it cost.
+    fn draw_adjudication(&self) -> Option<Side> {
+        match self.outcome() {
+            Some(Outcome { winner: None, .. }) => self.leader_by_material(&[Piece::Chief, Piece::Princess]),
+            _ => None,
+        }
     }
 
     fn outcome(&self) -> Option<Outcome> {
