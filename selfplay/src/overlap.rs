@@ -35,7 +35,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::Instant;
 
-use martian_rules::GameState;
+use martian_rules::{GameState, PackedPlane};
 use martian_search::{Backend, DeviceBatch, EvalCache, EvalError, Evaluation, KeyMap, MctsConfig};
 use rayon::prelude::*;
 
@@ -64,7 +64,8 @@ const MISS: u32 = u32::MAX - 1;
 
 /// The pending leaves of one game: their evaluations, where each comes from,
 /// their cache keys and (for cache misses) their legal moves' action
-/// indices. Reused from batch to batch.
+/// indices and packed input planes, computed in the parallel scan so that
+/// the batch assembly only copies them. Reused from batch to batch.
 #[derive(Default)]
 struct Leaves {
     /// Leaves of the current batch.
@@ -77,6 +78,11 @@ struct Leaves {
     actions: Vec<u32>,
     /// Per leaf, its range in `actions` (empty for a cache hit).
     spans: Vec<(u32, u32)>,
+    /// Packed input planes of the misses (`INPUT_SHAPE[0]` per miss), in
+    /// leaf order.
+    planes: Vec<PackedPlane>,
+    /// Per leaf, the start of its planes in `planes` (0 for a cache hit).
+    plane_at: Vec<u32>,
     /// Look-ups and hits of this scan, for the cache's counters.
     lookups: u64,
     hits: u64,
@@ -84,7 +90,8 @@ struct Leaves {
 
 impl Leaves {
     /// Scans the tree's pending leaves: input keys, read-only cache look-ups
-    /// (a hit fills the evaluation), the misses' action indices.
+    /// (a hit fills the evaluation), the misses' action indices and packed
+    /// input planes.
     fn scan<G: GameState>(&mut self, slot: &Slot<G>, cache: &EvalCache) {
         self.n = if slot.active { slot.tree.num_pending() } else { 0 };
         if self.evals.len() < self.n {
@@ -94,6 +101,9 @@ impl Leaves {
         self.keys.clear();
         self.actions.clear();
         self.spans.clear();
+        self.plane_at.clear();
+        let c = G::INPUT_SHAPE[0];
+        let mut used = 0;
         let use_cache = cache.capacity() > 0;
         for k in 0..self.n {
             let (p, m) = slot.tree.pending_leaf(k);
@@ -111,12 +121,19 @@ impl Leaves {
                     self.hits += 1;
                     self.src.push(FROM_CACHE);
                     self.spans.push((0, 0));
+                    self.plane_at.push(0);
                     continue;
                 }
             }
             let a = self.actions.len() as u32;
-            self.actions.extend(m.iter().map(|&mv| p.action_index(mv) as u32));
+            p.action_indices(m, &mut self.actions);
             self.spans.push((a, self.actions.len() as u32));
+            if self.planes.len() < used + c {
+                self.planes.resize(used + c, PackedPlane::default());
+            }
+            p.encode_packed(&mut self.planes[used..used + c]);
+            self.plane_at.push(used as u32);
+            used += c;
             self.src.push(MISS);
         }
     }
@@ -153,10 +170,6 @@ struct Shared<'p, 'a, G: GameState, F> {
     t0: Instant,
     on_game: F,
 }
-
-/// Rows per rayon task when encoding: smaller batches are encoded on the
-/// calling thread without waking another.
-const ENCODE_ROWS_PER_TASK: usize = 16;
 
 impl<G: GameState> Group<G> {
     fn new(slots: Vec<Slot<G>>, device: usize) -> Self {
@@ -251,8 +264,9 @@ impl<G: GameState> Group<G> {
                 self.done = true;
                 return Ok(false);
             }
-            // 3. The misses become the batch's rows, in game order; a position
-            // met twice in the batch is sent once.
+            // 3. The misses become the batch's rows, in game order (their
+            // planes and action indices copied from the scan); a position met
+            // twice in the batch is sent once.
             let te = Instant::now();
             let mut batch = self.batch.take().expect("the group's batch is home");
             batch.clear::<G>();
@@ -283,7 +297,9 @@ impl<G: GameState> Group<G> {
                             }
                         }
                     }
-                    l.src[k] = batch.push_row_actions(&l.actions[a as usize..b as usize]) as u32;
+                    let at = l.plane_at[k] as usize;
+                    let planes = &l.planes[at..at + batch.planes_per_row()];
+                    l.src[k] = batch.push_packed_row(planes, &l.actions[a as usize..b as usize]) as u32;
                     self.rows.push((i as u32, k as u32));
                 }
             }
@@ -295,18 +311,6 @@ impl<G: GameState> Group<G> {
                 sh.stats.encode_seconds += te.elapsed().as_secs_f64();
                 continue;
             }
-            // 4. Encode the misses (packed planes: the device expands them)
-            // in parallel into the reused input buffer.
-            let len = batch.planes_per_row();
-            let slots = &self.slots;
-            batch
-                .plane_rows()
-                .par_chunks_mut(len)
-                .zip(self.rows.par_iter())
-                .with_min_len(ENCODE_ROWS_PER_TASK)
-                .for_each(|(buf, &(s, k))| {
-                    slots[s as usize].tree.pending_leaf(k as usize).0.encode_packed(buf);
-                });
             sh.stats.encode_seconds += te.elapsed().as_secs_f64();
             sh.stats.device_rows += batch.rows as u64;
             sh.stats.batches += 1;
