@@ -520,9 +520,8 @@ mod tests {
         a.clear::<Jetan>();
         a.push_row(&s, &m);
         a.push_row(&s, &m[..3]);
-        let mut b = DeviceBatch::default();
         // A reused buffer longer than the batch: rows are written in place.
-        b.planes = vec![PackedPlane::filled(100, 9.0); 3 * 24];
+        let mut b = DeviceBatch { planes: vec![PackedPlane::filled(100, 9.0); 3 * 24], ..Default::default() };
         b.clear::<Jetan>();
         let mut planes = vec![PackedPlane::default(); 24];
         s.encode_packed(&mut planes);
