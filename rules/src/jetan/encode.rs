@@ -167,22 +167,28 @@ fn orientation(g: &Jetan) -> usize {
 
 /// Policy index of `mv` (module doc, §10.4).
 pub fn action_index(g: &Jetan, mv: Move) -> usize {
-    index_in(g, &CANONICAL[orientation(g)], &tables().far, mv)
+    index_in(&CANONICAL[orientation(g)], &tables().far, princesses(g), mv)
+}
+
+/// The squares of both sides' Princesses.
+#[inline]
+fn princesses(g: &Jetan) -> u128 {
+    g.pieces(Side::South, Piece::Princess).0 | g.pieces(Side::North, Piece::Princess).0
 }
 
 /// The policy indices of `moves` ([`action_index`] of each, in order),
 /// appended to `out`; the orientation and the tables are looked up once.
 pub fn action_indices(g: &Jetan, moves: &[Move], out: &mut Vec<u32>) {
-    let (canon, far) = (&CANONICAL[orientation(g)], &tables().far);
-    out.extend(moves.iter().map(|&mv| index_in(g, canon, far, mv) as u32));
+    let (canon, far, princess) = (&CANONICAL[orientation(g)], &tables().far, princesses(g));
+    out.extend(moves.iter().map(|&mv| index_in(canon, far, princess, mv) as u32));
 }
 
-/// [`action_index`] with the side to move's square map `canon` and the
-/// Escape table `far`.
+/// [`action_index`] with the side to move's square map `canon`, the
+/// Escape table `far` and the Princesses' squares `princess`.
 #[inline(always)]
-fn index_in(g: &Jetan, canon: &[u8; 100], far: &[u128; 100], mv: Move) -> usize {
+fn index_in(canon: &[u8; 100], far: &[u128; 100], princess: u128, mv: Move) -> usize {
     let (f, t) = (canon[(mv.from % 100) as usize], canon[(mv.to % 100) as usize]);
-    let is_princess = matches!(g.piece_at(mv.from), Some((Piece::Princess, _)));
+    let is_princess = mv.from < 100 && princess >> mv.from & 1 != 0;
     if is_princess && far[mv.from as usize % 100] >> (mv.to % 100) & 1 != 0 {
         return 4800 + t as usize;
     }
