@@ -557,6 +557,14 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// move; in `0..NUM_ACTIONS`, distinct for distinct legal moves.
     fn action_index(&self, mv: Move) -> usize;
 
+    /// The policy indices of `moves` ([`GameState::action_index`] of each,
+    /// in order), appended to `out`: the same values for a whole move list,
+    /// so that a game can look up what depends only on the position (its
+    /// orientation) once. Allocates only when `out` has to grow.
+    fn action_indices(&self, moves: &[Move], out: &mut Vec<u32>) {
+        out.extend(moves.iter().map(|&m| self.action_index(m) as u32));
+    }
+
     /// The left-right mirror of a policy index: the index, in the mirrored
     /// position (files reversed, [`GameState::mirrored`]), of the mirror image
     /// of the move with index `action`. `None` if `action` is out of range or

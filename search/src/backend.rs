@@ -102,7 +102,7 @@ impl DeviceBatch {
     /// planes: the caller encodes the rows afterwards, e.g. in parallel into
     /// [`DeviceBatch::plane_rows`]. Returns the row's index.
     pub fn push_actions<G: GameState>(&mut self, position: &G, moves: &[Move]) -> usize {
-        self.actions.extend(moves.iter().map(|&m| position.action_index(m) as u32));
+        position.action_indices(moves, &mut self.actions);
         self.offsets.push(self.actions.len());
         self.rows += 1;
         self.rows - 1
@@ -115,6 +115,24 @@ impl DeviceBatch {
         self.offsets.push(self.actions.len());
         self.rows += 1;
         self.rows - 1
+    }
+
+    /// Adds a row whose packed planes (`planes_per_row()` of them, as
+    /// `GameState::encode_packed` writes them) and legal moves' action
+    /// indices the caller computed. Returns the row's index. Allocates
+    /// nothing once the buffers have grown to the largest batch.
+    ///
+    /// # Panics
+    /// If `planes.len() != planes_per_row()` (a caller's error).
+    pub fn push_packed_row(&mut self, planes: &[PackedPlane], actions: &[u32]) -> usize {
+        let c = self.planes_per_row();
+        assert_eq!(planes.len(), c, "push_packed_row: {} planes for rows of {c}", planes.len());
+        let r = self.rows * c;
+        if self.planes.len() < r + c {
+            self.planes.resize(r + c, PackedPlane::default());
+        }
+        self.planes[r..r + c].copy_from_slice(planes);
+        self.push_row_actions(actions)
     }
 
     /// Adds a row from stored data: its dense input planes (`row_len()`
@@ -199,11 +217,8 @@ impl DeviceBatch {
     pub fn decode_row(&self, r: usize, out: &mut Evaluation) {
         let logits = &self.logits[self.offsets[r]..self.offsets[r + 1]];
         out.priors.clear();
-        let mut max = f32::NEG_INFINITY;
-        for &l in logits {
-            out.priors.push(l);
-            max = max.max(l);
-        }
+        out.priors.extend_from_slice(logits);
+        let max = logits.iter().fold(f32::NEG_INFINITY, |m, &l| m.max(l));
         let mut sum = 0.0;
         for x in out.priors.iter_mut() {
             *x = (*x - max).exp();
@@ -496,6 +511,28 @@ mod tests {
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         assert!(p.iter().any(|&x| (x - p[0]).abs() > 1e-4), "priors are not uniform");
         assert!(one[0].value.abs() <= 0.8);
+    }
+
+    #[test]
+    fn push_packed_row_copies_the_rows_planes_and_actions() {
+        let (s, m) = start_and_moves();
+        let mut a = DeviceBatch::default();
+        a.clear::<Jetan>();
+        a.push_row(&s, &m);
+        a.push_row(&s, &m[..3]);
+        // A reused buffer longer than the batch: rows are written in place.
+        let mut b = DeviceBatch { planes: vec![PackedPlane::filled(100, 9.0); 3 * 24], ..Default::default() };
+        b.clear::<Jetan>();
+        let mut planes = vec![PackedPlane::default(); 24];
+        s.encode_packed(&mut planes);
+        let acts: Vec<u32> = m.iter().map(|&mv| s.action_index(mv) as u32).collect();
+        assert_eq!(b.push_packed_row(&planes, &acts), 0);
+        assert_eq!(b.push_packed_row(&planes, &acts[..3]), 1);
+        assert_eq!((b.rows, &b.offsets, &b.actions), (a.rows, &a.offsets, &a.actions));
+        assert_eq!(b.planes[..48], a.planes[..48]);
+        b.check_inputs().unwrap();
+        let wrong = std::panic::catch_unwind(move || b.push_packed_row(&planes[..23], &acts));
+        assert!(wrong.is_err(), "a row of 23 planes for Jetan's 24");
     }
 
     #[test]

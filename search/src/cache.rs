@@ -84,6 +84,8 @@ pub struct EvalCache {
     /// Set when the cache was first cleared for being full; from then on the
     /// prior buffer does not grow.
     filled_once: bool,
+    /// Times the cache was cleared for being full (or its prior buffer).
+    clears: u64,
     hits: u64,
     lookups: u64,
 }
@@ -98,6 +100,7 @@ impl EvalCache {
             map: KeyMap::with_capacity_and_hasher(capacity.min(1 << 20), Default::default()),
             priors: Vec::new(),
             filled_once: false,
+            clears: 0,
             hits: 0,
             lookups: 0,
         }
@@ -116,6 +119,13 @@ impl EvalCache {
     /// Number of entries now.
     pub fn len(&self) -> usize {
         self.map.len()
+    }
+
+    /// How often [`EvalCache::insert`] has cleared the cache to make room
+    /// (a caller that looked positions up before a series of inserts can
+    /// tell whether entries it found may be gone).
+    pub fn clears(&self) -> u64 {
+        self.clears
     }
 
     /// True when the cache holds no entry.
@@ -187,8 +197,10 @@ impl EvalCache {
         if self.map.len() + entries > self.capacity {
             self.clear();
             self.filled_once = true;
+            self.clears += 1;
         } else if self.filled_once && self.priors.len() + priors > self.priors.capacity() {
             self.clear();
+            self.clears += 1;
         }
     }
 }

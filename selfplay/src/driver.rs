@@ -218,10 +218,13 @@ pub struct SelfplayStats {
     /// Seconds of the CPU side's tree work: expansion and back-up of
     /// evaluated leaves, move choice, selection of the next leaves.
     pub search_seconds: f64,
-    /// Seconds in cache look-ups and in encoding batches (overlapped driver).
+    /// Seconds assembling batches (overlapped driver: copying the misses'
+    /// planes and action indices into the batch; the look-ups and the
+    /// encoding run in the parallel tree phase, `search_seconds`).
     pub encode_seconds: f64,
-    /// Seconds decoding device outputs (softmax over the legal moves) and
-    /// filling the cache (overlapped driver).
+    /// Seconds filling the evaluation cache with device outputs (overlapped
+    /// driver; the softmax over the legal moves runs in the parallel tree
+    /// phase, `search_seconds`).
     pub decode_seconds: f64,
     /// Seconds the CPU side waited for a device (overlapped driver).
     pub wait_seconds: f64,

@@ -7,16 +7,22 @@
 //! round the groups in a fixed order; for each it
 //!
 //! ```text
-//! 1. waits for the group's batch to come back from its device (if one is out),
-//!    decodes it in parallel (softmax over each leaf's legal logits) and fills
-//!    the evaluation cache;
-//! 2. CPU phase, all the group's games in parallel (rayon): expand and back up
-//!    the evaluated leaves, finish moves whose search is done, select the next
-//!    leaves (virtual loss);
-//! 3. hands finished games to the callback and starts the next game ids;
-//! 4. looks the new leaves up in the cache, encodes the misses in parallel into
-//!    the group's reused input buffer, and sends the batch to the device.
+//! 1. waits for the group's batch to come back from its device (if one is out);
+//! 2. CPU phase, all the group's games in parallel (rayon), one task per game:
+//!    decode the game's rows (softmax over each leaf's legal logits), expand
+//!    and back up the evaluated leaves, finish moves whose search is done,
+//!    select the next leaves (virtual loss), look them up in the evaluation
+//!    cache, and compute the misses' action indices and packed input planes;
+//! 3. caches the batch's outputs in row order and brings the look-ups of
+//!    step 2, made before these inserts, up to date (so every look-up sees
+//!    the cache the lockstep driver's would);
+//! 4. hands finished games to the callback and starts the next game ids;
+//! 5. copies the misses into the group's reused batch (a position met twice
+//!    is sent once) and sends it to the device.
 //! ```
+//!
+//! Steps 3 and 5 are the only serial work per leaf: a hash-map insert and a
+//! look-up, and a copy of the row's planes and action indices.
 //!
 //! So while a group's batch is on the device the CPU works on the other
 //! groups. With one group it is the lockstep loop of [`crate::play_games`]
@@ -35,7 +41,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::Instant;
 
-use martian_rules::GameState;
+use martian_rules::{GameState, PackedPlane};
 use martian_search::{Backend, DeviceBatch, EvalCache, EvalError, Evaluation, KeyMap, MctsConfig};
 use rayon::prelude::*;
 
@@ -64,7 +70,8 @@ const MISS: u32 = u32::MAX - 1;
 
 /// The pending leaves of one game: their evaluations, where each comes from,
 /// their cache keys and (for cache misses) their legal moves' action
-/// indices. Reused from batch to batch.
+/// indices and packed input planes, computed in the parallel scan so that
+/// the batch assembly only copies them. Reused from batch to batch.
 #[derive(Default)]
 struct Leaves {
     /// Leaves of the current batch.
@@ -77,6 +84,13 @@ struct Leaves {
     actions: Vec<u32>,
     /// Per leaf, its range in `actions` (empty for a cache hit).
     spans: Vec<(u32, u32)>,
+    /// Packed input planes of the misses (`INPUT_SHAPE[0]` per miss), in
+    /// leaf order.
+    planes: Vec<PackedPlane>,
+    /// Per leaf, the start of its planes in `planes` (0 for a cache hit).
+    plane_at: Vec<u32>,
+    /// Planes of `planes` in use.
+    planes_used: usize,
     /// Look-ups and hits of this scan, for the cache's counters.
     lookups: u64,
     hits: u64,
@@ -84,7 +98,8 @@ struct Leaves {
 
 impl Leaves {
     /// Scans the tree's pending leaves: input keys, read-only cache look-ups
-    /// (a hit fills the evaluation), the misses' action indices.
+    /// (a hit fills the evaluation), the misses' action indices and packed
+    /// input planes.
     fn scan<G: GameState>(&mut self, slot: &Slot<G>, cache: &EvalCache) {
         self.n = if slot.active { slot.tree.num_pending() } else { 0 };
         if self.evals.len() < self.n {
@@ -94,6 +109,8 @@ impl Leaves {
         self.keys.clear();
         self.actions.clear();
         self.spans.clear();
+        self.plane_at.clear();
+        self.planes_used = 0;
         let use_cache = cache.capacity() > 0;
         for k in 0..self.n {
             let (p, m) = slot.tree.pending_leaf(k);
@@ -111,13 +128,74 @@ impl Leaves {
                     self.hits += 1;
                     self.src.push(FROM_CACHE);
                     self.spans.push((0, 0));
+                    self.plane_at.push(0);
                     continue;
                 }
             }
-            let a = self.actions.len() as u32;
-            self.actions.extend(m.iter().map(|&mv| p.action_index(mv) as u32));
-            self.spans.push((a, self.actions.len() as u32));
-            self.src.push(MISS);
+            self.spans.push((0, 0));
+            self.plane_at.push(0);
+            self.src.push(0);
+            self.set_miss(k, p, m);
+        }
+    }
+
+    /// Makes leaf `k` (position `p`, legal moves `m`) a miss: its action
+    /// indices and packed planes appended to the buffers.
+    fn set_miss<G: GameState>(&mut self, k: usize, p: &G, m: &[martian_rules::Move]) {
+        let a = self.actions.len() as u32;
+        p.action_indices(m, &mut self.actions);
+        self.spans[k] = (a, self.actions.len() as u32);
+        let (c, used) = (G::INPUT_SHAPE[0], self.planes_used);
+        if self.planes.len() < used + c {
+            self.planes.resize(used + c, PackedPlane::default());
+        }
+        p.encode_packed(&mut self.planes[used..used + c]);
+        self.plane_at[k] = used as u32;
+        self.planes_used = used + c;
+        self.src[k] = MISS;
+    }
+
+    /// Decodes the outputs of the leaves that took a batch row (in `batch`).
+    fn decode(&mut self, batch: &DeviceBatch) {
+        for (e, &r) in self.evals[..self.n].iter_mut().zip(&self.src) {
+            if r != FROM_CACHE {
+                batch.decode_row(r as usize, e);
+            }
+        }
+    }
+
+    /// Brings this scan's look-ups (made before the group's last batch was
+    /// cached) up to date with its rows, as if the scan had come after
+    /// them: a leaf whose key a row of that batch has (`batch_keys`: key ->
+    /// the last row with it, `rows`: row -> its leaf in `prev`) takes that
+    /// row's outputs when their prior count fits its legal moves, and is a
+    /// miss otherwise (the insert replaced the entry the scan found). Valid
+    /// when the inserts did not clear the cache.
+    fn refresh<G: GameState>(
+        &mut self,
+        slot: &Slot<G>,
+        rows: &[(u32, u32)],
+        batch_keys: &KeyMap<u32>,
+        prev: &[Leaves],
+    ) {
+        for k in 0..self.n {
+            let Some(&r) = batch_keys.get(&self.keys[k]) else { continue };
+            let (s, j) = rows[r as usize];
+            let e = &prev[s as usize].evals[j as usize];
+            let (p, m) = slot.tree.pending_leaf(k);
+            if e.priors.len() == m.len() {
+                let out = &mut self.evals[k];
+                out.priors.clone_from(&e.priors);
+                out.value = e.value;
+                out.values.clone_from(&e.values);
+                if self.src[k] != FROM_CACHE {
+                    self.src[k] = FROM_CACHE;
+                    self.hits += 1;
+                }
+            } else if self.src[k] == FROM_CACHE {
+                self.hits -= 1;
+                self.set_miss(k, p, m);
+            }
         }
     }
 }
@@ -127,6 +205,9 @@ struct Group<G: GameState> {
     slots: Vec<Slot<G>>,
     /// Per slot, its pending leaves.
     leaves: Vec<Leaves>,
+    /// Per slot, the leaves of the batch applied last: their decoded
+    /// outputs and keys wait here to be cached (the scan fills `leaves`).
+    spare: Vec<Leaves>,
     device: usize,
     /// The batch buffers; `None` while the batch is on the device.
     batch: Option<DeviceBatch>,
@@ -154,15 +235,12 @@ struct Shared<'p, 'a, G: GameState, F> {
     on_game: F,
 }
 
-/// Rows per rayon task when encoding: smaller batches are encoded on the
-/// calling thread without waking another.
-const ENCODE_ROWS_PER_TASK: usize = 16;
-
 impl<G: GameState> Group<G> {
     fn new(slots: Vec<Slot<G>>, device: usize) -> Self {
         let done = slots.is_empty();
         Group {
             leaves: slots.iter().map(|_| Leaves::default()).collect(),
+            spare: slots.iter().map(|_| Leaves::default()).collect(),
             slots,
             device,
             batch: Some(DeviceBatch::default()),
@@ -174,28 +252,43 @@ impl<G: GameState> Group<G> {
         }
     }
 
-    /// Takes the group's batch back from its device: decodes each leaf's
-    /// outputs (game by game, in parallel), then caches the new outputs in row
-    /// order (as the lockstep driver's cached evaluator inserts its misses),
-    /// before any look-up of the next batch.
-    fn receive(&mut self, batch: DeviceBatch, cache: &mut EvalCache) -> Result<(), EvalError> {
+    /// Takes the group's batch back from its device (checked; decoded game
+    /// by game in the next CPU phase, [`Group::advance`]).
+    fn receive(&mut self, batch: DeviceBatch) -> Result<(), EvalError> {
         batch.check_outputs()?;
-        self.leaves.par_iter_mut().for_each(|l| {
-            for (e, &r) in l.evals[..l.n].iter_mut().zip(&l.src) {
-                if r != FROM_CACHE {
-                    batch.decode_row(r as usize, e);
-                }
-            }
-        });
-        if cache.capacity() > 0 {
-            for &(s, k) in &self.rows {
-                let l = &self.leaves[s as usize];
-                cache.insert(l.keys[k as usize], &l.evals[k as usize]);
-            }
-        }
         self.batch = Some(batch);
         self.ready = true;
         Ok(())
+    }
+
+    /// Caches the outputs of the group's last batch in row order (as the
+    /// lockstep driver's cached evaluator inserts its misses), then brings
+    /// the look-ups of the scan before it up to date ([`Leaves::refresh`];
+    /// when an insert cleared the cache, by scanning again), so that every
+    /// look-up sees the cache it would have seen after the inserts.
+    fn cache_rows(&mut self, cache: &mut EvalCache) {
+        if self.rows.is_empty() {
+            return;
+        }
+        let clears = cache.clears();
+        for &(s, k) in &self.rows {
+            let l = &self.spare[s as usize];
+            cache.insert(l.keys[k as usize], &l.evals[k as usize]);
+        }
+        let cleared = cache.clears() != clears;
+        for (s, l) in self.slots.iter().zip(self.leaves.iter_mut()) {
+            if s.finished.is_some() {
+                continue;
+            }
+            if cleared {
+                (l.lookups, l.hits) = (0, 0);
+                l.scan(s, cache);
+            } else {
+                l.refresh(s, &self.rows, &self.batch_keys, &self.spare);
+            }
+        }
+        self.rows.clear();
+        self.batch_keys.clear();
     }
 
     /// Runs CPU phases until the group has a batch for its device (returns
@@ -207,23 +300,37 @@ impl<G: GameState> Group<G> {
     {
         let cfg = sh.cfg;
         loop {
-            // 1. Per game, in parallel: expand and back up the evaluated
-            // leaves, select the next ones, look them up in the cache.
+            // 1. Per game, in parallel: decode the batch's outputs, expand
+            // and back up the evaluated leaves, select the next ones, look
+            // them up in the cache (as it was before this batch), encode
+            // the misses.
             let ts = Instant::now();
             let ready = std::mem::take(&mut self.ready);
             let cache = &sh.cache;
-            self.slots.par_iter_mut().zip(self.leaves.par_iter_mut()).for_each(|(s, l)| {
-                if ready && l.n > 0 {
-                    s.tree.apply_evaluations(&l.evals[..l.n], &mut s.rng);
-                }
-                if s.active {
-                    s.step(cfg);
-                }
-                if s.finished.is_none() {
-                    l.scan(s, cache);
-                }
-            });
+            let batch = self.batch.as_ref().expect("the group's batch is home");
+            self.slots.par_iter_mut().zip(self.leaves.par_iter_mut()).zip(self.spare.par_iter_mut()).for_each(
+                |((s, l), spare)| {
+                    if ready && l.n > 0 {
+                        l.decode(batch);
+                        s.tree.apply_evaluations(&l.evals[..l.n], &mut s.rng);
+                    }
+                    std::mem::swap(l, spare);
+                    if s.active {
+                        s.step(cfg);
+                    }
+                    if s.finished.is_none() {
+                        l.scan(s, cache);
+                    } else {
+                        l.n = 0;
+                    }
+                },
+            );
             sh.stats.search_seconds += ts.elapsed().as_secs_f64();
+            let td = Instant::now();
+            if sh.cache.capacity() > 0 {
+                self.cache_rows(&mut sh.cache);
+            }
+            sh.stats.decode_seconds += td.elapsed().as_secs_f64();
             // 2. Finished games: report and start the next ids.
             for (s, l) in self.slots.iter_mut().zip(self.leaves.iter_mut()) {
                 if !(s.active && s.finished.is_some()) {
@@ -251,8 +358,9 @@ impl<G: GameState> Group<G> {
                 self.done = true;
                 return Ok(false);
             }
-            // 3. The misses become the batch's rows, in game order; a position
-            // met twice in the batch is sent once.
+            // 3. The misses become the batch's rows, in game order (their
+            // planes and action indices copied from the scan); a position met
+            // twice in the batch is sent once.
             let te = Instant::now();
             let mut batch = self.batch.take().expect("the group's batch is home");
             batch.clear::<G>();
@@ -283,7 +391,9 @@ impl<G: GameState> Group<G> {
                             }
                         }
                     }
-                    l.src[k] = batch.push_row_actions(&l.actions[a as usize..b as usize]) as u32;
+                    let at = l.plane_at[k] as usize;
+                    let planes = &l.planes[at..at + batch.planes_per_row()];
+                    l.src[k] = batch.push_packed_row(planes, &l.actions[a as usize..b as usize]) as u32;
                     self.rows.push((i as u32, k as u32));
                 }
             }
@@ -295,18 +405,6 @@ impl<G: GameState> Group<G> {
                 sh.stats.encode_seconds += te.elapsed().as_secs_f64();
                 continue;
             }
-            // 4. Encode the misses (packed planes: the device expands them)
-            // in parallel into the reused input buffer.
-            let len = batch.planes_per_row();
-            let slots = &self.slots;
-            batch
-                .plane_rows()
-                .par_chunks_mut(len)
-                .zip(self.rows.par_iter())
-                .with_min_len(ENCODE_ROWS_PER_TASK)
-                .for_each(|(buf, &(s, k))| {
-                    slots[s as usize].tree.pending_leaf(k as usize).0.encode_packed(buf);
-                });
             sh.stats.encode_seconds += te.elapsed().as_secs_f64();
             sh.stats.device_rows += batch.rows as u64;
             sh.stats.batches += 1;
@@ -439,9 +537,7 @@ where
                 )));
             }
             done.result?;
-            let td = Instant::now();
-            group.receive(done.batch, &mut sh.cache)?;
-            sh.stats.decode_seconds += td.elapsed().as_secs_f64();
+            group.receive(done.batch)?;
         }
         if group.advance(sh)? {
             let batch = group.batch.take().expect("advance left the batch home");

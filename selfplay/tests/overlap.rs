@@ -105,6 +105,62 @@ fn one_group_plays_the_lockstep_games_martian_chess() {
     one_group_is_lockstep(MartianChess::new_game(&MartianRules::default()).unwrap());
 }
 
+/// A simulated device that logs every batch it runs: per row, its packed
+/// planes and its legal moves' action indices.
+#[derive(Clone)]
+struct Logged {
+    dev: SimulatedDevice,
+    log: Vec<Vec<(String, Vec<u32>)>>,
+}
+
+impl Backend for Logged {
+    fn run(&mut self, batch: &mut DeviceBatch) -> Result<(), EvalError> {
+        let c = batch.planes_per_row();
+        let rows = (0..batch.rows)
+            .map(|r| {
+                let planes = format!("{:?}", &batch.planes[r * c..(r + 1) * c]);
+                (planes, batch.actions[batch.offsets[r]..batch.offsets[r + 1]].to_vec())
+            })
+            .collect();
+        self.log.push(rows);
+        self.dev.run(batch)
+    }
+}
+
+/// With one group the device gets the lockstep driver's batches, row for
+/// row: the cache (looked up before the last batch is cached, then brought
+/// up to date) answers as the lockstep driver's, also when it is so small
+/// that it is cleared every few batches.
+fn one_group_sends_the_lockstep_batches<G: GameState>(start: G) {
+    for cache_size in [100_000, 16] {
+        let (mut sp, mcts) = cfg(1, 4);
+        sp.cache_size = cache_size;
+        let ids = ids(6);
+        let params = PlayParams { start: &start, game_ids: &ids, seed: 9, model_name: "sim".into() };
+        let logged = Logged { dev: sim(), log: Vec::new() };
+        let mut ev = CachedEvaluator::new(BackendEvaluator::new(logged.clone()), sp.cache_size);
+        play_games(&params, &sp, &mcts, &mut ev, |_, _| Ok(())).unwrap();
+        let (hits, lookups) = ev.stats();
+        assert!(hits > 0 && hits < lookups, "cache {cache_size}: {hits} hits of {lookups}");
+        let mut devs = [logged];
+        let st = play_games_on_devices(&params, &sp, &mcts, &mut devs, |_, _| Ok(())).unwrap();
+        let want = &ev.inner_mut().backend.log;
+        assert_eq!(devs[0].log.len(), want.len(), "cache {cache_size}: batches");
+        assert!(devs[0].log == *want, "cache {cache_size}: the device got other rows");
+        assert_eq!(st.device_rows, want.iter().map(|b| b.len() as u64).sum::<u64>());
+    }
+}
+
+#[test]
+fn one_group_sends_the_lockstep_batches_jetan() {
+    one_group_sends_the_lockstep_batches(Jetan::new_game(&JetanRules { max_plies: 60, ..Default::default() }).unwrap());
+}
+
+#[test]
+fn one_group_sends_the_lockstep_batches_martian_chess() {
+    one_group_sends_the_lockstep_batches(MartianChess::new_game(&MartianRules::default()).unwrap());
+}
+
 #[test]
 fn groups_and_devices_change_nothing_for_a_batch_independent_device() {
     let start = MartianChess::new_game(&MartianRules::default()).unwrap();

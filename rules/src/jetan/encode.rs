@@ -124,7 +124,9 @@ pub fn mirror_action(action: usize) -> Option<usize> {
     }
 }
 
-/// Canonical square of `sq` for the side to move (module doc).
+/// Canonical square of `sq` for the side to move (module doc), square by
+/// square (the tests' reference for [`CANONICAL`] and [`canonical_mask`]).
+#[cfg(test)]
 #[inline]
 pub fn canonical_square(g: &Jetan, sq: u8) -> u8 {
     if g.side_to_move() == Side::South {
@@ -136,11 +138,58 @@ pub fn canonical_square(g: &Jetan, sq: u8) -> u8 {
     }
 }
 
+/// The three canonical orientations (module doc) as square maps:
+/// `CANONICAL[0]` unchanged (Black to move), `[1]` turned 180° (Orange to
+/// move), `[2]` ranks mirrored (Orange to move under `Setup::ManatorFacing`).
+const CANONICAL: [[u8; 100]; 3] = {
+    let mut t = [[0u8; 100]; 3];
+    let mut sq = 0;
+    while sq < 100 {
+        t[0][sq] = sq as u8;
+        t[1][sq] = (99 - sq) as u8;
+        t[2][sq] = (sq % 10 + 10 * (9 - sq / 10)) as u8;
+        sq += 1;
+    }
+    t
+};
+
+/// Which of the [`CANONICAL`] orientations `g`'s side to move sees.
+#[inline]
+fn orientation(g: &Jetan) -> usize {
+    if g.side_to_move() == Side::South {
+        0
+    } else if g.rules().setup == Setup::ManatorFacing {
+        2
+    } else {
+        1
+    }
+}
+
 /// Policy index of `mv` (module doc, §10.4).
 pub fn action_index(g: &Jetan, mv: Move) -> usize {
-    let (f, t) = (canonical_square(g, mv.from % 100), canonical_square(g, mv.to % 100));
-    let is_princess = matches!(g.piece_at(mv.from), Some((Piece::Princess, _)));
-    if is_princess && tables().far[mv.from as usize % 100] >> (mv.to % 100) & 1 != 0 {
+    index_in(&CANONICAL[orientation(g)], &tables().far, princesses(g), mv)
+}
+
+/// The squares of both sides' Princesses.
+#[inline]
+fn princesses(g: &Jetan) -> u128 {
+    g.pieces(Side::South, Piece::Princess).0 | g.pieces(Side::North, Piece::Princess).0
+}
+
+/// The policy indices of `moves` ([`action_index`] of each, in order),
+/// appended to `out`; the orientation and the tables are looked up once.
+pub fn action_indices(g: &Jetan, moves: &[Move], out: &mut Vec<u32>) {
+    let (canon, far, princess) = (&CANONICAL[orientation(g)], &tables().far, princesses(g));
+    out.extend(moves.iter().map(|&mv| index_in(canon, far, princess, mv) as u32));
+}
+
+/// [`action_index`] with the side to move's square map `canon`, the
+/// Escape table `far` and the Princesses' squares `princess`.
+#[inline(always)]
+fn index_in(canon: &[u8; 100], far: &[u128; 100], princess: u128, mv: Move) -> usize {
+    let (f, t) = (canon[(mv.from % 100) as usize], canon[(mv.to % 100) as usize]);
+    let is_princess = mv.from < 100 && princess >> mv.from & 1 != 0;
+    if is_princess && far[mv.from as usize % 100] >> (mv.to % 100) & 1 != 0 {
         return 4800 + t as usize;
     }
     let df = (t % 10) as i32 - (f % 10) as i32;
@@ -148,6 +197,19 @@ pub fn action_index(g: &Jetan, mv: Move) -> usize {
     let lin = ((3 - dr) * 7 + (df + 3)).clamp(0, 48) as usize;
     let disp = if lin < 24 { lin } else { lin.saturating_sub(1).min(47) };
     f as usize * 48 + disp
+}
+
+/// The squares of `bb` (bits `0..100`) mapped to their canonical squares
+/// under orientation `orient` (the bitboard form of [`CANONICAL`]).
+#[inline]
+fn canonical_mask(bb: u128, orient: usize) -> u128 {
+    const RANK: u128 = (1 << 10) - 1;
+    match orient {
+        0 => bb,
+        // Bit `sq` to bit `127 - sq`, then down to `99 - sq`.
+        1 => bb.reverse_bits() >> 28,
+        _ => (0..10).fold(0, |m, r| m | ((bb >> (10 * r)) & RANK) << (10 * (9 - r))),
+    }
 }
 
 /// Writes the 24 input planes (module doc) in packed form. `out.len()` must be 24.
@@ -158,11 +220,12 @@ pub fn encode_packed(g: &Jetan, out: &mut [PackedPlane]) {
     assert_eq!(out.len(), 24, "jetan encode needs 24 planes");
     out.fill(PackedPlane::default());
     let me = g.side_to_move();
+    let orient = orientation(g);
     for (k, side) in [me, me.opponent()].into_iter().enumerate() {
         for p in Piece::ALL {
-            let plane = &mut out[k * 8 + p.index()];
-            for sq in g.pieces(side, p).squares() {
-                plane.set(canonical_square(g, sq) as usize);
+            let mask = canonical_mask(g.pieces(side, p).0, orient);
+            if mask != 0 {
+                out[k * 8 + p.index()] = PackedPlane { mask, value: 1.0 };
             }
         }
     }
@@ -183,5 +246,67 @@ pub fn encode_packed(g: &Jetan, out: &mut [PackedPlane]) {
         0 => {}
         1 => out[22] = fill(1.0),
         _ => out[23] = fill(1.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jetan::JetanRules;
+    use crate::mix64;
+
+    /// The per-square forms of `action_index` and of the piece planes, as
+    /// they were before the tables: the fast forms must give the same values.
+    fn slow_index(g: &Jetan, mv: Move) -> usize {
+        let (f, t) = (canonical_square(g, mv.from % 100), canonical_square(g, mv.to % 100));
+        let is_princess = matches!(g.piece_at(mv.from), Some((Piece::Princess, _)));
+        if is_princess && tables().far[mv.from as usize % 100] >> (mv.to % 100) & 1 != 0 {
+            return 4800 + t as usize;
+        }
+        let df = (t % 10) as i32 - (f % 10) as i32;
+        let dr = (t / 10) as i32 - (f / 10) as i32;
+        let lin = ((3 - dr) * 7 + (df + 3)).clamp(0, 48) as usize;
+        let disp = if lin < 24 { lin } else { lin.saturating_sub(1).min(47) };
+        f as usize * 48 + disp
+    }
+
+    #[test]
+    fn tables_give_the_per_square_indices_and_planes() {
+        for setup in [Setup::default(), Setup::ManatorFacing] {
+            let rules = JetanRules { setup, ..JetanRules::default() };
+            let mut x = 7u64;
+            for _game in 0..20 {
+                let mut g = Jetan::new_game(&rules).unwrap();
+                let mut moves = Vec::new();
+                let mut fast = Vec::new();
+                let mut planes = [PackedPlane::default(); 24];
+                for _ply in 0..120 {
+                    g.legal_moves(&mut moves);
+                    if moves.is_empty() {
+                        break;
+                    }
+                    fast.clear();
+                    fast.push(7);
+                    action_indices(&g, &moves, &mut fast);
+                    assert_eq!(fast[0], 7, "appended, not overwritten");
+                    let slow: Vec<u32> = moves.iter().map(|&m| slow_index(&g, m) as u32).collect();
+                    assert_eq!(fast[1..], slow[..], "{setup:?} {}", g.to_position());
+                    assert!(moves.iter().all(|&m| action_index(&g, m) == slow_index(&g, m)));
+                    encode_packed(&g, &mut planes);
+                    let me = g.side_to_move();
+                    for (k, side) in [me, me.opponent()].into_iter().enumerate() {
+                        for p in Piece::ALL {
+                            let mut want = PackedPlane::default();
+                            for sq in g.pieces(side, p).squares() {
+                                want.set(canonical_square(&g, sq) as usize);
+                            }
+                            assert_eq!(planes[k * 8 + p.index()], want, "{setup:?} {}", g.to_position());
+                        }
+                    }
+                    x = mix64(x);
+                    g.play_unchecked(moves[x as usize % moves.len()]);
+                }
+            }
+        }
     }
 }

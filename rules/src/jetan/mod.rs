@@ -542,6 +542,10 @@ impl GameState for Jetan {
         encode::action_index(self, mv)
     }
 
+    fn action_indices(&self, moves: &[Move], out: &mut Vec<u32>) {
+        encode::action_indices(self, moves, out);
+    }
+
     /// Jetan's moves are symmetric under file `f -> 9 - f` (spec §3: every
     /// piece moves alike to the west and the east); the mapping is in the encoding module.
     fn mirror_action(action: usize) -> Option<usize> {
