@@ -70,19 +70,32 @@ pub fn run_cleanups() -> usize {
     PROCESS.run()
 }
 
-/// Installs the process's handler for Ctrl-C, SIGTERM and SIGHUP: `say`
-/// (what was kept, how to continue), then the registered clean-ups, then the
-/// process ends as Ctrl-C ends it ([`die_of_sigint`]). A second call in one
-/// process keeps the first handler and prints a warning.
+/// What the handler says first: the message of the latest [`install`].
+type Say = Box<dyn Fn() + Send>;
+static SAY: Mutex<Option<Say>> = Mutex::new(None);
+static INSTALLED: std::sync::Once = std::sync::Once::new();
+
+/// Makes `say` (what was kept, how to continue) the first thing done on
+/// Ctrl-C, SIGTERM or SIGHUP; then come the registered clean-ups, then the
+/// process ends as Ctrl-C ends it ([`die_of_sigint`]). The handler is set
+/// once per process; a later call replaces only the message, so a command
+/// installs a plain one at its start (a stop during start-up, before the
+/// run is open, still releases the claims taken so far) and a precise one
+/// once it knows the run.
 pub fn install(say: impl Fn() + Send + 'static) {
-    let r = ctrlc::set_handler(move || {
-        say();
-        run_cleanups();
-        die_of_sigint();
+    *SAY.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(say));
+    INSTALLED.call_once(|| {
+        let r = ctrlc::set_handler(|| {
+            if let Some(say) = SAY.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                say();
+            }
+            run_cleanups();
+            die_of_sigint();
+        });
+        if let Err(e) = r {
+            eprintln!("warning: no Ctrl-C handler: {e}");
+        }
     });
-    if let Err(e) = r {
-        eprintln!("warning: no Ctrl-C handler: {e}");
-    }
 }
 
 /// The command line of this process, quoted for a POSIX shell.

@@ -6,6 +6,7 @@
 mod checkpoints;
 mod cmd;
 mod config;
+mod errtext;
 mod interrupt;
 mod ladder;
 mod metrics;
@@ -134,62 +135,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            for line in error_lines(&e) {
+            for line in errtext::lines(&e) {
                 eprintln!("{line}");
             }
             ExitCode::FAILURE
         }
-    }
-}
-
-/// The lines an error is reported with: `error: <message>`, then one
-/// `  caused by: <cause>` per cause in its chain, leaving out a cause whose
-/// text the lines before already contain (storage errors of `object_store`
-/// repeat their source inside their own message).
-fn error_lines(e: &anyhow::Error) -> Vec<String> {
-    let mut said = e.to_string();
-    let mut lines = vec![format!("error: {said}")];
-    for cause in e.chain().skip(1) {
-        let text = cause.to_string();
-        if text.trim().is_empty() || said.contains(text.trim()) {
-            continue;
-        }
-        lines.push(format!("  caused by: {text}"));
-        said.push('\n');
-        said.push_str(&text);
-    }
-    lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::error_lines;
-
-    #[test]
-    fn causes_repeated_in_earlier_lines_are_left_out() {
-        #[derive(Debug)]
-        struct Wrapped(std::io::Error);
-        impl std::fmt::Display for Wrapped {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "Generic S3 error: {}", self.0)
-            }
-        }
-        impl std::error::Error for Wrapped {
-            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-                Some(&self.0)
-            }
-        }
-        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
-        let e = anyhow::Error::new(Wrapped(io)).context("listing s3://b/run").context("cannot use the run directory");
-        assert_eq!(
-            error_lines(&e),
-            vec![
-                "error: cannot use the run directory",
-                "  caused by: listing s3://b/run",
-                "  caused by: Generic S3 error: connection refused",
-            ]
-        );
-        let plain = anyhow::anyhow!("disk full").context("writing x");
-        assert_eq!(error_lines(&plain), vec!["error: writing x", "  caused by: disk full"]);
     }
 }

@@ -77,6 +77,16 @@ impl RunDir {
     /// differing rules switch and `[model]` field
     /// (`[rules] switches differ (run directory vs config): max_plies 500 vs 300`).
     pub fn open(root: &Path, cfg: &RunConfig) -> Result<RunDir> {
+        Self::open_with(root, cfg, true)
+    }
+
+    /// Checks, without creating or writing anything, that `root` may hold a
+    /// run: a run directory, or a new or empty directory.
+    ///
+    /// # Errors
+    /// `root` is a file, or a non-empty directory without `config.toml` (naming
+    /// the first entries).
+    pub fn check_target(root: &Path) -> Result<()> {
         // A new run goes into a new or empty directory: never turn an existing
         // folder (a mistyped `--run-dir .`) into a run.
         if root.exists() && !root.is_dir() {
@@ -98,6 +108,13 @@ impl RunDir {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// [`RunDir::open`]; `write_config` false leaves an existing
+    /// `config.toml` as it is (processes that join a run: workers, `train`).
+    fn open_with(root: &Path, cfg: &RunConfig, write_config: bool) -> Result<RunDir> {
+        Self::check_target(root)?;
         for sub in ["models", "shards", "games", "eval"] {
             fs::create_dir_all(root.join(sub)).with_context(|| format!("creating {}", root.join(sub).display()))?;
         }
@@ -127,20 +144,23 @@ impl RunDir {
                 );
             }
         }
-        write_atomic(&path, cfg.to_toml().as_bytes())?;
+        if write_config || !path.exists() {
+            write_atomic(&path, cfg.to_toml().as_bytes())?;
+        }
         Ok(RunDir { root: root.to_path_buf() })
     }
 
-    /// Opens the existing run at `root` for a command that continues a run
+    /// Opens the existing run at `root` for a command that joins a run
     /// (`train`, `selfplay --model best`): as [`RunDir::open`], but a directory
     /// that is not a run (no `config.toml`, e.g. a mistyped path) is refused
-    /// before anything is created in it.
+    /// before anything is created in it, and the run's `config.toml` is not
+    /// rewritten (only the pipeline, which owns the run, updates it).
     ///
     /// # Errors
     /// Not a run directory (naming the path and how to start a run), or those of [`RunDir::open`].
     pub fn open_existing(root: &Path, cfg: &RunConfig) -> Result<RunDir> {
         Self::check_is_run(root)?;
-        Self::open(root, cfg)
+        Self::open_with(root, cfg, false)
     }
 
     /// Checks that `root` is a run directory (it has the `config.toml` written

@@ -190,11 +190,20 @@ impl WorkerLock {
         let dir = root.join("workers");
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join(format!("w{worker}.lock"));
+        // The lock appears with its pid in it (written to a private file, then hard-linked into
+        // place, which fails if the lock exists): never empty, so never taken for a dead one.
+        let tmp = dir.join(format!(".w{worker}.lock.{}.tmp", std::process::id()));
+        fs::write(&tmp, std::process::id().to_string()).with_context(|| format!("writing {}", tmp.display()))?;
+        let linked = Self::link_loop(root, worker, &tmp, &path);
+        let _ = fs::remove_file(&tmp);
+        linked
+    }
+
+    fn link_loop(root: &Path, worker: &str, tmp: &Path, path: &Path) -> Result<WorkerLock> {
+        let path = path.to_path_buf();
         for _ in 0..2 {
-            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut f) => {
-                    use std::io::Write;
-                    write!(f, "{}", std::process::id()).with_context(|| format!("writing {}", path.display()))?;
+            match fs::hard_link(tmp, &path) {
+                Ok(()) => {
                     let p = path.clone();
                     let _on_interrupt = crate::interrupt::on_interrupt(move || release_lock(&p));
                     return Ok(WorkerLock { path, _on_interrupt });
@@ -212,9 +221,14 @@ impl WorkerLock {
                         );
                     }
                     if alive {
+                        let other = if worker.strip_prefix('i').is_some_and(|n| n.parse::<u32>().is_ok()) {
+                            "an extra self-play worker takes another index (`selfplay --worker-index N`)"
+                        } else {
+                            "an extra self-play worker takes another id (`selfplay --worker-index N` or `--worker NAME`; \
+                             the pipeline is worker 0)"
+                        };
                         bail!(
-                            "worker {worker} of {} is already running (pid {}, {}): wait for it or stop it; \
-                             an extra self-play worker takes another id (`selfplay --worker N`, the pipeline is worker 0)",
+                            "worker {worker} of {} is already running (pid {}, {}): wait for it or stop it; {other}",
                             root.display(),
                             pid.unwrap_or(0),
                             path.display()
@@ -222,6 +236,19 @@ impl WorkerLock {
                     }
                     // Left by a killed process: take it over.
                     let _ = fs::remove_file(&path);
+                }
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists && !path.exists() => {
+                    // A file system without hard links: create, then write the pid.
+                    use std::io::Write;
+                    let mut f = fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .open(&path)
+                        .with_context(|| format!("creating {}", path.display()))?;
+                    write!(f, "{}", std::process::id()).with_context(|| format!("writing {}", path.display()))?;
+                    let p = path.clone();
+                    let _on_interrupt = crate::interrupt::on_interrupt(move || release_lock(&p));
+                    return Ok(WorkerLock { path, _on_interrupt });
                 }
                 Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
             }

@@ -58,8 +58,8 @@ pub fn parse_run_dir(s: &str) -> std::result::Result<std::path::PathBuf, String>
         let lower = scheme.to_ascii_lowercase();
         if URL_SCHEMES.contains(&lower.as_str()) && !rest.starts_with("//") {
             return Err(format!(
-                "{s:?} starts like a {lower}:// URL but has no `//` after `{scheme}:`: write a URL in full \
-                 ({lower}://..., file:///abs/path for a local directory), or a path without `{scheme}:`"
+                "{s:?} starts like a URL of scheme {lower}:// but has no `//` after `{scheme}:`: write the URL \
+                 in full ({lower}://..., file:///abs/path for a local directory), or a path without `{scheme}:`"
             ));
         }
     }
@@ -93,7 +93,8 @@ pub fn local_dir(run_dir: &Path) -> Option<std::path::PathBuf> {
     }
     let s = run_dir.to_str()?;
     let (scheme, rest) = s.split_once("://")?;
-    (scheme.eq_ignore_ascii_case("file") && rest.starts_with('/')).then(|| std::path::PathBuf::from(rest))
+    (scheme.eq_ignore_ascii_case("file") && rest.starts_with('/'))
+        .then(|| std::path::PathBuf::from(normalize_abs(rest)))
 }
 
 /// The version of an object as the store reports it (entity tag and/or
@@ -153,23 +154,74 @@ impl std::fmt::Debug for RunStore {
 
 /// The part of the URL after `scheme://`, split into the bucket (or
 /// container, or nothing for `file://`) and the prefix.
-fn split_url(url: &str) -> Result<(&str, &str, &str)> {
+/// The scheme in lower case (`S3://` is `s3://`); a `file://` URL's path
+/// normalised lexically (`.` and `..` resolved, repeated `/` merged), so that
+/// nothing is created on the way to it.
+fn split_url(url: &str) -> Result<(String, &str, String)> {
     let (scheme, rest) = url.split_once("://").with_context(|| format!("{url:?} is not a URL"))?;
+    let scheme = scheme.to_ascii_lowercase();
     if scheme == "file" {
         if !rest.starts_with('/') {
             bail!("{url:?}: a file:// URL needs an absolute path (file:///abs/path)");
         }
-        return Ok((scheme, "", rest));
+        return Ok((scheme, "", normalize_abs(rest)));
     }
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
         bail!("{url:?} names no bucket (expected {scheme}://bucket/prefix)");
     }
-    Ok((scheme, bucket, prefix.trim_matches('/')))
+    Ok((scheme, bucket, prefix.trim_matches('/').to_string()))
+}
+
+/// An absolute `/`-path with `.`, `..` and empty components resolved lexically.
+fn normalize_abs(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+/// Checks the S3 endpoint variables before `object_store` uses them (a
+/// malformed one makes it panic when it signs a request).
+///
+/// # Errors
+/// `AWS_ENDPOINT_URL` or `AWS_ENDPOINT` set to something other than an
+/// `http://` or `https://` URL with a host (named, with the value).
+fn check_s3_endpoint(settings: &[(&str, &str)]) -> Result<()> {
+    let mut given: Vec<(String, String)> = ["AWS_ENDPOINT_URL", "AWS_ENDPOINT"]
+        .iter()
+        .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
+        .collect();
+    given.extend(
+        settings
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("aws_endpoint"))
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
+    for (k, v) in given {
+        let ok = (v.starts_with("http://") || v.starts_with("https://"))
+            && v.trim() == v
+            && url::Url::parse(&v).is_ok_and(|u| u.host_str().is_some_and(|h| !h.is_empty()));
+        if !ok {
+            bail!("{k}={v:?} is not an endpoint URL: expected http://host[:port] or https://host[:port]");
+        }
+    }
+    Ok(())
 }
 
 fn now_unix() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 impl RunStore {
@@ -193,9 +245,10 @@ impl RunStore {
     /// Those of [`RunStore::open`], or an unknown S3 setting.
     pub fn open_with(url: &str, list_interval: Duration, s3: &[(&str, &str)]) -> Result<RunStore> {
         let (scheme, bucket, prefix) = split_url(url)?;
+        let prefix = prefix.as_str();
         let retry =
             object_store::RetryConfig { max_retries: 4, retry_timeout: Duration::from_secs(30), ..Default::default() };
-        let inner: Arc<dyn ObjectStore> = match scheme {
+        let inner: Arc<dyn ObjectStore> = match scheme.as_str() {
             "file" => {
                 std::fs::create_dir_all(prefix).with_context(|| format!("creating {prefix}"))?;
                 Arc::new(
@@ -204,23 +257,23 @@ impl RunStore {
                 )
             }
             "s3" | "s3a" => {
+                check_s3_endpoint(s3)?;
                 let mut b = object_store::aws::AmazonS3Builder::from_env();
                 for (k, v) in s3 {
                     b = b.with_config(k.parse().with_context(|| format!("unknown S3 setting {k}"))?, *v);
                 }
-                Arc::new(
-                    b.with_url(format!("s3://{bucket}"))
-                        .with_retry(retry)
-                        .build()
-                        .with_context(|| format!("{url}: the S3 settings in the environment (AWS_*) are incomplete"))?,
-                )
+                Arc::new(b.with_url(format!("s3://{bucket}")).with_retry(retry).build().with_context(|| {
+                    format!("{url}: the S3 settings in the environment (AWS_*) are incomplete or invalid")
+                })?)
             }
             "gs" => Arc::new(
                 object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(format!("gs://{bucket}"))
                     .with_retry(retry)
                     .build()
-                    .with_context(|| format!("{url}: the GCS settings in the environment (GOOGLE_*) are incomplete"))?,
+                    .with_context(|| {
+                        format!("{url}: the GCS settings in the environment (GOOGLE_*) are incomplete or invalid")
+                    })?,
             ),
             "az" | "azure" | "abfs" => Arc::new(
                 object_store::azure::MicrosoftAzureBuilder::from_env()
@@ -228,7 +281,7 @@ impl RunStore {
                     .with_retry(retry)
                     .build()
                     .with_context(|| {
-                        format!("{url}: the Azure settings in the environment (AZURE_*) are incomplete")
+                        format!("{url}: the Azure settings in the environment (AZURE_*) are incomplete or invalid")
                     })?,
             ),
             other => bail!("--run-dir {url}: unknown scheme {other}:// (use a path, file://, s3://, gs:// or az://)"),
@@ -252,7 +305,18 @@ impl RunStore {
             listing: Mutex::new(None),
             list_interval,
         };
-        s.conditional_updates = s.probe().with_context(|| format!("cannot use the run directory {url}"))?;
+        s.conditional_updates = s.probe().map_err(|e| {
+            // Without keys in the environment the S3 client asks the instance metadata service.
+            let text = crate::errtext::one_line(&e);
+            if scheme == "s3" && std::env::var_os("AWS_ACCESS_KEY_ID").is_none() && text.contains("169.254.169.254") {
+                e.context(format!(
+                    "no S3 credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, and no instance \
+                     metadata service answered at 169.254.169.254 (cannot use the run directory {url})"
+                ))
+            } else {
+                e.context(format!("cannot use the run directory {url}"))
+            }
+        })?;
         Ok(s)
     }
 
@@ -430,6 +494,14 @@ struct LeaseBody {
     host: String,
     pid: u32,
     renewed_unix: u64,
+    /// Renewal time in milliseconds since the epoch (0 in leases written before it was kept).
+    #[serde(default)]
+    renewed_ms: u64,
+    /// The holder's `--lease-seconds` in milliseconds: how long the lease stays
+    /// fresh without renewal, judged by the holder's setting, not the
+    /// newcomer's (0 in leases written before it was kept).
+    #[serde(default)]
+    stale_ms: u64,
 }
 
 /// This host's name (lease holders, working-copy names).
@@ -451,6 +523,7 @@ pub(crate) fn host_name() -> String {
 /// and when the process is interrupted ([`crate::interrupt`]).
 pub struct Lease {
     name: String,
+    role: String,
     store: Arc<RunStore>,
     version: Arc<Mutex<Version>>,
     lost: Arc<AtomicBool>,
@@ -471,19 +544,28 @@ impl Lease {
             host: host_name(),
             pid: std::process::id(),
             renewed_unix: now_unix(),
+            renewed_ms: now_ms(),
+            stale_ms: stale.as_millis() as u64,
         };
         let body = serde_json::to_vec(&me)?;
         let outcome = match store.get(name)? {
             None => store.put_create(name, body)?,
             Some((bytes, v)) => {
                 let old: Option<LeaseBody> = serde_json::from_slice(&bytes).ok();
-                let age = old.as_ref().map_or(u64::MAX, |o| now_unix().saturating_sub(o.renewed_unix));
+                // Milliseconds since the holder renewed, judged fresh by the holder's own limit
+                // (a newcomer with a shorter --lease-seconds must not evict a live holder).
+                let age_ms = old.as_ref().map_or(u64::MAX, |o| {
+                    let renewed = if o.renewed_ms > 0 { o.renewed_ms } else { o.renewed_unix.saturating_mul(1000) };
+                    now_ms().saturating_sub(renewed)
+                });
+                let limit_ms = old.as_ref().map(|o| o.stale_ms).filter(|&m| m > 0).unwrap_or(stale.as_millis() as u64);
+                let age = age_ms / 1000;
                 // A holder on this host that no longer runs, or whose pid is ours (an earlier
                 // run of this container: two live processes never share a pid), is gone.
                 let dead_here = old.as_ref().is_some_and(|o| {
                     o.host == me.host && (o.pid == me.pid || !Path::new(&format!("/proc/{}", o.pid)).exists())
                 });
-                if age < stale.as_secs() && !dead_here {
+                if age_ms < limit_ms && !dead_here {
                     let o = old.expect("a fresh lease parsed");
                     bail!(
                         "{role} of {} is already running (host {}, pid {}, lease {}/{name} renewed {age} s ago): \
@@ -492,7 +574,16 @@ impl Lease {
                         o.host,
                         o.pid,
                         store.url(),
-                        stale.as_secs().saturating_sub(age)
+                        (limit_ms.saturating_sub(age_ms)).div_ceil(1000)
+                    );
+                }
+                if let Some(o) = &old {
+                    let why = if dead_here { "no longer runs".to_string() } else { format!("not renewed for {age} s") };
+                    eprintln!(
+                        "storage: {role} takes over {}/{name} from host {}, pid {} ({why})",
+                        store.url(),
+                        o.host,
+                        o.pid
                     );
                 }
                 if store.conditional_updates() {
@@ -527,17 +618,23 @@ impl Lease {
                         continue;
                     }
                     next = Instant::now() + period;
-                    let body = LeaseBody { renewed_unix: now_unix(), ..me.clone() };
+                    let body = LeaseBody { renewed_unix: now_unix(), renewed_ms: now_ms(), ..me.clone() };
                     let Ok(bytes) = serde_json::to_vec(&body) else { continue };
                     let v = version.lock().unwrap_or_else(|e| e.into_inner()).clone();
                     match store.put_update(&name, bytes, &v) {
                         Ok(PutOutcome::Written(nv)) => *version.lock().unwrap_or_else(|e| e.into_inner()) = nv,
                         Ok(PutOutcome::Conflict) => {
-                            eprintln!("error: {role} lost its lease {}/{name} to another process", store.url());
+                            // Said once, by the process's own error when it next checks (`Lease::check`).
                             lost.store(true, Ordering::SeqCst);
                             return;
                         }
-                        Err(e) => eprintln!("warning: renewing {}/{name}: {e:#}", store.url()),
+                        Err(e) => {
+                            eprintln!(
+                                "warning: {role}: renewing {}/{name}: {}",
+                                store.url(),
+                                crate::errtext::one_line(&e)
+                            )
+                        }
                     }
                 }
             })?
@@ -560,6 +657,7 @@ impl Lease {
         };
         Ok(Lease {
             name: name.to_string(),
+            role: role.to_string(),
             store,
             version,
             lost,
@@ -575,7 +673,13 @@ impl Lease {
     /// The lease was lost (naming it).
     pub fn check(&self) -> Result<()> {
         if self.lost.load(Ordering::SeqCst) {
-            bail!("lost the lease {}/{} to another process: stopping", self.store.url(), self.name);
+            bail!(
+                "{} lost its lease {}/{} to another process (a second one with the same role started, or this one \
+                 stalled longer than --lease-seconds): stopping",
+                self.role,
+                self.store.url(),
+                self.name
+            );
         }
         Ok(())
     }
@@ -608,8 +712,17 @@ mod tests {
         assert!(is_url(Path::new("file:///tmp/x")));
         assert!(!is_url(Path::new("/tmp/x")));
         assert!(!is_url(Path::new("runs/a")));
-        assert_eq!(split_url("s3://bucket/a/b/").unwrap(), ("s3", "bucket", "a/b"));
-        assert_eq!(split_url("file:///tmp/r").unwrap(), ("file", "", "/tmp/r"));
+        assert_eq!(split_url("s3://bucket/a/b/").unwrap(), ("s3".into(), "bucket", "a/b".into()));
+        assert_eq!(split_url("S3://bucket/a").unwrap(), ("s3".into(), "bucket", "a".into()));
+        assert_eq!(split_url("file:///tmp/r").unwrap(), ("file".into(), "", "/tmp/r".into()));
+        assert_eq!(split_url("FILE:///tmp//x/./../r/").unwrap(), ("file".into(), "", "/tmp/r".into()));
+        assert_eq!(local_dir(Path::new("file:///tmp/x/../r")), Some("/tmp/r".into()));
+        for bad in ["127.0.0.1:5123", "http://127.0.0.1:5123 ", "http://127.0.0.1:notaport", "", "http://"] {
+            let e = check_s3_endpoint(&[("aws_endpoint", bad)]).unwrap_err().to_string();
+            assert!(e.contains("not an endpoint URL") && e.contains(&format!("{bad:?}")), "{e}");
+        }
+        check_s3_endpoint(&[("aws_endpoint", "http://127.0.0.1:5123")]).unwrap();
+        check_s3_endpoint(&[("aws_endpoint", "https://s3.example.com")]).unwrap();
         assert!(split_url("s3:///x").unwrap_err().to_string().contains("names no bucket"));
         assert!(split_url("file://rel").unwrap_err().to_string().contains("absolute path"));
     }
@@ -653,8 +766,14 @@ mod tests {
         drop(lease);
         assert!(s.get("trainer.lease").unwrap().is_none(), "released on drop");
         // A fresh claim of a live process (pid 1 runs) is refused; a stale one is taken over.
-        let other =
-            |age: u64| LeaseBody { holder: "h".into(), host: host_name(), pid: 1, renewed_unix: now_unix() - age };
+        let other = |age: u64| LeaseBody {
+            holder: "h".into(),
+            host: host_name(),
+            pid: 1,
+            renewed_unix: now_unix() - age,
+            renewed_ms: 0,
+            stale_ms: 0,
+        };
         s.put_create("trainer.lease", serde_json::to_vec(&other(0)).unwrap()).unwrap();
         let e = Lease::acquire(s.clone(), "trainer.lease", "the trainer", Duration::from_secs(60))
             .err()
@@ -668,6 +787,20 @@ mod tests {
         // A claim by a process of this host that no longer runs is taken over at once.
         let dead = LeaseBody { pid: 4_194_303, ..other(0) };
         s.put_create("trainer.lease", serde_json::to_vec(&dead).unwrap()).unwrap();
-        assert!(Lease::acquire(s.clone(), "trainer.lease", "the trainer", Duration::from_secs(60)).is_ok());
+        let lease = Lease::acquire(s.clone(), "trainer.lease", "the trainer", Duration::from_secs(60)).unwrap();
+        drop(lease);
+        // Freshness is judged by the holder's limit in milliseconds: a newcomer with a shorter
+        // --lease-seconds (10 s, or under a second) does not evict a holder renewed 3 s ago with 60 s.
+        let live = LeaseBody { renewed_ms: now_ms() - 3_000, stale_ms: 60_000, ..other(3) };
+        s.put_create("trainer.lease", serde_json::to_vec(&live).unwrap()).unwrap();
+        for short in [Duration::from_secs(10), Duration::from_millis(500)] {
+            let e = Lease::acquire(s.clone(), "trainer.lease", "the trainer", short).err().unwrap().to_string();
+            assert!(e.contains("already running") && e.contains("renewed 3 s ago"), "{e}");
+        }
+        // ... and taken over once it is older than the holder's limit.
+        s.delete("trainer.lease").unwrap();
+        let old = LeaseBody { renewed_ms: now_ms() - 61_000, stale_ms: 60_000, ..other(61) };
+        s.put_create("trainer.lease", serde_json::to_vec(&old).unwrap()).unwrap();
+        assert!(Lease::acquire(s.clone(), "trainer.lease", "the trainer", Duration::from_secs(120)).is_ok());
     }
 }

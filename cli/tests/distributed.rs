@@ -567,6 +567,23 @@ fn a_run_named_as_a_path_and_as_a_file_url_has_one_claim_per_role() {
     );
     refused(&["pipeline", "--config", &cfg, "--run-dir", &url], "a URL all-in-one pipeline beside a path trainer");
     refused(&["pipeline", "--config", &cfg, "--run-dir", &path], "an all-in-one pipeline beside a trainer");
+    // A refused process writes nothing into the run: not even with another config.
+    let before = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, std::fs::read_to_string(&cfg).unwrap().replace("generations = 2", "generations = 7"))
+        .unwrap();
+    let other = other.display().to_string();
+    refused(&["pipeline", "--config", &other, "--run-dir", &path], "a pipeline with another config");
+    let (ok, _, err) = output({
+        let mut c = Command::new(env!("CARGO_BIN_EXE_martian-zero"));
+        c.args(["train", "--config", &other, "--run-dir", &path]);
+        c
+    });
+    assert!(!ok && err.contains("the trainer of") && err.contains("already running"), "`train` beside a trainer: {err}");
+    assert_eq!(std::fs::read_to_string(run.join("config.toml")).unwrap(), before, "config.toml untouched");
+    let (ok, _, err) =
+        output(cmd(&["pipeline", "--role", "trainer", "--worker-index", "3", "--config", &cfg, "--run-dir", &path]));
+    assert!(!ok && err.contains("--worker-index is for --role selfplay"), "{err}");
     signal(&t, "TERM");
     let status = wait(&mut t, Duration::from_secs(30), "the interrupted path trainer");
     let err = stderr_of(&mut t);
@@ -639,6 +656,30 @@ fn bad_urls_and_unreachable_stores_are_named() {
     }
     let (ok, _, err) = output(b.cmd(&["report", "--run-dir", "s3://runs/x"]));
     assert!(!ok && err.contains("local run directory only"), "{err}");
+    let (ok, _, err) =
+        output(b.cmd(&["selfplay", "--config", &cfg, "--model", "uniform", "--games", "1", "--out", "s3://runs/z"]));
+    assert!(!ok && err.contains("--out takes a local directory"), "{err}");
+    // Flags are checked before anything is opened or created.
+    let fresh = dir.path().join("never");
+    let fresh_url = format!("file://{}", fresh.display());
+    for (flag, value) in [("--lease-seconds", "inf"), ("--poll-seconds", "0"), ("--worker-index", "-1")] {
+        let (ok, _, err) = output(b.cmd(&["selfplay", "--config", &cfg, "--run-dir", &fresh_url, flag, value]));
+        assert!(!ok && !err.contains("panicked") && err.contains(value), "{flag} {value}: {err}");
+        assert!(!fresh.exists(), "{flag} {value} created the run directory");
+    }
+    let (_, _, err) = output(b.cmd(&["selfplay", "--config", &cfg, "--run-dir", &fresh_url, "--worker-index", "-1"]));
+    assert!(err.contains("0..=32767"), "{err}");
+    // A malformed endpoint is named, not a panic in the S3 client.
+    for endpoint in ["127.0.0.1:5123", "http://127.0.0.1:notaport", "http://127.0.0.1:5123 ", ""] {
+        let (ok, _, err) = output({
+            let mut c = b.cmd(&["selfplay", "--config", &cfg, "--run-dir", "S3://runs/x", "--worker-index", "0"]);
+            c.env("AWS_ENDPOINT_URL", endpoint).env("AWS_ACCESS_KEY_ID", "k").env("AWS_SECRET_ACCESS_KEY", "s");
+            c.env("AWS_REGION", "us-east-1");
+            c
+        });
+        assert!(!ok && !err.contains("panicked"), "{endpoint:?}: {err}");
+        assert!(err.contains("AWS_ENDPOINT_URL") && err.contains("not an endpoint URL"), "{endpoint:?}: {err}");
+    }
     // An explicit --worker wins over an index in the environment, which is then not read.
     let (ok, _, err) = output({
         let mut c = b.cmd(&["selfplay", "--config", &cfg, "--model", "uniform", "--games", "1", "--worker", "named"]);

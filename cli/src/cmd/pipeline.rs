@@ -27,7 +27,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use martian_model::{Checkpoint, ConfigModel};
 use martian_search::AbGame;
 use serde::{Deserialize, Serialize};
@@ -98,9 +98,14 @@ pub struct GateRecord {
 
 /// Runs `pipeline`.
 pub fn run(a: Args) -> Result<()> {
+    // A stop during start-up (opening a store, the first pull) still releases what was claimed.
+    crate::interrupt::install(|| eprintln!("\ninterrupted during start-up: claims released, nothing else to keep"));
     let cfg = RunConfig::load(&a.config)?;
     if a.role == Role::Selfplay {
         return super::selfplay::role_selfplay(&a.config, &a.run_dir, &a.dist);
+    }
+    if a.dist.worker_index.is_some() {
+        bail!("--worker-index is for --role selfplay (the trainer and the all-in-one pipeline have no index)");
     }
     with_game!(cfg.game, G => run_game::<G>(&a, &cfg))
 }
@@ -158,7 +163,10 @@ impl Remote {
         let mirror = crate::mirror::Mirror::new(store, crate::mirror::Owner::Trainer { workers })?;
         let n = mirror.pull(|n| !n.starts_with("spool/") && !n.starts_with("workers/"))?.len();
         if n > 0 {
-            eprintln!("storage: pulled {n} objects of {url} into {}", mirror.local().display());
+            eprintln!(
+                "storage: pulled {n} objects of {url} into a working copy under {}",
+                crate::mirror::cache_root().display()
+            );
         }
         Ok(Remote { mirror, lease, _claims: claims })
     }
@@ -190,11 +198,17 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let remote = if crate::store::is_url(&a.run_dir) { Some(Remote::open(&a.run_dir, a.role, &a.dist)?) } else { None };
     let root = remote.as_ref().map_or(a.run_dir.clone(), |r| r.mirror.local().to_path_buf());
     let resuming = root.join("config.toml").exists();
+    // A local run: its claims before anything is written (a refused second trainer must not
+    // rewrite the running one's config.toml); a URL run took them in Remote::open.
+    let _claims = if remote.is_none() {
+        RunDir::check_target(&root)?;
+        local_claims(&root, a.role)?
+    } else {
+        Vec::new()
+    };
     let run = RunDir::open(&root, cfg)?;
     let device = super::setup_runtime(cfg)?;
     let sp_devices = super::selfplay_devices(cfg)?;
-    // A URL run took its claims in Remote::open.
-    let _claims = if remote.is_none() { local_claims(run.root(), a.role)? } else { Vec::new() };
     let total = cfg.pipeline.generations;
     let per_gen = cfg.pipeline.games_per_generation as u64;
     if resuming {
@@ -728,9 +742,7 @@ fn install_interrupt_handler(root: &Path, total: u32, games_per_generation: u64)
             eprintln!("everything finished is kept in {run}; continue the run with:\n  {command}");
         } else {
             eprintln!(
-                "everything pushed to {run} is kept (after each phase; the working copy {} is removed); \
-                 continue the run with:\n  {command}",
-                root.display()
+                "everything pushed to {run} is kept (pushed after each phase); continue the run with:\n  {command}"
             );
         }
         let _ = crate::rundir::append_line(

@@ -46,8 +46,8 @@ pub struct Args {
     /// (`s3://bucket/prefix`, `gs://`, `az://`, `file:///abs/path`). Without it, use --out.
     #[arg(long, value_parser = crate::store::parse_run_dir)]
     run_dir: Option<PathBuf>,
-    /// Output directory when not writing into a run directory.
-    #[arg(long)]
+    /// Output directory when not writing into a run directory (a local path).
+    #[arg(long, value_parser = parse_out_dir)]
     out: Option<PathBuf>,
     /// Worker id, part of every file name and game id. One process per id at
     /// a time (`workers/w<id>.lock`); the pipeline is worker `0`. Default `0`.
@@ -67,16 +67,16 @@ pub struct WorkerArgs {
     /// `JOB_COMPLETION_INDEX` (Kubernetes Indexed Job) or `SLURM_ARRAY_TASK_ID`
     /// (Slurm array), when set and no --worker is given. At most 32767: each
     /// index has its own game-id tag (`spool::worker_tag`).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_WORKER_INDEX)))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_WORKER_INDEX)))]
     pub worker_index: Option<u32>,
     /// Seconds between looks at the store for new shards, checkpoints and
     /// `best` (the listing cache's lifetime) and between waits.
-    #[arg(long, default_value_t = 15.0)]
+    #[arg(long, default_value_t = 15.0, value_parser = parse_seconds)]
     pub poll_seconds: f64,
     /// Seconds after which a claim on a run directory URL (`trainer.lease`,
     /// `workers/wi<N>.lease`) not renewed is taken over; renewed every quarter
     /// of it.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, value_parser = parse_seconds)]
     pub lease_seconds: f64,
 }
 
@@ -121,9 +121,28 @@ impl WorkerArgs {
     }
 }
 
+/// The value parser of `--out`: a local directory, never a URL.
+fn parse_out_dir(s: &str) -> std::result::Result<PathBuf, String> {
+    let p = crate::store::parse_run_dir(s)?;
+    if crate::store::is_url(&p) {
+        return Err(format!("{s} is a URL: --out takes a local directory (a run on a store is --run-dir URL)"));
+    }
+    Ok(p)
+}
+
 /// The largest worker index: indexes `0..=32767` get the distinct game-id
 /// tags `0x8000 + N` (`spool::worker_tag`); a larger one would share a tag.
 pub const MAX_WORKER_INDEX: u32 = 0x7FFF;
+
+/// The value parser of `--poll-seconds` and `--lease-seconds`, so that a bad
+/// value is refused before anything is opened or created.
+fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
+    let x: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(x.is_finite() && x > 0.0 && x < 1e7) {
+        return Err(format!("a number of seconds above 0 and below 10000000 is needed, got {s}"));
+    }
+    Ok(x)
+}
 
 fn seconds(x: f64, flag: &str) -> Result<Duration> {
     if !(x.is_finite() && x > 0.0 && x < 1e7) {
@@ -139,6 +158,8 @@ pub fn index_worker(i: u32) -> String {
 
 /// Runs `selfplay`.
 pub fn run(a: Args) -> Result<()> {
+    // A stop during start-up (opening a store, the first pull) still releases what was claimed.
+    crate::interrupt::install(|| eprintln!("\ninterrupted during start-up: claims released, nothing else to keep"));
     let cfg = RunConfig::load(&a.config)?;
     // An explicit --worker wins: the environment's index is not even read.
     let worker = match &a.worker {

@@ -33,6 +33,8 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let rules = cfg.rules::<G>()?;
     // `train` continues a run: a mistyped directory must not become a new one.
     let run = RunDir::open_existing(&a.run_dir, cfg)?;
+    // One process trains a run: the pipeline's trainer claim (`workers/wtrainer.lock`).
+    let _claim = crate::spool::WorkerLock::acquire(run.root(), crate::spool::TRAINER)?;
     let device = super::setup_runtime(cfg)?;
     if !RunDir::complete(&run.checkpoint(0)) {
         let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, cfg.seed as i64)?;
