@@ -579,7 +579,10 @@ fn a_run_named_as_a_path_and_as_a_file_url_has_one_claim_per_role() {
         c.args(["train", "--config", &other, "--run-dir", &path]);
         c
     });
-    assert!(!ok && err.contains("the trainer of") && err.contains("already running"), "`train` beside a trainer: {err}");
+    assert!(
+        !ok && err.contains("the trainer of") && err.contains("already running"),
+        "`train` beside a trainer: {err}"
+    );
     assert_eq!(std::fs::read_to_string(run.join("config.toml")).unwrap(), before, "config.toml untouched");
     let (ok, _, err) =
         output(cmd(&["pipeline", "--role", "trainer", "--worker-index", "3", "--config", &cfg, "--run-dir", &path]));
