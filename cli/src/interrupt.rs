@@ -54,7 +54,10 @@ pub struct Registered {
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.registry.cleanups.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+        // Taken out under the lock, dropped after it: a clean-up may own something whose drop
+        // unregisters its own clean-up (a working copy held by a push-on-interrupt closure).
+        let cleanup = self.registry.cleanups.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+        drop(cleanup);
     }
 }
 

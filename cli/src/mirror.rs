@@ -312,7 +312,15 @@ impl Mirror {
     /// (both name the object and say that another process writes the run);
     /// store or local I/O errors.
     pub fn push(&self) -> Result<usize> {
-        let mut names: Vec<String> = self.local_files().into_iter().filter(|n| self.owner.owns(n)).collect();
+        self.push_matching(|_| true)
+    }
+
+    /// [`Mirror::push`] of the objects for which `want` is true only.
+    ///
+    /// # Errors
+    /// Those of [`Mirror::push`].
+    pub fn push_matching(&self, want: impl Fn(&str) -> bool) -> Result<usize> {
+        let mut names: Vec<String> = self.local_files().into_iter().filter(|n| self.owner.owns(n) && want(n)).collect();
         names.sort_by_key(|n| (push_rank(n), n.clone()));
         let mut written = 0;
         for name in &names {

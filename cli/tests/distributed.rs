@@ -636,6 +636,8 @@ fn a_run_named_as_a_path_and_as_a_file_url_has_one_claim_per_role() {
     let err = stderr_of(&mut t);
     assert!(!status.success(), "{err}");
     assert!(err.contains(&format!("everything pushed to {url} is kept")), "{err}");
+    let log = std::fs::read_to_string(run.join("pipeline.log")).unwrap_or_default();
+    assert!(log.lines().last().is_some_and(|l| l.contains("interrupted: ")), "the store's pipeline.log: {log}");
     assert!(!lock("wtrainer.lock").exists() && !run.join("trainer.lease").exists(), "{err}");
     assert!(
         copies(&cache).is_empty(),

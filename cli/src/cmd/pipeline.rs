@@ -113,10 +113,12 @@ pub fn run(a: Args) -> Result<()> {
 /// A run directory URL opened by the trainer: the store, the trainer's lease
 /// and the working copy the pipeline runs in.
 struct Remote {
-    mirror: crate::mirror::Mirror,
+    mirror: std::sync::Arc<crate::mirror::Mirror>,
     lease: crate::store::Lease,
     /// A `file://` run's claims on its directory ([`local_claims`]).
     _claims: Vec<WorkerLock>,
+    /// Pushes `pipeline.log` when the process is interrupted.
+    _push_log: crate::interrupt::Registered,
 }
 
 /// The claims a pipeline process of `role` takes in the local directory of
@@ -160,7 +162,20 @@ impl Remote {
             Role::All => vec!["0".to_string(), "boot".to_string()],
             _ => vec!["boot".to_string()],
         };
-        let mirror = crate::mirror::Mirror::new(store, crate::mirror::Owner::Trainer { workers })?;
+        let mirror = Arc::new(crate::mirror::Mirror::new(store, crate::mirror::Owner::Trainer { workers })?);
+        // Interrupted, the `interrupted:` line of pipeline.log reaches the store before the working
+        // copy goes (registered after the copy's removal, so it runs before it; bounded to 5 s).
+        let push_log = {
+            let m = mirror.clone();
+            crate::interrupt::on_interrupt(move || {
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let _ = m.push_matching(|n| n == "pipeline.log");
+                    let _ = tx.send(());
+                });
+                let _ = rx.recv_timeout(std::time::Duration::from_secs(5));
+            })
+        };
         let n = mirror.pull(|n| !n.starts_with("spool/") && !n.starts_with("workers/"))?.len();
         if n > 0 {
             eprintln!(
@@ -168,7 +183,7 @@ impl Remote {
                 crate::mirror::cache_root().display()
             );
         }
-        Ok(Remote { mirror, lease, _claims: claims })
+        Ok(Remote { mirror, lease, _claims: claims, _push_log: push_log })
     }
 
     /// Pushes what the trainer wrote (after checking that it still holds its lease).
