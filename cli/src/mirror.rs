@@ -208,9 +208,9 @@ impl Mirror {
         let local = tmp.path().to_path_buf();
         let on_interrupt = {
             let dir = local.clone();
-            // The process's other threads may still write into the copy while it goes: try again
-            // until it is gone (a copy that reappears after is a killed process's, removed by the
-            // next process on this host).
+            // The writes that make directories are over by now and no other thread starts one
+            // (`interrupt::writing`); one that only adds a file to a directory (a log line) can
+            // still make the removal fail: try again until the copy is gone.
             crate::interrupt::on_interrupt(move || {
                 for _ in 0..50 {
                     if std::fs::remove_dir_all(&dir).is_ok() || !dir.exists() {

@@ -352,6 +352,7 @@ pub fn train_generation<G: GameState>(
     pb.set_position(done);
     let mut log = MetricsLog::default();
     let save_partial = |ckpt: &mut Checkpoint, trainer: &Trainer, last: &mut Option<PathBuf>| -> Result<PathBuf> {
+        let _writing = crate::interrupt::writing();
         let p = run.partial_checkpoint(g, ckpt.meta.step);
         // Optimizer state and weights first; the sidecar, written last, marks the partial complete.
         trainer.save_state(&RunDir::optimizer_state(&p))?;
@@ -398,7 +399,10 @@ pub fn train_generation<G: GameState>(
     }
     pb.finish_and_clear();
     ckpt.meta.created_unix_s = now_s();
-    ckpt.save(&target)?;
+    {
+        let _writing = crate::interrupt::writing();
+        ckpt.save(&target)?;
+    }
     if let Some(p) = last_partial {
         RunDir::remove_partial(&p);
     }

@@ -40,6 +40,7 @@ pub struct RunDir {
 /// # Errors
 /// I/O errors, with the path.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let _writing = crate::interrupt::writing();
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
@@ -115,6 +116,7 @@ impl RunDir {
     /// `config.toml` as it is (processes that join a run: workers, `train`).
     fn open_with(root: &Path, cfg: &RunConfig, write_config: bool) -> Result<RunDir> {
         Self::check_target(root)?;
+        let _writing = crate::interrupt::writing();
         for sub in ["models", "shards", "games", "eval"] {
             fs::create_dir_all(root.join(sub)).with_context(|| format!("creating {}", root.join(sub).display()))?;
         }

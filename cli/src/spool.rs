@@ -187,6 +187,7 @@ impl WorkerLock {
     /// # Errors
     /// Another running process holds the worker (named with its pid), or I/O errors.
     pub fn acquire(root: &Path, worker: &str) -> Result<WorkerLock> {
+        let _writing = crate::interrupt::writing();
         let dir = root.join("workers");
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join(format!("w{worker}.lock"));
@@ -307,6 +308,7 @@ pub struct SpooledGame {
 /// # Errors
 /// I/O errors, with the path.
 pub fn spool_game(out: &SelfplayOut, g: &SpooledGame) -> Result<()> {
+    let _writing = crate::interrupt::writing();
     fs::create_dir_all(&out.spool).with_context(|| format!("creating {}", out.spool.display()))?;
     let id = g.record.game_id;
     write_shard(&out.spool.join(format!("{id}.npz")), &g.data)?;
@@ -323,6 +325,7 @@ pub fn merge(out: &SelfplayOut, pending: &mut Vec<SpooledGame>, seq: &mut u32) -
     if pending.is_empty() {
         return Ok(());
     }
+    let _writing = crate::interrupt::writing();
     let parts: Vec<&ShardData> = pending.iter().map(|g| &g.data).filter(|d| !d.is_empty()).collect();
     let stem = format!("{}-{:06}", out.prefix, seq);
     if !parts.is_empty() {

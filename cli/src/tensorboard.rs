@@ -93,6 +93,7 @@ fn file_for(root: &Path) -> Result<PathBuf> {
     if let Some(p) = files.get(root) {
         return Ok(p.clone());
     }
+    let _writing = crate::interrupt::writing();
     let dir = root.join("tensorboard");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let now = crate::metrics::now_unix_s();

@@ -239,6 +239,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let out_of_time = || cfg.pipeline.max_minutes > 0.0 && t0.elapsed().as_secs_f64() > cfg.pipeline.max_minutes * 60.0;
     if !RunDir::complete(&run.checkpoint(0)) {
         let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, cfg.seed as i64)?;
+        let _writing = crate::interrupt::writing();
         ck.save(&run.checkpoint(0))?;
         eprintln!("generation 0: initialised {}", shown(&run.checkpoint(0)));
     }

@@ -38,6 +38,7 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let device = super::setup_runtime(cfg)?;
     if !RunDir::complete(&run.checkpoint(0)) {
         let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, cfg.seed as i64)?;
+        let _writing = crate::interrupt::writing();
         ck.save(&run.checkpoint(0))?;
         run.set_best(&run.checkpoint(0))?;
     }
