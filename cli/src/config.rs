@@ -177,6 +177,16 @@ pub struct RunConfig {
     /// The game's rules switches (see `docs/rules/`); empty = standard rules.
     #[serde(default = "empty_table")]
     pub rules: toml::Table,
+    /// Rules switches for the self-play games only, on top of `[rules]`
+    /// (empty = self-play under `[rules]`): a training curriculum in the way
+    /// KataGo varies its rules in self-play. Matches, the promotion gate,
+    /// the ladder and the final evaluation always play `[rules]`. Jetan's
+    /// `chief_captured_by_non_chief = "RemoveAndContinue"` (spec §8.2) lets a
+    /// game go on after a Chief is taken, so that it ends by the Princess
+    /// (issue 14's tenth round, `docs/training.md`). May change between
+    /// sittings of a run; the number of players may not differ from `[rules]`'.
+    #[serde(default = "empty_table", skip_serializing_if = "toml::Table::is_empty")]
+    pub selfplay_rules: toml::Table,
     /// Network architecture.
     #[serde(default)]
     pub model: ModelConfig,
@@ -355,6 +365,14 @@ impl RunConfig {
     /// 4` and no two-player search proofs).
     fn check_players<G: GameState>(&self) -> Result<()> {
         let players = G::new_game(&self.rules::<G>()?).map_err(|e| anyhow::anyhow!("[rules]: {e}"))?.num_players();
+        let sp = G::new_game(&self.selfplay_rules::<G>()?).map_err(|e| anyhow::anyhow!("[selfplay_rules]: {e}"))?;
+        if sp.num_players() != players {
+            bail!(
+                "[selfplay_rules] make a game of {} value players, [rules] one of {players}: the network \
+                 trained in self-play must be the one matches play",
+                sp.num_players()
+            );
+        }
         self.model.validate_for_players::<G>(players).map_err(anyhow::Error::msg)?;
         if players > 2 && self.evaluate.gate == GateKind::Sprt {
             bail!(
@@ -374,6 +392,25 @@ impl RunConfig {
             .try_into()
             .map_err(|e| anyhow::anyhow!("[rules] for {}: {e}", G::KIND))?;
         G::new_game(&rules).map_err(|e| anyhow::anyhow!("[rules]: {e}"))?;
+        Ok(rules)
+    }
+
+    /// The rules of the self-play games: `[rules]` with `[selfplay_rules]`
+    /// on top (the field `selfplay_rules` says what they are for).
+    ///
+    /// # Errors
+    /// Unknown switch or value in either table (named, with its table), or a
+    /// switch value not implemented.
+    pub fn selfplay_rules<G: GameState>(&self) -> Result<G::Rules> {
+        if self.selfplay_rules.is_empty() {
+            return self.rules::<G>();
+        }
+        let mut merged = self.rules.clone();
+        merged.extend(self.selfplay_rules.clone());
+        let rules: G::Rules = toml::Value::Table(merged)
+            .try_into()
+            .map_err(|e| anyhow::anyhow!("[selfplay_rules] for {}: {e}", G::KIND))?;
+        G::new_game(&rules).map_err(|e| anyhow::anyhow!("[selfplay_rules]: {e}"))?;
         Ok(rules)
     }
 
@@ -641,6 +678,42 @@ mod tests {
             RunConfig::parse("game = \"martian-chess\"\n[model]\nscore_head = true\nmoves_left_head = true\n").unwrap();
         assert!(mc.model.score_head && mc.model.moves_left_head && mc.train.score_loss_weight == 0.1);
         RunConfig::parse(&format!("{base}[model]\nmoves_left_head = true\n")).unwrap();
+    }
+
+    /// `[selfplay_rules]` changes the self-play games' rules only, on top of
+    /// `[rules]`; it survives the run directory's copy; bad switches and a
+    /// different number of players are named.
+    #[test]
+    fn selfplay_rules_override_rules_for_self_play_only() {
+        use martian_rules::jetan::{ChiefCapture, Jetan};
+        let text = "game = \"jetan\"\n[rules]\nmax_plies = 300\n\
+                    [selfplay_rules]\nchief_captured_by_non_chief = \"RemoveAndContinue\"\n";
+        let cfg = RunConfig::parse(text).unwrap_or_else(|e| panic!("{e:#}"));
+        let (play, sp) = (cfg.rules::<Jetan>().unwrap(), cfg.selfplay_rules::<Jetan>().unwrap());
+        assert_eq!(play.chief_captured_by_non_chief, ChiefCapture::Draw);
+        assert_eq!(sp.chief_captured_by_non_chief, ChiefCapture::RemoveAndContinue);
+        assert_eq!((play.max_plies, sp.max_plies), (300, 300), "[rules] stay under the override");
+        assert_eq!(RunConfig::parse(&cfg.to_toml()).unwrap(), cfg);
+        // Without the table: the same rules, and the copy has no empty table.
+        let plain = RunConfig::parse("game = \"jetan\"\n").unwrap();
+        assert_eq!(plain.selfplay_rules::<Jetan>().unwrap(), plain.rules::<Jetan>().unwrap());
+        assert!(!plain.to_toml().contains("selfplay_rules"));
+        for (text, needles) in [
+            ("game = \"jetan\"\n[selfplay_rules]\nchief_capture = 1\n", ["[selfplay_rules]", "chief_capture"]),
+            (
+                "game = \"jetan\"\n[selfplay_rules]\nchief_captured_by_non_chief = \"Lot\"\n",
+                ["[selfplay_rules]", "Lot"],
+            ),
+            (
+                "game = \"martian-chess-4p\"\n[selfplay_rules]\nteams = false\n",
+                ["[selfplay_rules] make a game of 4 value players", "[rules] one of 2"],
+            ),
+        ] {
+            let e = format!("{:#}", RunConfig::parse(text).unwrap_err());
+            for n in needles {
+                assert!(e.contains(n), "error for {text:?} should contain {n:?}: {e}");
+            }
+        }
     }
 
     /// Free-for-all needs the vector value head and no two-player proofs; the

@@ -350,3 +350,49 @@ fn auxiliary_heads_get_their_targets_and_their_losses_logged() {
     assert!(!out.status.success() && err.contains("model.score_head"), "{err}");
     assert!(!dir.path().join("j").exists(), "nothing was written");
 }
+
+/// `[selfplay_rules]` changes the rules of the self-play games only: the
+/// pipeline's and the `selfplay` command's records are played and recorded
+/// under them, while the promotion gate's games play `[rules]`. A move cap
+/// tells them apart in every game (12 plies in self-play, 30 in matches).
+#[test]
+fn selfplay_rules_apply_to_self_play_games_only() {
+    use martian_rules::jetan::{ChiefCapture, Jetan, JetanRules};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("sp.toml");
+    let text = MICRO.replace("game = \"martian-chess\"", "game = \"jetan\"").replace("generations = 2\n", "generations = 1\n")
+        .replace("ladder_every = 2", "ladder_every = 0").replace("pairs = 1\nsimulations", "pairs = 2\nsimulations")
+        + "[rules]\nmax_plies = 30\n[selfplay_rules]\nmax_plies = 12\nchief_captured_by_non_chief = \"RemoveAndContinue\"\n";
+    std::fs::write(&cfg, &text).unwrap();
+    let (run, out) = (dir.path().join("run"), dir.path().join("out"));
+    let c = cfg.to_str().unwrap();
+    let o = mz(&["pipeline", "--config", c, "--run-dir", run.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = mz(&["selfplay", "--config", c, "--out", out.to_str().unwrap(), "--games", "3", "--model", "uniform"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sp = JetanRules {
+        max_plies: 12,
+        chief_captured_by_non_chief: ChiefCapture::RemoveAndContinue,
+        ..Default::default()
+    };
+    let mut records = 0;
+    for games in [run.join("games"), out.join("games")] {
+        for e in std::fs::read_dir(games).unwrap() {
+            for line in std::fs::read_to_string(e.unwrap().path()).unwrap().lines() {
+                let rec = martian_selfplay::GameRecord::from_json_line(line).unwrap();
+                assert_eq!(rec.recorded_rules::<Jetan>().unwrap(), Some(sp.clone()), "game {}", rec.game_id);
+                rec.replay::<Jetan>(&sp).unwrap();
+                assert!(rec.moves.len() <= 12, "game {}: {} plies", rec.game_id, rec.moves.len());
+                records += 1;
+            }
+        }
+    }
+    assert_eq!(records, 4 + 3);
+    // The gate's games: up to 30 plies, and at least one past self-play's cap.
+    let gate: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("eval/gen0001.json")).unwrap()).unwrap();
+    let plies: Vec<u64> =
+        gate["result"]["games"].as_array().unwrap().iter().map(|g| g["plies"].as_u64().unwrap()).collect();
+    assert!(!plies.is_empty() && plies.iter().all(|&p| p <= 30), "{plies:?}");
+    assert!(plies.iter().any(|&p| p > 12), "the gate plays [rules], not [selfplay_rules]: {plies:?}");
+}

@@ -410,6 +410,7 @@ fn selfplay_line(what: &str, st: &SelfplayStats) -> String {
 fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()> {
     let device = super::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
+    let sp_rules = cfg.selfplay_rules::<G>()?;
     let sp = &cfg.selfplay;
     let what = format!(
         "{} self-play ({} games in flight per device, {} group{} per device, {}/{} simulations, {} leaves per batch per game, {} games)",
@@ -429,7 +430,7 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
         std::fs::create_dir_all(&dir)?;
         let out = SelfplayOut::new(&dir, 1, "bench");
         let devices = super::selfplay_devices(cfg)?;
-        let st = selfplay_games::<G>(cfg, &rules, Some((&ck, "random-init")), &devices, o.games, &out, false);
+        let st = selfplay_games::<G>(cfg, &sp_rules, Some((&ck, "random-init")), &devices, o.games, &out, false);
         let _ = std::fs::remove_dir_all(&dir);
         let st = st?;
         println!(

@@ -210,6 +210,8 @@ fn file_name(p: &Path) -> String {
 
 fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let rules = cfg.rules::<G>()?;
+    // The self-play games' rules ([selfplay_rules] on top of [rules]); every match plays `rules`.
+    let sp_rules = cfg.selfplay_rules::<G>()?;
     let remote = if crate::store::is_url(&a.run_dir) { Some(Remote::open(&a.run_dir, a.role, &a.dist)?) } else { None };
     let root = remote.as_ref().map_or(a.run_dir.clone(), |r| r.mirror.local().to_path_buf());
     let resuming = root.join("config.toml").exists();
@@ -306,7 +308,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         // 0. The bootstrap from the baseline (not zero; off by default): part
         // or all of generation 1's games come from the alpha-beta teacher.
         if g == 1 && cfg.pipeline.bootstrap_games > 0 {
-            let n = crate::ops::bootstrap_games::<G>(cfg, &rules, &run, device)?;
+            let n = crate::ops::bootstrap_games::<G>(cfg, &sp_rules, &run, device)?;
             if n > 0 {
                 eprintln!(
                     "generation 1: {n} bootstrap games by {} (pipeline.bootstrap_games: this run is not from zero)",
@@ -341,7 +343,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             let out = run.selfplay_out(g, "0");
             let name = file_name(&best);
             let replay = cfg.selfplay.exact_resume && cfg.selfplay.fixed_batch == 0;
-            let st = selfplay_games::<G>(cfg, &rules, Some((&ck, &name)), &sp_devices, want - have, &out, replay)?;
+            let st = selfplay_games::<G>(cfg, &sp_rules, Some((&ck, &name)), &sp_devices, want - have, &out, replay)?;
             let (h, top, kl, ln_legal) = st.targets.means();
             eprintln!(
                 "generation {g}: {} games, {} positions, {:.1} positions/s, network {:.0}% of the time; \

@@ -210,6 +210,7 @@ fn latest_generation(run: &RunDir) -> u32 {
 
 fn run_game<G: GameState>(a: &Args, cfg: &RunConfig, worker: &str) -> Result<()> {
     let rules = cfg.rules::<G>()?;
+    let sp_rules = cfg.selfplay_rules::<G>()?;
     let (out_root, run) = match (&a.run_dir, &a.out) {
         (Some(r), _) => {
             // With the run's best network the worker continues a run: a
@@ -289,7 +290,7 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig, worker: &str) -> Result<()>
         let out = SelfplayOut::new(out_root, gen, worker);
         let name = path.as_ref().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or("uniform").to_string();
         let model = loaded.as_ref().filter(|_| path.is_some()).map(|(_, c)| (c, name.as_str()));
-        let st = selfplay_games::<G>(cfg, &rules, model, &sp_devices, n, &out, false)?;
+        let st = selfplay_games::<G>(cfg, &sp_rules, model, &sp_devices, n, &out, false)?;
         games += st.games;
         moves += st.moves;
         remaining -= n;
@@ -385,6 +386,7 @@ pub fn worker_loop<G: GameState>(
     dist: &WorkerArgs,
 ) -> Result<()> {
     let rules = cfg.rules::<G>()?;
+    let sp_rules = cfg.selfplay_rules::<G>()?;
     let poll = dist.poll()?;
     let store = Arc::new(RunStore::open(url, poll)?);
     // `/r` and `file:///r` are one run: the plain path's claim first.
@@ -449,7 +451,7 @@ pub fn worker_loop<G: GameState>(
         let n = remaining.min(per_shard);
         let out = SelfplayOut::new(run.root(), gen, worker);
         let ck = loaded.as_ref().map(|(n, c)| (c, n.as_str()));
-        let st = selfplay_games::<G>(cfg, &rules, ck, &sp_devices, n, &out, false)?;
+        let st = selfplay_games::<G>(cfg, &sp_rules, ck, &sp_devices, n, &out, false)?;
         lease.check()?;
         mirror.push()?;
         played += st.games;
