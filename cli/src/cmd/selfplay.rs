@@ -97,28 +97,34 @@ impl WorkerArgs {
         seconds(self.lease_seconds, "--lease-seconds")
     }
 
-    /// The worker index: the flag, else `JOB_COMPLETION_INDEX`, else `SLURM_ARRAY_TASK_ID`.
+    /// The worker index: the flag, else `JOB_COMPLETION_INDEX`, else
+    /// `SLURM_ARRAY_TASK_ID` (a variable set to an empty string counts as
+    /// unset, as a shell's `VAR=` leaves it).
     ///
     /// # Errors
     /// An environment variable that is set but not a number of
     /// `0..=MAX_WORKER_INDEX` (named).
     pub fn index(&self) -> Result<Option<u32>> {
-        if let Some(i) = self.worker_index {
-            return Ok(Some(i));
+        match self.worker_index {
+            Some(i) => Ok(Some(i)),
+            None => index_from_env(|v| std::env::var(v).ok()),
         }
-        for var in ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"] {
-            if let Ok(v) = std::env::var(var) {
-                let i = v
-                    .trim()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|&i| i <= MAX_WORKER_INDEX)
-                    .with_context(|| format!("{var}={v:?} is not a worker index (0..={MAX_WORKER_INDEX})"))?;
-                return Ok(Some(i));
-            }
-        }
-        Ok(None)
     }
+}
+
+/// [`WorkerArgs::index`] without the flag, the variables read through `var`.
+fn index_from_env(var: impl Fn(&str) -> Option<String>) -> Result<Option<u32>> {
+    for name in ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"] {
+        let Some(v) = var(name).filter(|v| !v.trim().is_empty()) else { continue };
+        let i = v
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&i| i <= MAX_WORKER_INDEX)
+            .with_context(|| format!("{name}={v:?} is not a worker index (0..={MAX_WORKER_INDEX})"))?;
+        return Ok(Some(i));
+    }
+    Ok(None)
 }
 
 /// The value parser of `--out`: a local directory, never a URL.
@@ -464,4 +470,32 @@ pub fn worker_loop<G: GameState>(
         played as f64 / s.max(1e-9)
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_index_from_the_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_string())
+        };
+        assert_eq!(index_from_env(env(&[])).unwrap(), None);
+        assert_eq!(
+            index_from_env(env(&[("JOB_COMPLETION_INDEX", "3"), ("SLURM_ARRAY_TASK_ID", "5")])).unwrap(),
+            Some(3)
+        );
+        // Set but empty (`JOB_COMPLETION_INDEX=`): unset, so Slurm's index is taken.
+        assert_eq!(
+            index_from_env(env(&[("JOB_COMPLETION_INDEX", ""), ("SLURM_ARRAY_TASK_ID", " 5 ")])).unwrap(),
+            Some(5)
+        );
+        assert_eq!(index_from_env(env(&[("SLURM_ARRAY_TASK_ID", "  ")])).unwrap(), None);
+        for bad in ["x", "-1", "99999999999"] {
+            let pairs: &'static [(&str, &str)] = Box::leak(vec![("SLURM_ARRAY_TASK_ID", bad)].into_boxed_slice());
+            let e = index_from_env(env(pairs)).unwrap_err().to_string();
+            assert!(e.contains("SLURM_ARRAY_TASK_ID") && e.contains("is not a worker index"), "{e}");
+        }
+    }
 }
