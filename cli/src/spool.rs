@@ -160,13 +160,19 @@ impl SelfplayOut {
 }
 
 /// A worker's claim on its id within a run directory (`workers/w<id>.lock`,
-/// holding the process id), so that two processes never play the same
-/// worker's game ids at once. Released on drop; a lock left by a killed
-/// process (its pid no longer running) is taken over, and an interrupted
-/// process removes its locks ([`crate::interrupt`]). The pipeline's trainer
-/// takes the id `trainer` ([`TRAINER`]).
+/// locked with `flock(2)` and holding the process id), so that two processes
+/// never play the same worker's game ids at once. The operating system
+/// releases the lock when its process ends, however it ends (SIGKILL, a lost
+/// pod): a file left by a killed process is free, and taking it over is one
+/// atomic step (two processes restarting the same worker at once cannot both
+/// win, and a live holder on another host of a shared file system counts,
+/// where a process id could not be checked). Released on drop (the file is
+/// removed); an interrupted process removes its files ([`crate::interrupt`]).
+/// The pipeline's trainer takes the id `trainer` ([`TRAINER`]).
 pub struct WorkerLock {
     path: PathBuf,
+    /// The open, locked file: the claim lasts while it is open.
+    _file: fs::File,
     _on_interrupt: crate::interrupt::Registered,
 }
 
@@ -174,7 +180,8 @@ pub struct WorkerLock {
 /// `all` and `trainer`): one trainer per run directory.
 pub const TRAINER: &str = "trainer";
 
-/// Removes the lock at `path` if it still holds this process's id.
+/// Removes the lock at `path` if it still holds this process's id (a newer
+/// holder's file is left alone).
 fn release_lock(path: &Path) {
     if fs::read_to_string(path).is_ok_and(|t| t.trim() == std::process::id().to_string()) {
         let _ = fs::remove_file(path);
@@ -185,76 +192,74 @@ impl WorkerLock {
     /// Claims worker `worker` in the run directory `root`.
     ///
     /// # Errors
-    /// Another running process holds the worker (named with its pid), or I/O errors.
+    /// Another running process holds the worker (named with its pid), a file
+    /// system without `flock` locks (named), or I/O errors.
     pub fn acquire(root: &Path, worker: &str) -> Result<WorkerLock> {
+        use std::io::Write;
+        use std::os::unix::fs::MetadataExt;
         let _writing = crate::interrupt::writing();
         let dir = root.join("workers");
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join(format!("w{worker}.lock"));
-        // The lock appears with its pid in it (written to a private file, then hard-linked into
-        // place, which fails if the lock exists): never empty, so never taken for a dead one.
-        let tmp = dir.join(format!(".w{worker}.lock.{}.tmp", std::process::id()));
-        fs::write(&tmp, std::process::id().to_string()).with_context(|| format!("writing {}", tmp.display()))?;
-        let linked = Self::link_loop(root, worker, &tmp, &path);
-        let _ = fs::remove_file(&tmp);
-        linked
-    }
-
-    fn link_loop(root: &Path, worker: &str, tmp: &Path, path: &Path) -> Result<WorkerLock> {
-        let path = path.to_path_buf();
-        for _ in 0..2 {
-            match fs::hard_link(tmp, &path) {
-                Ok(()) => {
-                    let p = path.clone();
-                    let _on_interrupt = crate::interrupt::on_interrupt(move || release_lock(&p));
-                    return Ok(WorkerLock { path, _on_interrupt });
+        for _ in 0..16 {
+            let mut file = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .with_context(|| format!("opening {}", path.display()))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(fs::TryLockError::WouldBlock) => return Err(Self::held(root, worker, &path)),
+                Err(fs::TryLockError::Error(e)) => {
+                    return Err(e).with_context(|| {
+                        format!("locking {} (the run directory's file system must support flock locks)", path.display())
+                    })
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let pid: Option<u32> = fs::read_to_string(&path).ok().and_then(|t| t.trim().parse().ok());
-                    let alive = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
-                    if alive && worker == TRAINER {
-                        bail!(
-                            "the trainer of {} is already running (pid {}, {}): one process trains a run; \
-                             stop it first (extra self-play workers: `selfplay --worker-index N`)",
-                            root.display(),
-                            pid.unwrap_or(0),
-                            path.display()
-                        );
-                    }
-                    if alive {
-                        let other = if worker.strip_prefix('i').is_some_and(|n| n.parse::<u32>().is_ok()) {
-                            "an extra self-play worker takes another index (`selfplay --worker-index N`)"
-                        } else {
-                            "an extra self-play worker takes another id (`selfplay --worker-index N` or `--worker NAME`; \
-                             the pipeline is worker 0)"
-                        };
-                        bail!(
-                            "worker {worker} of {} is already running (pid {}, {}): wait for it or stop it; {other}",
-                            root.display(),
-                            pid.unwrap_or(0),
-                            path.display()
-                        );
-                    }
-                    // Left by a killed process: take it over.
-                    let _ = fs::remove_file(&path);
-                }
-                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists && !path.exists() => {
-                    // A file system without hard links: create, then write the pid.
-                    use std::io::Write;
-                    let mut f = fs::OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .open(&path)
-                        .with_context(|| format!("creating {}", path.display()))?;
-                    write!(f, "{}", std::process::id()).with_context(|| format!("writing {}", path.display()))?;
-                    let p = path.clone();
-                    let _on_interrupt = crate::interrupt::on_interrupt(move || release_lock(&p));
-                    return Ok(WorkerLock { path, _on_interrupt });
-                }
-                Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
             }
+            // Locked: but the holder before may have removed the file (released it) after this
+            // process opened it, and another made a new one: the lock counts only on the file the
+            // path names now.
+            let now = fs::metadata(&path).ok();
+            let mine = file.metadata().with_context(|| format!("reading {}", path.display()))?;
+            if !now.is_some_and(|m| m.ino() == mine.ino() && m.dev() == mine.dev()) {
+                continue;
+            }
+            file.set_len(0).with_context(|| format!("writing {}", path.display()))?;
+            write!(file, "{}", std::process::id()).with_context(|| format!("writing {}", path.display()))?;
+            let p = path.clone();
+            let _on_interrupt = crate::interrupt::on_interrupt(move || release_lock(&p));
+            return Ok(WorkerLock { path, _file: file, _on_interrupt });
         }
         bail!("could not claim worker {worker} ({}): it is claimed and released repeatedly", path.display())
+    }
+
+    /// The error for a worker id another process holds.
+    fn held(root: &Path, worker: &str, path: &Path) -> anyhow::Error {
+        let pid = fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+            .map_or_else(|| "pid not written yet".to_string(), |p| format!("pid {p}"));
+        if worker == TRAINER {
+            return anyhow::anyhow!(
+                "the trainer of {} is already running ({pid}, {}): one process trains a run; \
+                 stop it first (extra self-play workers: `selfplay --worker-index N`)",
+                root.display(),
+                path.display()
+            );
+        }
+        let other = if worker.strip_prefix('i').is_some_and(|n| n.parse::<u32>().is_ok()) {
+            "an extra self-play worker takes another index (`selfplay --worker-index N`)"
+        } else {
+            "an extra self-play worker takes another id (`selfplay --worker-index N` or `--worker NAME`; \
+             the pipeline is worker 0)"
+        };
+        anyhow::anyhow!(
+            "worker {worker} of {} is already running ({pid}, {}): wait for it or stop it; {other}",
+            root.display(),
+            path.display()
+        )
     }
 }
 
@@ -545,9 +550,49 @@ mod tests {
         drop(lock);
         let again = WorkerLock::acquire(dir.path(), "3").unwrap();
         drop(again);
-        // A lock left by a process that no longer runs is taken over.
+        // A lock file left by a process that no longer runs (nobody holds its lock) is taken over.
         fs::write(dir.path().join("workers/w3.lock"), "4294967294").unwrap();
-        assert!(WorkerLock::acquire(dir.path(), "3").is_ok());
+        let taken = WorkerLock::acquire(dir.path(), "3").unwrap();
+        let me = std::process::id().to_string();
+        assert_eq!(fs::read_to_string(dir.path().join("workers/w3.lock")).unwrap(), me);
+        drop(taken);
+        assert!(!dir.path().join("workers/w3.lock").exists(), "released: removed");
+        // A file naming a running process but not locked (a killed process's pid, reused) is free too.
+        fs::write(dir.path().join("workers/w3.lock"), "1").unwrap();
+        drop(WorkerLock::acquire(dir.path(), "3").unwrap());
+    }
+
+    /// Many threads claim one stale worker id at once, again and again: at most
+    /// one holds it at any time (the take-over race of two restarts).
+    #[test]
+    fn a_stale_claim_taken_over_by_many_at_once_has_one_holder() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let holders = Arc::new(AtomicUsize::new(0));
+        let wins = Arc::new(AtomicUsize::new(0));
+        for _ in 0..20 {
+            fs::create_dir_all(dir.path().join("workers")).unwrap();
+            fs::write(dir.path().join("workers/w5.lock"), "4294967294").unwrap();
+            let threads: Vec<_> = (0..8)
+                .map(|_| {
+                    let (root, holders, wins) = (dir.path().to_path_buf(), holders.clone(), wins.clone());
+                    std::thread::spawn(move || {
+                        if let Ok(lock) = WorkerLock::acquire(&root, "5") {
+                            assert_eq!(holders.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                            wins.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(2));
+                            holders.fetch_sub(1, Ordering::SeqCst);
+                            drop(lock);
+                        }
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().unwrap();
+            }
+        }
+        assert!(wins.load(Ordering::SeqCst) >= 20, "each round has a holder");
     }
 
     #[test]
