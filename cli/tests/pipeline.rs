@@ -380,7 +380,7 @@ fn selfplay_rules_apply_to_self_play_games_only() {
         for e in std::fs::read_dir(games).unwrap() {
             for line in std::fs::read_to_string(e.unwrap().path()).unwrap().lines() {
                 let rec = martian_selfplay::GameRecord::from_json_line(line).unwrap();
-                assert_eq!(rec.recorded_rules::<Jetan>().unwrap(), Some(sp.clone()), "game {}", rec.game_id);
+                assert_eq!(rec.recorded_rules::<Jetan>().unwrap(), Some(sp), "game {}", rec.game_id);
                 rec.replay::<Jetan>(&sp).unwrap();
                 assert!(rec.moves.len() <= 12, "game {}: {} plies", rec.game_id, rec.moves.len());
                 records += 1;
