@@ -335,6 +335,12 @@ impl RunConfig {
         if self.rules_json()?.get("max_plies").and_then(|v| v.as_u64()) == Some(0) {
             bail!("rules.max_plies = 0 ends every game before its first move: give a cap of at least 1 ply");
         }
+        if self.selfplay_rules.get("max_plies").and_then(|v| v.as_integer()) == Some(0) {
+            bail!(
+                "selfplay_rules.max_plies = 0 ends every self-play game before its first move: give a cap of \
+                 at least 1 ply"
+            );
+        }
         if self.pipeline.games_per_generation == 0 {
             bail!("pipeline.games_per_generation must be >= 1");
         }
