@@ -142,4 +142,33 @@ fn bench_selfplay_compares_the_drivers_on_a_simulated_device() {
     for want in ["uniform evaluator", "lockstep driver", "overlapped driver", "device busy", "(2 devices)", "medians"] {
         assert!(text.contains(want), "{want}: {text}");
     }
+    // Two of the drivers, three rounds: a ratio per round and their median.
+    let o = mz(&[
+        "bench",
+        "selfplay",
+        "--config",
+        &c,
+        "--games",
+        "4",
+        "--simulate-device",
+        "batch_ms=0.1,per_position_us=1,output=uniform",
+        "--groups",
+        "2",
+        "--drivers",
+        "overlapped,uniform",
+        "--rounds",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    assert!(!text.contains("lockstep"), "{text}");
+    assert_eq!(text.matches("overlapped driver:").count(), 3, "{text}");
+    assert_eq!(text.matches("uniform evaluator, no device").count(), 3, "{text}");
+    let line = text.lines().find(|l| l.contains("overlapped / uniform")).unwrap_or_else(|| panic!("{text}"));
+    let per = line.split("per-round ratios: ").nth(1).unwrap_or_else(|| panic!("{line}"));
+    assert_eq!(per.trim_end_matches(')').split(", ").count(), 3, "{line}");
+    let o = mz(&["bench", "selfplay", "--config", &c, "--drivers", "uniform,sideways"]);
+    assert!(!o.status.success() && err(&o).contains("sideways"), "{}", err(&o));
+    let o = mz(&["bench", "selfplay", "--config", &c, "--drivers", "uniform", "--compare"]);
+    assert!(!o.status.success() && err(&o).contains("--compare"), "{}", err(&o));
 }

@@ -216,14 +216,14 @@ impl DeviceBatch {
     /// first.
     pub fn decode_row(&self, r: usize, out: &mut Evaluation) {
         let logits = &self.logits[self.offsets[r]..self.offsets[r + 1]];
-        out.priors.clear();
-        out.priors.extend_from_slice(logits);
         let max = logits.iter().fold(f32::NEG_INFINITY, |m, &l| m.max(l));
         let mut sum = 0.0;
-        for x in out.priors.iter_mut() {
-            *x = (*x - max).exp();
-            sum += *x;
-        }
+        out.priors.clear();
+        out.priors.extend(logits.iter().map(|&l| {
+            let x = (l - max).exp();
+            sum += x;
+            x
+        }));
         if sum > 0.0 && sum.is_finite() {
             out.priors.iter_mut().for_each(|x| *x /= sum);
         } else {
@@ -426,7 +426,7 @@ impl Backend for SimulatedDevice {
                 let moves = &batch.actions[batch.offsets[r]..batch.offsets[r + 1]];
                 match self.output {
                     SimOutput::Uniform => {
-                        batch.logits.extend(moves.iter().map(|_| 0.0f32));
+                        batch.logits.resize(batch.logits.len() + moves.len(), 0.0);
                         batch.wdl.extend_from_slice(&[0.0, 1.0, 0.0]);
                     }
                     SimOutput::Hash => {

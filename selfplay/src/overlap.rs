@@ -18,11 +18,14 @@
 //!    the cache the lockstep driver's would);
 //! 4. hands finished games to the callback and starts the next game ids;
 //! 5. copies the misses into the group's reused batch (a position met twice
-//!    is sent once) and sends it to the device.
+//!    is sent once) and sends it to the device: beside the next group's
+//!    step 2 (`rayon::join`; it touches only its own group), or before
+//!    waiting when the next group's batch is not back yet, so that a device
+//!    never waits for it.
 //! ```
 //!
-//! Steps 3 and 5 are the only serial work per leaf: a hash-map insert and a
-//! look-up, and a copy of the row's planes and action indices.
+//! Step 3 is the only serial work per leaf: a hash-map insert and a look-up
+//! (none with the cache off).
 //!
 //! So while a group's batch is on the device the CPU works on the other
 //! groups. With one group it is the lockstep loop of [`crate::play_games`]
@@ -38,7 +41,7 @@
 //! not depend on the number of groups or devices either.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::time::Instant;
 
 use martian_rules::{GameState, PackedPlane};
@@ -253,7 +256,7 @@ impl<G: GameState> Group<G> {
     }
 
     /// Takes the group's batch back from its device (checked; decoded game
-    /// by game in the next CPU phase, [`Group::advance`]).
+    /// by game in the next CPU phase, [`Group::phase`]).
     fn receive(&mut self, batch: DeviceBatch) -> Result<(), EvalError> {
         batch.check_outputs()?;
         self.batch = Some(batch);
@@ -291,125 +294,163 @@ impl<G: GameState> Group<G> {
         self.batch_keys.clear();
     }
 
-    /// Runs CPU phases until the group has a batch for its device (returns
-    /// true, the batch encoded in `self.batch`) or every game is finished
-    /// (returns false, `done` set).
-    fn advance<F>(&mut self, sh: &mut Shared<'_, '_, G, F>) -> Result<bool, EvalError>
+    /// Step 1 of the group's turn, all its games in parallel (rayon), one
+    /// task per game: decode the batch's outputs, expand and back up the
+    /// evaluated leaves, finish moves whose search is done, select the next
+    /// leaves, look them up in the cache (as it was before the group's last
+    /// batch was cached) and compute the misses' action indices and packed
+    /// planes. Returns the seconds it took.
+    fn phase(&mut self, cfg: &SelfplayConfig, cache: &EvalCache) -> f64 {
+        let ts = Instant::now();
+        let ready = std::mem::take(&mut self.ready);
+        let batch = self.batch.as_ref().expect("the group's batch is home");
+        self.slots.par_iter_mut().zip(self.leaves.par_iter_mut()).zip(self.spare.par_iter_mut()).for_each(
+            |((s, l), spare)| {
+                if ready && l.n > 0 {
+                    l.decode(batch);
+                    s.tree.apply_evaluations(&l.evals[..l.n], &mut s.rng);
+                }
+                std::mem::swap(l, spare);
+                if s.active {
+                    s.step(cfg);
+                }
+                if s.finished.is_none() {
+                    l.scan(s, cache);
+                } else {
+                    l.n = 0;
+                }
+            },
+        );
+        ts.elapsed().as_secs_f64()
+    }
+
+    /// Steps 2-3, serial, after [`Group::phase`]: caches the last batch's
+    /// outputs ([`Group::cache_rows`]), hands finished games to the callback
+    /// and starts the next game ids. Returns true when the group has games
+    /// left (its leaves wait for [`Group::assemble`]), false when every game
+    /// is finished (`done` set).
+    fn finish_phase<F>(&mut self, sh: &mut Shared<'_, '_, G, F>) -> Result<bool, EvalError>
     where
         F: FnMut(FinishedGame, &SelfplayStats) -> Result<(), String>,
     {
         let cfg = sh.cfg;
-        loop {
-            // 1. Per game, in parallel: decode the batch's outputs, expand
-            // and back up the evaluated leaves, select the next ones, look
-            // them up in the cache (as it was before this batch), encode
-            // the misses.
-            let ts = Instant::now();
-            let ready = std::mem::take(&mut self.ready);
-            let cache = &sh.cache;
-            let batch = self.batch.as_ref().expect("the group's batch is home");
-            self.slots.par_iter_mut().zip(self.leaves.par_iter_mut()).zip(self.spare.par_iter_mut()).for_each(
-                |((s, l), spare)| {
-                    if ready && l.n > 0 {
-                        l.decode(batch);
-                        s.tree.apply_evaluations(&l.evals[..l.n], &mut s.rng);
-                    }
-                    std::mem::swap(l, spare);
-                    if s.active {
-                        s.step(cfg);
-                    }
-                    if s.finished.is_none() {
-                        l.scan(s, cache);
-                    } else {
-                        l.n = 0;
-                    }
-                },
-            );
-            sh.stats.search_seconds += ts.elapsed().as_secs_f64();
-            let td = Instant::now();
-            if sh.cache.capacity() > 0 {
-                self.cache_rows(&mut sh.cache);
-            }
-            sh.stats.decode_seconds += td.elapsed().as_secs_f64();
-            // 2. Finished games: report and start the next ids.
-            for (s, l) in self.slots.iter_mut().zip(self.leaves.iter_mut()) {
-                if !(s.active && s.finished.is_some()) {
-                    continue;
-                }
-                let fg = s.take_finished(&sh.params.model_name, cfg);
-                sh.stats.games += 1;
-                sh.stats.moves += fg.record.plies as u64;
-                sh.stats.samples += fg.samples.len() as u64;
-                sh.stats.targets.merge(&fg.targets);
-                sh.stats.seconds = sh.t0.elapsed().as_secs_f64();
-                let to = Instant::now();
-                (sh.on_game)(fg, &sh.stats).map_err(EvalError)?;
-                sh.stats.output_seconds += to.elapsed().as_secs_f64();
-                if sh.started < sh.params.game_ids.len() {
-                    *s = Slot::new(sh.params.start, sh.mcts, sh.params.game_ids[sh.started], sh.params.seed);
-                    sh.started += 1;
-                    s.step(cfg);
-                } else {
-                    s.active = false;
-                }
-                l.scan(s, &sh.cache);
-            }
-            if self.slots.iter().all(|s| !s.active) {
-                self.done = true;
-                return Ok(false);
-            }
-            // 3. The misses become the batch's rows, in game order (their
-            // planes and action indices copied from the scan); a position met
-            // twice in the batch is sent once.
-            let te = Instant::now();
-            let mut batch = self.batch.take().expect("the group's batch is home");
-            batch.clear::<G>();
-            self.rows.clear();
-            self.batch_keys.clear();
-            let use_cache = sh.cache.capacity() > 0;
-            let mut total = 0;
-            for (i, l) in self.leaves.iter_mut().enumerate() {
-                total += l.n;
-                sh.cache.count(std::mem::take(&mut l.lookups), std::mem::take(&mut l.hits));
-                for k in 0..l.n {
-                    if l.src[k] == FROM_CACHE {
-                        continue;
-                    }
-                    let (a, b) = l.spans[k];
-                    if use_cache {
-                        let key = l.keys[k];
-                        match self.batch_keys.get(&key) {
-                            Some(&r)
-                                if batch.offsets[r as usize + 1] - batch.offsets[r as usize] == (b - a) as usize =>
-                            {
-                                sh.cache.count_batch_hit();
-                                l.src[k] = r;
-                                continue;
-                            }
-                            _ => {
-                                self.batch_keys.insert(key, batch.rows as u32);
-                            }
-                        }
-                    }
-                    let at = l.plane_at[k] as usize;
-                    let planes = &l.planes[at..at + batch.planes_per_row()];
-                    l.src[k] = batch.push_packed_row(planes, &l.actions[a as usize..b as usize]) as u32;
-                    self.rows.push((i as u32, k as u32));
-                }
-            }
-            sh.stats.evaluations += total as u64;
-            if batch.rows == 0 {
-                // Every leaf came from the cache (or there were none): apply at once.
-                self.batch = Some(batch);
-                self.ready = total > 0;
-                sh.stats.encode_seconds += te.elapsed().as_secs_f64();
+        let td = Instant::now();
+        if sh.cache.capacity() > 0 {
+            self.cache_rows(&mut sh.cache);
+        }
+        sh.stats.decode_seconds += td.elapsed().as_secs_f64();
+        for (s, l) in self.slots.iter_mut().zip(self.leaves.iter_mut()) {
+            if !(s.active && s.finished.is_some()) {
                 continue;
             }
-            sh.stats.encode_seconds += te.elapsed().as_secs_f64();
-            sh.stats.device_rows += batch.rows as u64;
+            let fg = s.take_finished(&sh.params.model_name, cfg);
+            sh.stats.games += 1;
+            sh.stats.moves += fg.record.plies as u64;
+            sh.stats.samples += fg.samples.len() as u64;
+            sh.stats.targets.merge(&fg.targets);
+            sh.stats.seconds = sh.t0.elapsed().as_secs_f64();
+            let to = Instant::now();
+            (sh.on_game)(fg, &sh.stats).map_err(EvalError)?;
+            sh.stats.output_seconds += to.elapsed().as_secs_f64();
+            if sh.started < sh.params.game_ids.len() {
+                *s = Slot::new(sh.params.start, sh.mcts, sh.params.game_ids[sh.started], sh.params.seed);
+                sh.started += 1;
+                s.step(cfg);
+            } else {
+                s.active = false;
+            }
+            l.scan(s, &sh.cache);
+        }
+        if self.slots.iter().all(|s| !s.active) {
+            self.done = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Step 4: the misses become the batch's rows, in game order (their
+    /// planes and action indices copied from the scan); a position met
+    /// twice in the batch is sent once. Touches only this group, so it runs
+    /// beside another group's [`Group::phase`]; the cache's counters are
+    /// returned, not counted.
+    fn assemble(&mut self, use_cache: bool) -> Assembly {
+        let te = Instant::now();
+        let mut batch = self.batch.take().expect("the group's batch is home");
+        batch.clear::<G>();
+        self.rows.clear();
+        self.batch_keys.clear();
+        let mut a = Assembly::default();
+        for (i, l) in self.leaves.iter_mut().enumerate() {
+            a.leaves += l.n;
+            a.lookups += std::mem::take(&mut l.lookups);
+            a.hits += std::mem::take(&mut l.hits);
+            for k in 0..l.n {
+                if l.src[k] == FROM_CACHE {
+                    continue;
+                }
+                let (s, e) = l.spans[k];
+                if use_cache {
+                    let key = l.keys[k];
+                    match self.batch_keys.get(&key) {
+                        Some(&r) if batch.offsets[r as usize + 1] - batch.offsets[r as usize] == (e - s) as usize => {
+                            a.hits += 1;
+                            l.src[k] = r;
+                            continue;
+                        }
+                        _ => {
+                            self.batch_keys.insert(key, batch.rows as u32);
+                        }
+                    }
+                }
+                let at = l.plane_at[k] as usize;
+                let planes = &l.planes[at..at + batch.planes_per_row()];
+                l.src[k] = batch.push_packed_row(planes, &l.actions[s as usize..e as usize]) as u32;
+                self.rows.push((i as u32, k as u32));
+            }
+        }
+        a.rows = batch.rows;
+        self.batch = Some(batch);
+        a.seconds = te.elapsed().as_secs_f64();
+        a
+    }
+
+    /// Sends the assembled batch to the group's device; a batch without
+    /// rows (every leaf from the cache, or none) stays home and the group's
+    /// next phase applies it at once.
+    fn hand_over(&mut self, g: usize, a: &Assembly, to_device: &Sender<Job>) -> Result<(), EvalError> {
+        if a.rows == 0 {
+            self.ready = a.leaves > 0;
+            return Ok(());
+        }
+        let batch = self.batch.take().expect("assemble left the batch home");
+        to_device.send(Job { group: g, batch }).map_err(|_| EvalError(format!("device {} stopped", self.device)))?;
+        self.in_flight = true;
+        Ok(())
+    }
+}
+
+/// What [`Group::assemble`] did, for the counters.
+#[derive(Default)]
+struct Assembly {
+    /// Pending leaves of the group (cache hits included).
+    leaves: usize,
+    /// Rows of the batch.
+    rows: usize,
+    /// Cache look-ups and hits (a position met twice in the batch counts as
+    /// a hit without a look-up).
+    lookups: u64,
+    hits: u64,
+    seconds: f64,
+}
+
+impl Assembly {
+    fn count<G: GameState, F>(&self, sh: &mut Shared<'_, '_, G, F>) {
+        sh.cache.count(self.lookups, self.hits);
+        sh.stats.evaluations += self.leaves as u64;
+        sh.stats.encode_seconds += self.seconds;
+        if self.rows > 0 {
+            sh.stats.device_rows += self.rows as u64;
             sh.stats.batches += 1;
-            self.batch = Some(batch);
-            return Ok(true);
         }
     }
 }
@@ -492,6 +533,18 @@ where
     Ok(stats)
 }
 
+/// Mutable references to groups `a` and `b` (`a != b`) of `groups`.
+fn two_groups<G: GameState>(groups: &mut [Group<G>], a: usize, b: usize) -> (&mut Group<G>, &mut Group<G>) {
+    assert_ne!(a, b, "two different groups");
+    if a < b {
+        let (x, y) = groups.split_at_mut(b);
+        (&mut x[a], &mut y[0])
+    } else {
+        let (x, y) = groups.split_at_mut(a);
+        (&mut y[0], &mut x[b])
+    }
+}
+
 /// The round robin over the groups, with one thread per device.
 fn drive<'scope, 'env, G, B, F>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
@@ -515,19 +568,47 @@ where
         to_device.push(job_tx);
         from_device.push(done_rx);
     }
+    let use_cache = sh.cache.capacity() > 0;
+    // The group whose phase is done and whose batch is still to assemble:
+    // assembled beside the next group's phase.
+    let mut pending: Option<usize> = None;
     let mut next_group = 0;
     while groups.iter().any(|x| !x.done) {
         let g = next_group;
         next_group = (g + 1) % n_groups;
-        let group = &mut groups[g];
-        if group.done {
+        if groups[g].done {
             continue;
         }
-        if group.in_flight {
-            let tw = Instant::now();
-            let done =
-                from_device[group.device].recv().map_err(|_| EvalError(format!("device {} stopped", group.device)))?;
-            sh.stats.wait_seconds += tw.elapsed().as_secs_f64();
+        if pending == Some(g) {
+            // No other group's phase to run beside it (one group, or the
+            // others are done).
+            let a = groups[g].assemble(use_cache);
+            groups[g].hand_over(g, &a, &to_device[groups[g].device])?;
+            a.count(sh);
+            pending = None;
+        }
+        if groups[g].in_flight {
+            let dev = groups[g].device;
+            let stopped = || EvalError(format!("device {dev} stopped"));
+            let done = match from_device[dev].try_recv() {
+                Ok(done) => done,
+                Err(TryRecvError::Disconnected) => return Err(stopped()),
+                Err(TryRecvError::Empty) => {
+                    // The device is still busy: send the pending group's
+                    // batch now rather than after this wait (a device must
+                    // not wait for it, and another may be idle).
+                    if let Some(p) = pending.take() {
+                        let a = groups[p].assemble(use_cache);
+                        groups[p].hand_over(p, &a, &to_device[groups[p].device])?;
+                        a.count(sh);
+                    }
+                    let tw = Instant::now();
+                    let done = from_device[dev].recv().map_err(|_| stopped())?;
+                    sh.stats.wait_seconds += tw.elapsed().as_secs_f64();
+                    done
+                }
+            };
+            let group = &mut groups[g];
             sh.stats.device_seconds += done.seconds;
             group.in_flight = false;
             if done.group != g {
@@ -539,12 +620,30 @@ where
             done.result?;
             group.receive(done.batch)?;
         }
-        if group.advance(sh)? {
-            let batch = group.batch.take().expect("advance left the batch home");
-            to_device[group.device]
-                .send(Job { group: g, batch })
-                .map_err(|_| EvalError(format!("device {} stopped", group.device)))?;
-            group.in_flight = true;
+        // This group's phase, and beside it the assembly and hand-over of
+        // the group before it (it touches only that group; the cache is
+        // read-only until both are done).
+        let cfg = sh.cfg;
+        let seconds = match pending.take() {
+            None => groups[g].phase(cfg, &sh.cache),
+            Some(p) => {
+                let (this, other) = two_groups(groups, g, p);
+                let tx = &to_device[other.device];
+                let cache = &sh.cache;
+                let (seconds, handed) = rayon::join(
+                    || this.phase(cfg, cache),
+                    || {
+                        let a = other.assemble(use_cache);
+                        other.hand_over(p, &a, tx).map(|()| a)
+                    },
+                );
+                handed?.count(sh);
+                seconds
+            }
+        };
+        sh.stats.search_seconds += seconds;
+        if groups[g].finish_phase(sh)? {
+            pending = Some(g);
         }
     }
     Ok(())

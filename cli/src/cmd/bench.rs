@@ -101,6 +101,15 @@ enum What {
         /// thread), and print the ratios. Games are not written in any run.
         #[arg(long)]
         compare: bool,
+        /// Run only these drivers, in this order, each round (comma-separated:
+        /// `uniform` (the search alone), `lockstep`, `overlapped`; default
+        /// `overlapped`, or all three with --compare): e.g. `--drivers
+        /// uniform,overlapped --rounds 15` for the ratio of the two on a noisy
+        /// machine, or one driver under `perf record`. `lockstep` and
+        /// `overlapped` need --simulate-device with `output=uniform` to play
+        /// the uniform evaluator's games.
+        #[arg(long, value_enum, value_delimiter = ',', conflicts_with = "compare")]
+        drivers: Vec<Mode>,
         /// Rounds of the runs (each round runs every driver once, in turn);
         /// the comparison uses the medians.
         #[arg(long, default_value_t = 1)]
@@ -179,6 +188,7 @@ pub fn run(a: Args) -> Result<()> {
             games_in_flight,
             devices,
             compare,
+            drivers,
             rounds,
             set,
             json,
@@ -194,7 +204,7 @@ pub fn run(a: Args) -> Result<()> {
             );
             let sim = simulate_device.map(|s| SimulatedDevice::parse(&s)).transpose().map_err(anyhow::Error::msg)?;
             anyhow::ensure!((1..=100).contains(&rounds), "--rounds must be in 1..=100, got {rounds}");
-            let opts = SelfplayBench { games, sim, devices, compare, rounds, json };
+            let opts = SelfplayBench { games, sim, devices, compare, drivers, rounds, json };
             with_game!(cfg.game, G => bench_selfplay::<G>(&cfg, &opts))
         }
         What::Train { config, steps, set, json } => {
@@ -320,6 +330,8 @@ struct SelfplayBench {
     sim: Option<SimulatedDevice>,
     devices: usize,
     compare: bool,
+    /// The drivers to run (empty: `compare` decides).
+    drivers: Vec<Mode>,
     rounds: u32,
     json: Option<PathBuf>,
 }
@@ -423,7 +435,7 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
         cfg.search.leaves_per_batch,
         o.games
     );
-    if o.sim.is_none() && !o.compare && o.rounds == 1 {
+    if o.sim.is_none() && !o.compare && o.drivers.is_empty() && o.rounds == 1 {
         // The network, through the command's own path (games written to a spool).
         let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, 1)?;
         let dir = std::env::temp_dir().join(format!("mz-bench-{}", std::process::id()));
@@ -506,8 +518,17 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
         };
         st.map_err(|e| anyhow::anyhow!("{e}"))
     };
-    let modes: &[Mode] =
-        if o.compare { &[Mode::Uniform, Mode::Lockstep, Mode::Overlapped] } else { &[Mode::Overlapped] };
+    let mut modes: Vec<Mode> = Vec::new();
+    let wanted = match (o.compare, o.drivers.is_empty()) {
+        (true, _) => vec![Mode::Uniform, Mode::Lockstep, Mode::Overlapped],
+        (false, true) => vec![Mode::Overlapped],
+        (false, false) => o.drivers.clone(),
+    };
+    for m in wanted {
+        if !modes.contains(&m) {
+            modes.push(m);
+        }
+    }
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut runs: Vec<serde_json::Value> = Vec::new();
@@ -528,30 +549,53 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
             runs.push(stats_json(&label, &st));
         }
     }
-    if o.compare {
-        let median = |v: &mut Vec<f64>| {
+    if modes.len() > 1 {
+        let median = |v: &[f64]| {
+            let mut v = v.to_vec();
             v.sort_by(|a, b| a.total_cmp(b));
             v[v.len() / 2]
         };
-        let (u, l, x) = (median(&mut rates[0]), median(&mut rates[1]), median(&mut rates[2]));
+        let at = |m: Mode| modes.iter().position(|&x| x == m);
+        let names: Vec<String> =
+            modes.iter().zip(&rates).map(|(m, r)| format!("{} {:.1}", m.name(), median(r))).collect();
         println!(
-            "  medians of {} round{}: uniform {u:.1}, lockstep {l:.1}, overlapped {x:.1} positions/s; \
-             overlapped / uniform {:.1}%, overlapped / lockstep {:.2}x",
+            "  medians of {} round{}: {} positions/s",
             o.rounds,
             if o.rounds == 1 { "" } else { "s" },
-            100.0 * x / u,
-            x / l
+            names.join(", ")
         );
-        if cpu.iter().all(|v| !v.is_empty()) {
-            let (cu, cl, cx) = (median(&mut cpu[0]), median(&mut cpu[1]), median(&mut cpu[2]));
+        // A ratio per round (the two drivers ran minutes apart at most, on
+        // the same machine state) and its median: steadier than the ratio
+        // of the medians where the machine's speed drifts.
+        let ratio = |a: usize, b: usize| -> (f64, f64, Vec<f64>) {
+            let per: Vec<f64> = rates[a].iter().zip(&rates[b]).map(|(x, y)| x / y).collect();
+            (median(&rates[a]) / median(&rates[b]), median(&per), per)
+        };
+        if let (Some(x), Some(u)) = (at(Mode::Overlapped), at(Mode::Uniform)) {
+            let (of_medians, med, per) = ratio(x, u);
+            let per: Vec<String> = per.iter().map(|r| format!("{:.1}", 100.0 * r)).collect();
             println!(
-                "  process CPU per position (medians): uniform {:.3} ms, lockstep {:.3} ms, overlapped {:.3} ms \
-                 (the overlapped driver's CPU work beyond the search's: {:+.1}%)",
-                1e3 * cu,
-                1e3 * cl,
-                1e3 * cx,
-                100.0 * (cx / cu - 1.0)
+                "  overlapped / uniform: {:.1}% (ratio of the medians), {:.1}% (median of the per-round ratios: {})",
+                100.0 * of_medians,
+                100.0 * med,
+                per.join(", ")
             );
+        }
+        if let (Some(x), Some(l)) = (at(Mode::Overlapped), at(Mode::Lockstep)) {
+            let (of_medians, med, _) = ratio(x, l);
+            println!("  overlapped / lockstep: {of_medians:.2}x (ratio of the medians), {med:.2}x (median of the per-round ratios)");
+        }
+        if let (Some(x), Some(u)) = (at(Mode::Overlapped), at(Mode::Uniform)) {
+            if !cpu[x].is_empty() && !cpu[u].is_empty() {
+                let (cu, cx) = (median(&cpu[u]), median(&cpu[x]));
+                println!(
+                    "  process CPU per position (medians): uniform {:.3} ms, overlapped {:.3} ms \
+                     (the overlapped driver's CPU work beyond the search's: {:+.1}%)",
+                    1e3 * cu,
+                    1e3 * cx,
+                    100.0 * (cx / cu - 1.0)
+                );
+            }
         }
     }
     if let Some(path) = &o.json {
@@ -585,8 +629,8 @@ fn process_cpu_seconds() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
-/// The drivers `bench selfplay --compare` runs.
-#[derive(Clone, Copy)]
+/// The drivers `bench selfplay --compare` runs (`--drivers` picks some).
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Mode {
     /// The lockstep driver with the uniform evaluator: the search alone.
     Uniform,
@@ -597,6 +641,14 @@ enum Mode {
 }
 
 impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Uniform => "uniform",
+            Mode::Lockstep => "lockstep",
+            Mode::Overlapped => "overlapped",
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             Mode::Uniform => "uniform evaluator, no device (the search alone)",
