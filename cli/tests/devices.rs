@@ -118,47 +118,29 @@ fn device_settings_errors_name_the_problem() {
     }
 }
 
+/// `bench selfplay --config C --games 4 --groups 2 --simulate-device SPEC` with `more` after.
+fn bench_sim(c: &str, spec: &str, more: &[&str]) -> std::process::Output {
+    let mut args = vec!["bench", "selfplay", "--config", c, "--games", "4", "--simulate-device", spec, "--groups", "2"];
+    args.extend_from_slice(more);
+    mz(&args)
+}
+
 #[test]
 fn bench_selfplay_compares_the_drivers_on_a_simulated_device() {
     let dir = tempfile::tempdir().unwrap();
     let c = config(dir.path(), "c.toml", "", "");
-    let o = mz(&[
-        "bench",
-        "selfplay",
-        "--config",
-        &c,
-        "--games",
-        "4",
-        "--simulate-device",
-        "batch_ms=1,per_position_us=5,output=uniform",
-        "--groups",
-        "2",
-        "--devices",
-        "2",
-        "--compare",
-    ]);
+    let o = bench_sim(&c, "batch_ms=1,per_position_us=5,output=uniform", &["--devices", "2", "--compare"]);
     assert!(o.status.success(), "{}", err(&o));
     let text = out(&o);
     for want in ["uniform evaluator", "lockstep driver", "overlapped driver", "device busy", "(2 devices)", "medians"] {
         assert!(text.contains(want), "{want}: {text}");
     }
     // Two of the drivers, three rounds: a ratio per round and their median.
-    let o = mz(&[
-        "bench",
-        "selfplay",
-        "--config",
+    let o = bench_sim(
         &c,
-        "--games",
-        "4",
-        "--simulate-device",
         "batch_ms=0.1,per_position_us=1,output=uniform",
-        "--groups",
-        "2",
-        "--drivers",
-        "overlapped,uniform",
-        "--rounds",
-        "3",
-    ]);
+        &["--drivers", "overlapped,uniform,overlapped", "--rounds", "3"],
+    );
     assert!(o.status.success(), "{}", err(&o));
     let text = out(&o);
     assert!(!text.contains("lockstep"), "{text}");

@@ -533,6 +533,22 @@ where
     Ok(stats)
 }
 
+/// Assembles group `g`'s batch and hands it to its device on the calling
+/// thread (when no other group's phase can run beside it), and counts it.
+fn send_alone<G: GameState, F>(
+    groups: &mut [Group<G>],
+    g: usize,
+    use_cache: bool,
+    to_device: &[Sender<Job>],
+    sh: &mut Shared<'_, '_, G, F>,
+) -> Result<(), EvalError> {
+    let group = &mut groups[g];
+    let a = group.assemble(use_cache);
+    group.hand_over(g, &a, &to_device[group.device])?;
+    a.count(sh);
+    Ok(())
+}
+
 /// Mutable references to groups `a` and `b` (`a != b`) of `groups`.
 fn two_groups<G: GameState>(groups: &mut [Group<G>], a: usize, b: usize) -> (&mut Group<G>, &mut Group<G>) {
     assert_ne!(a, b, "two different groups");
@@ -582,9 +598,7 @@ where
         if pending == Some(g) {
             // No other group's phase to run beside it (one group, or the
             // others are done).
-            let a = groups[g].assemble(use_cache);
-            groups[g].hand_over(g, &a, &to_device[groups[g].device])?;
-            a.count(sh);
+            send_alone(groups, g, use_cache, &to_device, sh)?;
             pending = None;
         }
         if groups[g].in_flight {
@@ -598,9 +612,7 @@ where
                     // batch now rather than after this wait (a device must
                     // not wait for it, and another may be idle).
                     if let Some(p) = pending.take() {
-                        let a = groups[p].assemble(use_cache);
-                        groups[p].hand_over(p, &a, &to_device[groups[p].device])?;
-                        a.count(sh);
+                        send_alone(groups, p, use_cache, &to_device, sh)?;
                     }
                     let tw = Instant::now();
                     let done = from_device[dev].recv().map_err(|_| stopped())?;

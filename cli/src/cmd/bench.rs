@@ -518,17 +518,19 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
         };
         st.map_err(|e| anyhow::anyhow!("{e}"))
     };
-    let mut modes: Vec<Mode> = Vec::new();
-    let wanted = match (o.compare, o.drivers.is_empty()) {
+    let mut modes: Vec<Mode> = match (o.compare, o.drivers.is_empty()) {
         (true, _) => vec![Mode::Uniform, Mode::Lockstep, Mode::Overlapped],
         (false, true) => vec![Mode::Overlapped],
         (false, false) => o.drivers.clone(),
     };
-    for m in wanted {
-        if !modes.contains(&m) {
-            modes.push(m);
+    // `--drivers a,b,a` runs each once, in the order first named.
+    let mut seen = Vec::new();
+    modes.retain(|m| {
+        !seen.contains(m) && {
+            seen.push(*m);
+            true
         }
-    }
+    });
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut runs: Vec<serde_json::Value> = Vec::new();
@@ -585,17 +587,17 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
             let (of_medians, med, _) = ratio(x, l);
             println!("  overlapped / lockstep: {of_medians:.2}x (ratio of the medians), {med:.2}x (median of the per-round ratios)");
         }
-        if let (Some(x), Some(u)) = (at(Mode::Overlapped), at(Mode::Uniform)) {
-            if !cpu[x].is_empty() && !cpu[u].is_empty() {
-                let (cu, cx) = (median(&cpu[u]), median(&cpu[x]));
-                println!(
-                    "  process CPU per position (medians): uniform {:.3} ms, overlapped {:.3} ms \
-                     (the overlapped driver's CPU work beyond the search's: {:+.1}%)",
-                    1e3 * cu,
-                    1e3 * cx,
-                    100.0 * (cx / cu - 1.0)
-                );
-            }
+        if cpu.iter().all(|v| !v.is_empty()) {
+            let names: Vec<String> =
+                modes.iter().zip(&cpu).map(|(m, c)| format!("{} {:.3} ms", m.name(), 1e3 * median(c))).collect();
+            let beyond = match (at(Mode::Overlapped), at(Mode::Uniform)) {
+                (Some(x), Some(u)) => format!(
+                    " (the overlapped driver's CPU work beyond the search's: {:+.1}%)",
+                    100.0 * (median(&cpu[x]) / median(&cpu[u]) - 1.0)
+                ),
+                _ => String::new(),
+            };
+            println!("  process CPU per position (medians): {}{beyond}", names.join(", "));
         }
     }
     if let Some(path) = &o.json {
