@@ -6,9 +6,11 @@
 //! gradients, gathers on the device the policy logits of each position's
 //! legal moves (`GameState::action_index`; only those are copied back, not the
 //! `[batch, NUM_ACTIONS]` policy) and applies the softmax to the (win, draw,
-//! loss) logits. The caller then takes a softmax over each position's legal
-//! logits (legal-move masking) and `value = P(win) - P(loss)` for the side to
-//! move ([`martian_search::DeviceBatch::decode_row`]).
+//! loss) logits. The softmax over each position's legal logits (legal-move
+//! masking) runs on the device on CUDA ([`NetBackend::with_device_softmax`])
+//! and on the host otherwise; the host then takes the priors and
+//! `value = P(win) - P(loss)` for the side to move
+//! ([`martian_search::DeviceBatch::decode_row`]).
 
 use std::borrow::Borrow;
 use std::marker::PhantomData;
@@ -51,6 +53,9 @@ pub struct NetBackend<N> {
     flat: Vec<i64>,
     /// Pinned host staging buffer of the input (CUDA only), grown as needed.
     staging: Option<Tensor>,
+    /// Take the softmax over each position's legal moves on the device
+    /// ([`NetBackend::with_device_softmax`]; by default on CUDA only).
+    device_softmax: bool,
     /// Forward passes run.
     pub batches: u64,
     /// Positions evaluated (padding rows not counted).
@@ -74,6 +79,7 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
             pad: Vec::new(),
             flat: Vec::new(),
             staging: None,
+            device_softmax: matches!(device, Device::Cuda(_)),
             batches: 0,
             positions: 0,
             forward_seconds: 0.0,
@@ -110,6 +116,20 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
         p.check_device(self.device)?;
         self.reduced = (p != Precision::Fp32).then(|| self.net.borrow().inference_copy(p));
         Ok(self)
+    }
+
+    /// Whether the softmax over each position's legal moves runs on the
+    /// device (`true`: the priors come back, [`DeviceBatch::softmax_on_device`],
+    /// and the host's decode only copies them) or on the host (`false`: the
+    /// legal moves' raw logits come back and `DeviceBatch::decode_row` takes
+    /// the softmax). By default it runs on the device on CUDA, where it frees
+    /// the CPU threads that keep a fast GPU fed (issue 10), and on the host on
+    /// the CPU, where the host's softmax keeps self-play's priors bit for bit
+    /// as they were (the two differ in the last bits: libtorch's `exp` is not
+    /// the C library's; `model/tests` checks the difference is below 1e-6).
+    pub fn with_device_softmax(mut self, on: bool) -> Self {
+        self.device_softmax = on;
+        self
     }
 
     /// The precision of the passes.
@@ -160,13 +180,32 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
         let net = self.reduced.as_ref().unwrap_or_else(|| self.net.borrow());
         let out = net.forward(&x, false);
         let idx = Tensor::f_from_slice(&self.flat).and_then(|t| t.f_to_device(self.device)).map_err(torch_err)?;
-        let logits = out
-            .policy_logits
-            .f_reshape([-1])
-            .and_then(|t| t.f_index_select(0, &idx))
-            .and_then(|t| t.f_to_device(Device::Cpu))
-            .and_then(|t| t.f_to_kind(Kind::Float))
-            .map_err(torch_err)?;
+        let logits = if self.device_softmax {
+            // Legal-move masking on the device: every other action's logit
+            // becomes -inf, the softmax runs per row, and only the legal
+            // moves' priors are gathered (rows of padding are all -inf and
+            // never gathered).
+            let bias = Tensor::f_full([(b * a) as i64], f64::NEG_INFINITY, (Kind::Float, self.device))
+                .and_then(|t| t.f_index_fill(0, &idx, 0.0))
+                .map_err(torch_err)?;
+            out.policy_logits
+                .f_to_kind(Kind::Float)
+                .and_then(|t| t.f_reshape([-1]))
+                .and_then(|t| t.f_add(&bias))
+                .and_then(|t| t.f_view([b as i64, a as i64]))
+                .and_then(|t| t.f_softmax(-1, Kind::Float))
+                .and_then(|t| t.f_reshape([-1]))
+                .and_then(|t| t.f_index_select(0, &idx))
+                .and_then(|t| t.f_to_device(Device::Cpu))
+                .map_err(torch_err)?
+        } else {
+            out.policy_logits
+                .f_reshape([-1])
+                .and_then(|t| t.f_index_select(0, &idx))
+                .and_then(|t| t.f_to_device(Device::Cpu))
+                .and_then(|t| t.f_to_kind(Kind::Float))
+                .map_err(torch_err)?
+        };
         let l0 = batch.logits.len();
         batch.logits.resize(l0 + self.flat.len(), 0.0);
         logits.f_copy_data(&mut batch.logits[l0..], self.flat.len()).map_err(torch_err)?;
@@ -328,6 +367,7 @@ impl<N: Borrow<PolicyValueNet>> Backend for NetBackend<N> {
         batch.wdl.clear();
         batch.values.clear();
         batch.value_width = 0;
+        batch.softmax_on_device = self.device_softmax;
         let mut start = 0;
         while start < batch.rows {
             let end = (start + self.max_batch).min(batch.rows);

@@ -3,6 +3,7 @@
 //! floats of `GameState::encode` for positions of every game, with padding
 //! planes empty; a network fed through `NetBackend` (which expands on the
 //! CPU in a loop) gives the outputs of the same network on the dense input;
+//! the softmax over the legal moves on the device gives the host's priors;
 //! and, where CUDA is present, the CUDA backend agrees with the CPU one.
 
 use martian_model::{expand_packed, packed_to_device, Checkpoint, ModelConfig, NetBackend};
@@ -10,7 +11,7 @@ use martian_rules::jetan::{Jetan, JetanRules};
 use martian_rules::martian::{MartianChess, MartianRules};
 use martian_rules::martian4::{Martian4Rules, MartianChess4};
 use martian_rules::{GameState, Move};
-use martian_search::{Backend, DeviceBatch};
+use martian_search::{Backend, DeviceBatch, Evaluation};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -110,11 +111,61 @@ fn net_backend_on_packed_rows_equals_the_net_on_dense_input() {
         }
     }
     if tch::Cuda::is_available() {
+        // CUDA takes the softmax on the device: compare the decoded priors.
         let gpu = Checkpoint::new_random::<Jetan>(&rules, &cfg, Device::Cuda(0), 5).unwrap();
         let mut g = batch_of(ps);
         NetBackend::new(&gpu.net, Device::Cuda(0), 16).run(&mut g).unwrap();
-        for (a, e) in g.logits.iter().zip(&b.logits) {
-            assert!((a - e).abs() < 1e-3, "CUDA {a} vs CPU {e}");
+        assert!(g.softmax_on_device);
+        let (mut eg, mut eb) = (Evaluation::default(), Evaluation::default());
+        for r in 0..ps.len() {
+            g.decode_row(r, &mut eg);
+            b.decode_row(r, &mut eb);
+            for (a, e) in eg.priors.iter().zip(&eb.priors) {
+                assert!((a - e).abs() < 1e-3, "CUDA {a} vs CPU {e}");
+            }
+            assert!((eg.value - eb.value).abs() < 1e-3);
         }
     }
+}
+
+/// The softmax over the legal moves taken on the device (the CUDA default,
+/// run here on the CPU) gives the host decode's priors within 1e-6, in passes
+/// split into chunks and padded to a fixed size.
+fn device_softmax_matches_the_host<G: GameState>(start: G, rules_seed: u64, ck: &Checkpoint) {
+    let ps = positions(start, 2, rules_seed);
+    let ps = &ps[..ps.len().min(50)];
+    let mut host = batch_of(ps);
+    let mut dev = batch_of(ps);
+    NetBackend::fixed(&ck.net, Device::Cpu, 16).run(&mut host).unwrap();
+    NetBackend::fixed(&ck.net, Device::Cpu, 16).with_device_softmax(true).run(&mut dev).unwrap();
+    assert!(!host.softmax_on_device && dev.softmax_on_device);
+    let (mut eh, mut ed) = (Evaluation::default(), Evaluation::default());
+    let mut worst = 0.0f32;
+    for r in 0..ps.len() {
+        host.decode_row(r, &mut eh);
+        dev.decode_row(r, &mut ed);
+        assert_eq!(eh.priors.len(), ed.priors.len());
+        for (a, e) in ed.priors.iter().zip(&eh.priors) {
+            worst = worst.max((a - e).abs());
+        }
+        assert_eq!(eh.value, ed.value, "{}: the value does not depend on where the softmax runs", G::KIND);
+        assert!((ed.priors.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    }
+    assert!(worst < 1e-6, "{}: device softmax differs from the host's by {worst}", G::KIND);
+    assert!(
+        host.logits.iter().zip(&dev.logits).any(|(a, b)| a != b),
+        "{}: the device's batch holds priors, not logits",
+        G::KIND
+    );
+}
+
+#[test]
+fn device_softmax_gives_the_host_decodes_priors() {
+    let cfg = ModelConfig { blocks: 1, channels: 8, value_hidden: 8, ..ModelConfig::default() };
+    let jr = JetanRules::default();
+    let ck = Checkpoint::new_random::<Jetan>(&jr, &cfg, Device::Cpu, 5).unwrap();
+    device_softmax_matches_the_host(Jetan::new_game(&jr).unwrap(), 4, &ck);
+    let mr = MartianRules::default();
+    let ck = Checkpoint::new_random::<MartianChess>(&mr, &cfg, Device::Cpu, 6).unwrap();
+    device_softmax_matches_the_host(MartianChess::new_game(&mr).unwrap(), 7, &ck);
 }

@@ -1,8 +1,7 @@
 //! The evaluator split at the device boundary: [`Backend`] runs the network's
-//! forward pass on encoded rows; encoding the positions before and the
-//! softmax over the legal moves after are the caller's, so that a self-play
-//! driver can do them on its CPU threads while the device works on another
-//! batch (issue 10).
+//! forward pass on encoded rows; encoding the positions before and decoding
+//! the outputs after are the caller's, so that a self-play driver can do them
+//! on its CPU threads while the device works on another batch (issue 10).
 //!
 //! ```text
 //! CPU: GameState::encode_packed -> DeviceBatch::planes (rows x planes, a mask
@@ -10,9 +9,11 @@
 //!      GameState::action_index -> DeviceBatch::actions (legal moves, row after row)
 //! device (Backend::run): expansion of the packed planes to rows x planes x H x W
 //!      floats, forward pass, gather of the legal moves' policy logits (only
-//!      those leave the device), softmax of the value logits
-//! CPU: DeviceBatch::decode_row: softmax over each row's legal logits -> priors,
-//!      value = P(win) - P(loss)
+//!      those leave the device), softmax of the value logits, and, where the
+//!      backend does it (DeviceBatch::softmax_on_device: CUDA, the simulated
+//!      device), the softmax over each row's legal logits
+//! CPU: DeviceBatch::decode_row: priors (a copy, or the softmax over the row's
+//!      legal logits), value = P(win) - P(loss)
 //! ```
 //!
 //! [`BackendEvaluator`] puts the three steps back together as an
@@ -51,8 +52,16 @@ pub struct DeviceBatch {
     /// `rows + 1` offsets into `actions`: row `r`'s moves are
     /// `actions[offsets[r]..offsets[r + 1]]`.
     pub offsets: Vec<usize>,
-    /// Output: the raw policy logit of each entry of `actions` (same length).
+    /// Output: the raw policy logit of each entry of `actions` (same length),
+    /// or, when [`DeviceBatch::softmax_on_device`] is set, each row's priors
+    /// (the softmax over the row's entries, taken by the device).
     pub logits: Vec<f32>,
+    /// Set by the backend: `true` when the device took the softmax over each
+    /// row's legal moves, so that [`DeviceBatch::logits`] holds the priors and
+    /// [`DeviceBatch::decode_row`] only copies them (no `exp` per legal move
+    /// on the host: the CUDA [`Backend`] of the network and the
+    /// [`SimulatedDevice`] do this); `false` for raw logits.
+    pub softmax_on_device: bool,
     /// Output: `rows x 3` probabilities of (win, draw, loss) for the side to
     /// move (a network with the (win, draw, loss) head; empty with a vector
     /// value head).
@@ -209,26 +218,26 @@ impl DeviceBatch {
     }
 
     /// Turns row `r`'s outputs into an [`Evaluation`] (reusing `out`'s
-    /// allocation): priors = softmax over the row's gathered logits (uniform
-    /// when they are not finite), value = `P(win) - P(loss)` clamped to
+    /// allocation): priors = softmax over the row's gathered logits
+    /// ([`softmax_in_place`]; uniform when they are not finite), or a copy of
+    /// the row's priors when the device took the softmax
+    /// ([`DeviceBatch::softmax_on_device`]; uniform when they do not sum to a
+    /// positive finite number), value = `P(win) - P(loss)` clamped to
     /// `[-1, 1]`; with a vector value head ([`DeviceBatch::value_width`] >
     /// 0) `values` = the row's values (clamped) and value = the mover's, the
     /// first.
     pub fn decode_row(&self, r: usize, out: &mut Evaluation) {
-        let logits = &self.logits[self.offsets[r]..self.offsets[r + 1]];
-        let max = logits.iter().fold(f32::NEG_INFINITY, |m, &l| m.max(l));
-        let mut sum = 0.0;
+        let row = &self.logits[self.offsets[r]..self.offsets[r + 1]];
         out.priors.clear();
-        out.priors.extend(logits.iter().map(|&l| {
-            let x = (l - max).exp();
-            sum += x;
-            x
-        }));
-        if sum > 0.0 && sum.is_finite() {
-            out.priors.iter_mut().for_each(|x| *x /= sum);
+        out.priors.extend_from_slice(row);
+        if self.softmax_on_device {
+            let sum: f32 = out.priors.iter().sum();
+            if !(sum > 0.0 && sum.is_finite()) {
+                let u = 1.0 / row.len().max(1) as f32;
+                out.priors.iter_mut().for_each(|x| *x = u);
+            }
         } else {
-            let u = 1.0 / logits.len().max(1) as f32;
-            out.priors.iter_mut().for_each(|x| *x = u);
+            softmax_in_place(&mut out.priors);
         }
         out.values.clear();
         let w = self.value_width;
@@ -239,6 +248,26 @@ impl DeviceBatch {
             let wdl = &self.wdl[r * 3..r * 3 + 3];
             out.value = (wdl[0] - wdl[2]).clamp(-1.0, 1.0);
         }
+    }
+}
+
+/// Replaces logits by their softmax, in place: `exp(x - max) / sum`
+/// (legal-move masking is the caller's: pass only the legal moves' logits).
+/// When the logits are not finite (a diverged network) every entry becomes
+/// `1 / len` (uniform). The host decode and the [`SimulatedDevice`] share it,
+/// so where the softmax runs does not change a bit of the priors.
+pub fn softmax_in_place(x: &mut [f32]) {
+    let max = x.iter().fold(f32::NEG_INFINITY, |m, &l| m.max(l));
+    let mut sum = 0.0;
+    for v in x.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    if sum > 0.0 && sum.is_finite() {
+        x.iter_mut().for_each(|v| *v /= sum);
+    } else {
+        let u = 1.0 / x.len().max(1) as f32;
+        x.iter_mut().for_each(|v| *v = u);
     }
 }
 
@@ -341,17 +370,29 @@ pub struct SimulatedDevice {
     pub max_batch: usize,
     /// What the outputs are.
     pub output: SimOutput,
+    /// Whether the device takes the softmax over each row's legal moves
+    /// ([`DeviceBatch::softmax_on_device`], as the network's CUDA backend
+    /// does; the default) or returns raw logits for the host to decode
+    /// (`softmax=host`, the host work of a backend without it). The priors
+    /// are the same, bit for bit ([`softmax_in_place`] either way).
+    pub softmax_on_device: bool,
 }
 
 impl SimulatedDevice {
-    /// Parses `batch_ms=A,per_position_us=B[,max_batch=N][,output=hash|uniform]`
-    /// (any order; `max_batch` defaults to `usize::MAX`, `output` to `hash`).
+    /// Parses `batch_ms=A,per_position_us=B[,max_batch=N][,output=hash|uniform][,softmax=device|host]`
+    /// (any order; `max_batch` defaults to `usize::MAX`, `output` to `hash`,
+    /// `softmax` to `device`).
     ///
     /// # Errors
     /// A message naming the unknown key or the bad value.
     pub fn parse(spec: &str) -> Result<SimulatedDevice, String> {
-        let mut d =
-            SimulatedDevice { batch_ms: 0.0, per_position_us: 0.0, max_batch: usize::MAX, output: SimOutput::Hash };
+        let mut d = SimulatedDevice {
+            batch_ms: 0.0,
+            per_position_us: 0.0,
+            max_batch: usize::MAX,
+            output: SimOutput::Hash,
+            softmax_on_device: true,
+        };
         let (mut a, mut b) = (false, false);
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = item
@@ -382,9 +423,16 @@ impl SimulatedDevice {
                         o => return Err(format!("simulated device: output must be hash or uniform, got {o:?}")),
                     }
                 }
+                "softmax" => {
+                    d.softmax_on_device = match v.trim() {
+                        "device" => true,
+                        "host" => false,
+                        o => return Err(format!("simulated device: softmax must be device or host, got {o:?}")),
+                    }
+                }
                 other => {
                     return Err(format!(
-                    "simulated device: unknown key {other:?} (expected batch_ms, per_position_us, max_batch, output)"
+                    "simulated device: unknown key {other:?} (expected batch_ms, per_position_us, max_batch, output, softmax)"
                 ))
                 }
             }
@@ -418,15 +466,26 @@ impl Backend for SimulatedDevice {
         batch.check_inputs().map_err(|e| EvalError(format!("simulated device: {}", e.0)))?;
         batch.logits.clear();
         batch.wdl.clear();
+        batch.values.clear();
+        batch.value_width = 0;
+        batch.softmax_on_device = self.softmax_on_device;
         let mut start = 0;
         while start < batch.rows {
             let end = (start + self.max_batch).min(batch.rows);
             let deadline = Instant::now() + self.pass_time(end - start);
             for r in start..end {
                 let moves = &batch.actions[batch.offsets[r]..batch.offsets[r + 1]];
+                let l0 = batch.logits.len();
                 match self.output {
+                    // All logits 0; their softmax is exactly `1 / n` each
+                    // (exp(0) = 1, and n is exact in f32).
+                    SimOutput::Uniform if self.softmax_on_device => {
+                        batch.logits.resize(l0 + moves.len(), 1.0 / moves.len().max(1) as f32);
+                        batch.wdl.extend_from_slice(&[0.0, 1.0, 0.0]);
+                        continue;
+                    }
                     SimOutput::Uniform => {
-                        batch.logits.resize(batch.logits.len() + moves.len(), 0.0);
+                        batch.logits.resize(l0 + moves.len(), 0.0);
                         batch.wdl.extend_from_slice(&[0.0, 1.0, 0.0]);
                     }
                     SimOutput::Hash => {
@@ -436,6 +495,9 @@ impl Backend for SimulatedDevice {
                         let v = 1.6 * unit(mix64(!h)) - 0.8;
                         batch.wdl.extend_from_slice(&[(0.9 + v) / 2.0, 0.1, (0.9 - v) / 2.0]);
                     }
+                }
+                if self.softmax_on_device {
+                    softmax_in_place(&mut batch.logits[l0..]);
                 }
             }
             let now = Instant::now();
@@ -475,17 +537,65 @@ mod tests {
         assert!(SimulatedDevice::parse("batch_ms=-1,per_position_us=1").unwrap_err().contains("batch_ms"));
         assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1,max_batch=0").unwrap_err().contains("max_batch"));
         assert!(SimulatedDevice::parse("batch_ms").unwrap_err().contains("key=value"));
+        assert!(!SimulatedDevice::parse("batch_ms=1,per_position_us=1,softmax=host").unwrap().softmax_on_device);
+        assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1").unwrap().softmax_on_device);
+        assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1,softmax=gpu").unwrap_err().contains("device or host"));
     }
 
     #[test]
     fn uniform_output_decodes_to_the_uniform_evaluator_exactly() {
         let (s, m) = start_and_moves();
-        let dev = SimulatedDevice::parse("batch_ms=0,per_position_us=0,output=uniform").unwrap();
-        let mut ev = BackendEvaluator::new(dev);
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        Evaluator::<Jetan>::evaluate(&mut ev, &[&s, &s], &[&m, &m], &mut a).unwrap();
+        let mut b = Vec::new();
         UniformEvaluator.evaluate(&[&s, &s], &[&m, &m], &mut b).unwrap();
-        assert_eq!(a, b);
+        for softmax in ["device", "host"] {
+            let spec = format!("batch_ms=0,per_position_us=0,output=uniform,softmax={softmax}");
+            let mut ev = BackendEvaluator::new(SimulatedDevice::parse(&spec).unwrap());
+            let mut a = Vec::new();
+            Evaluator::<Jetan>::evaluate(&mut ev, &[&s, &s], &[&m, &m], &mut a).unwrap();
+            assert_eq!(a, b, "softmax on the {softmax}");
+            assert_eq!(ev.batch.softmax_on_device, softmax == "device");
+        }
+    }
+
+    #[test]
+    fn the_softmax_on_the_device_gives_the_host_decodes_priors_bit_for_bit() {
+        let (s, m) = start_and_moves();
+        let mut t = s.clone();
+        t.play_unchecked(m[5]);
+        let mut tm = Vec::new();
+        t.legal_moves(&mut tm);
+        let run = |spec: &str| {
+            let mut ev = BackendEvaluator::new(SimulatedDevice::parse(spec).unwrap());
+            let mut out = Vec::new();
+            Evaluator::<Jetan>::evaluate(&mut ev, &[&s, &t], &[&m, &tm], &mut out).unwrap();
+            out
+        };
+        let device = run("batch_ms=0,per_position_us=0,output=hash");
+        let host = run("batch_ms=0,per_position_us=0,output=hash,softmax=host");
+        assert_eq!(device, host);
+        assert!(device[0].priors.iter().any(|&x| (x - device[0].priors[0]).abs() > 1e-4), "priors are not uniform");
+    }
+
+    #[test]
+    fn decode_row_of_device_priors_copies_them_and_falls_back_to_uniform() {
+        let mut b = DeviceBatch {
+            rows: 2,
+            offsets: vec![0, 2, 5],
+            logits: vec![0.25, 0.75, f32::NAN, 0.5, 0.5],
+            wdl: vec![0.5, 0.25, 0.25, 0.0, 1.0, 0.0],
+            softmax_on_device: true,
+            ..DeviceBatch::default()
+        };
+        let mut e = Evaluation::default();
+        b.decode_row(0, &mut e);
+        assert_eq!((e.priors.as_slice(), e.value), ([0.25, 0.75].as_slice(), 0.25));
+        b.decode_row(1, &mut e);
+        assert_eq!(e.priors, vec![1.0 / 3.0; 3], "a row that is not finite is uniform");
+        // The same numbers as logits are a softmax.
+        b.softmax_on_device = false;
+        b.decode_row(0, &mut e);
+        let want = 1.0 / (1.0 + 0.5f32.exp());
+        assert!((e.priors[0] - want).abs() < 1e-6, "{:?}", e.priors);
     }
 
     #[test]

@@ -135,12 +135,14 @@ pub(crate) fn encode_packed(s: &MartianChess, out: &mut [PackedPlane]) {
     assert_eq!(out.len(), INPUT_PLANES, "encode: wrong number of planes");
     out.fill(PackedPlane::default());
     let side = s.side_to_move();
-    for (k, plane) in out.iter_mut().take(3).enumerate() {
-        let mut b = s.bb[k];
-        while b != 0 {
-            let sq = b.trailing_zeros() as u8;
-            b &= b - 1;
-            plane.set(orient(side, sq) as usize);
+    for (plane, &b) in out.iter_mut().zip(&s.bb) {
+        // `orient` on a whole board: the 180° turn (31 - sq) is a bit reversal.
+        let mask = match side {
+            Side::South => b,
+            Side::North => b.reverse_bits(),
+        };
+        if mask != 0 {
+            *plane = PackedPlane { mask: u128::from(mask), value: 1.0 };
         }
     }
     let fill = |v: f32| PackedPlane::filled(CELLS, v);
@@ -159,5 +161,46 @@ pub(crate) fn encode_packed(s: &MartianChess, out: &mut [PackedPlane]) {
     if let Some(ban) = s.banned_move() {
         out[9].set(orient(side, ban.from) as usize);
         out[10].set(orient(side, ban.to) as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::martian::{MartianRules, Piece};
+    use crate::mix64;
+
+    /// The piece planes from whole bitboards equal the per-square form
+    /// (`orient` of each occupied square), for both sides to move.
+    #[test]
+    fn piece_planes_equal_the_per_square_form() {
+        let mut x = 11u64;
+        let mut norths = 0;
+        for _game in 0..30 {
+            let mut g = MartianChess::new_game(&MartianRules::default()).unwrap();
+            let mut moves = Vec::new();
+            let mut planes = [PackedPlane::default(); INPUT_PLANES];
+            for _ply in 0..150 {
+                g.legal_moves(&mut moves);
+                if moves.is_empty() || g.outcome().is_some() {
+                    break;
+                }
+                encode_packed(&g, &mut planes);
+                let side = g.side_to_move();
+                norths += usize::from(side == Side::North);
+                for (k, piece) in [Piece::Pawn, Piece::Drone, Piece::Queen].into_iter().enumerate() {
+                    let mut want = PackedPlane::default();
+                    for sq in 0..32u8 {
+                        if g.piece_at(sq) == Some(piece) {
+                            want.set(orient(side, sq) as usize);
+                        }
+                    }
+                    assert_eq!(planes[k], want, "{piece:?} plane of {}", g.to_position());
+                }
+                x = mix64(x);
+                g.play_unchecked(moves[x as usize % moves.len()]);
+            }
+        }
+        assert!(norths > 100, "both sides to move are covered");
     }
 }

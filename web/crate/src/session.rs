@@ -398,6 +398,8 @@ impl<G: WebGame> Session for GameSession<G> {
         let b = &mut s.batch;
         b.logits.clear();
         b.wdl.clear();
+        // The model's raw logits: the softmax is taken here, in decode_row.
+        b.softmax_on_device = false;
         for r in 0..rows {
             let row = &output[r * width..(r + 1) * width];
             for &a in &b.actions[b.offsets[r]..b.offsets[r + 1]] {
