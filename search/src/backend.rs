@@ -539,7 +539,9 @@ mod tests {
         assert!(SimulatedDevice::parse("batch_ms").unwrap_err().contains("key=value"));
         assert!(!SimulatedDevice::parse("batch_ms=1,per_position_us=1,softmax=host").unwrap().softmax_on_device);
         assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1").unwrap().softmax_on_device);
-        assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1,softmax=gpu").unwrap_err().contains("device or host"));
+        assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1,softmax=gpu")
+            .unwrap_err()
+            .contains("device or host"));
     }
 
     #[test]
