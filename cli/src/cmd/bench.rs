@@ -81,9 +81,11 @@ enum What {
         #[arg(long, default_value_t = 16)]
         games: u64,
         /// Instead of the network, a simulated accelerator on its own thread:
-        /// `batch_ms=A,per_position_us=B[,max_batch=N][,output=hash|uniform]`
+        /// `batch_ms=A,per_position_us=B[,max_batch=N][,output=hash|uniform][,softmax=device|host]`
         /// (A ms per forward pass plus B µs per position, asleep; outputs from a hash
-        /// of the input, or exactly the uniform evaluator's with `output=uniform`).
+        /// of the input, or exactly the uniform evaluator's with `output=uniform`;
+        /// the softmax over the legal moves on the device, as the CUDA backend takes
+        /// it, or on the host with `softmax=host`).
         #[arg(long, value_name = "SPEC")]
         simulate_device: Option<String>,
         /// Game groups per device (overrides `selfplay.groups`).
@@ -476,11 +478,12 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
     };
     match (&o.sim, &ck) {
         (Some(d), _) => println!(
-            "{what}, simulated device: {} ms per pass + {} µs per position, max_batch {}, output {:?}",
+            "{what}, simulated device: {} ms per pass + {} µs per position, max_batch {}, output {:?}, softmax on the {}",
             d.batch_ms,
             d.per_position_us,
             if d.max_batch == usize::MAX { "unlimited".to_string() } else { d.max_batch.to_string() },
-            d.output
+            d.output,
+            if d.softmax_on_device { "device" } else { "host" }
         ),
         (None, _) => println!(
             "{what}, network {} blocks x {} channels in {}, fixed_batch {}",
