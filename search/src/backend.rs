@@ -527,6 +527,15 @@ mod tests {
         (s, m)
     }
 
+    /// The start position after its legal move `k`, with its legal moves.
+    fn after_move(k: usize) -> (Jetan, Vec<Move>) {
+        let (mut t, m) = start_and_moves();
+        t.play_unchecked(m[k]);
+        let mut tm = Vec::new();
+        t.legal_moves(&mut tm);
+        (t, tm)
+    }
+
     #[test]
     fn parse_reads_keys_and_names_errors() {
         let d = SimulatedDevice::parse("batch_ms=2.5, per_position_us=10,max_batch=64,output=uniform").unwrap();
@@ -562,10 +571,7 @@ mod tests {
     #[test]
     fn the_softmax_on_the_device_gives_the_host_decodes_priors_bit_for_bit() {
         let (s, m) = start_and_moves();
-        let mut t = s.clone();
-        t.play_unchecked(m[5]);
-        let mut tm = Vec::new();
-        t.legal_moves(&mut tm);
+        let (t, tm) = after_move(5);
         let run = |spec: &str| {
             let mut ev = BackendEvaluator::new(SimulatedDevice::parse(spec).unwrap());
             let mut out = Vec::new();
@@ -603,10 +609,7 @@ mod tests {
     #[test]
     fn hash_output_depends_on_the_position_only_and_takes_its_time() {
         let (s, m) = start_and_moves();
-        let mut t = s.clone();
-        t.play_unchecked(m[3]);
-        let mut tm = Vec::new();
-        t.legal_moves(&mut tm);
+        let (t, tm) = after_move(3);
         let dev = SimulatedDevice::parse("batch_ms=3,per_position_us=500,max_batch=2").unwrap();
         let mut ev = BackendEvaluator::new(dev);
         let mut one = Vec::new();
