@@ -233,8 +233,7 @@ impl DeviceBatch {
         if self.softmax_on_device {
             let sum: f32 = out.priors.iter().sum();
             if !(sum > 0.0 && sum.is_finite()) {
-                let u = 1.0 / row.len().max(1) as f32;
-                out.priors.iter_mut().for_each(|x| *x = u);
+                uniform_in_place(&mut out.priors);
             }
         } else {
             softmax_in_place(&mut out.priors);
@@ -266,9 +265,14 @@ pub fn softmax_in_place(x: &mut [f32]) {
     if sum > 0.0 && sum.is_finite() {
         x.iter_mut().for_each(|v| *v /= sum);
     } else {
-        let u = 1.0 / x.len().max(1) as f32;
-        x.iter_mut().for_each(|v| *v = u);
+        uniform_in_place(x);
     }
+}
+
+/// Every entry `1 / len`: the priors of a row whose outputs are not usable.
+fn uniform_in_place(x: &mut [f32]) {
+    let u = 1.0 / x.len().max(1) as f32;
+    x.iter_mut().for_each(|v| *v = u);
 }
 
 /// The device side of a network evaluator: one forward pass (or several,
