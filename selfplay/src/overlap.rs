@@ -12,16 +12,17 @@
 //!    decode the game's rows (softmax over each leaf's legal logits), expand
 //!    and back up the evaluated leaves, finish moves whose search is done,
 //!    select the next leaves (virtual loss), look them up in the evaluation
-//!    cache, and compute the misses' action indices and packed input planes;
+//!    cache, and compute the misses' action indices;
 //! 3. caches the batch's outputs in row order and brings the look-ups of
 //!    step 2, made before these inserts, up to date (so every look-up sees
 //!    the cache the lockstep driver's would);
 //! 4. hands finished games to the callback and starts the next game ids;
-//! 5. copies the misses into the group's reused batch (a position met twice
-//!    is sent once) and sends it to the device: beside the next group's
-//!    step 2 (`rayon::join`; it touches only its own group), or before
-//!    waiting when the next group's batch is not back yet, so that a device
-//!    never waits for it.
+//! 5. copies the misses' action indices into the group's reused batch (a
+//!    position met twice is sent once), encodes their packed input planes
+//!    straight into it (rows in parallel), and sends it to the device:
+//!    beside the next group's step 2 (`rayon::join`; it touches only its
+//!    own group), or before waiting when the next group's batch is not back
+//!    yet, so that a device never waits for it.
 //! ```
 //!
 //! Step 3 is the only serial work per leaf: a hash-map insert and a look-up
@@ -44,7 +45,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::time::Instant;
 
-use martian_rules::{GameState, PackedPlane};
+use martian_rules::GameState;
 use martian_search::{Backend, DeviceBatch, EvalCache, EvalError, Evaluation, KeyMap, MctsConfig};
 use rayon::prelude::*;
 
@@ -73,8 +74,9 @@ const MISS: u32 = u32::MAX - 1;
 
 /// The pending leaves of one game: their evaluations, where each comes from,
 /// their cache keys and (for cache misses) their legal moves' action
-/// indices and packed input planes, computed in the parallel scan so that
-/// the batch assembly only copies them. Reused from batch to batch.
+/// indices, computed in the parallel scan so that the batch assembly only
+/// copies them (the input planes are encoded straight into the batch, by
+/// [`Group::assemble`]). Reused from batch to batch.
 #[derive(Default)]
 struct Leaves {
     /// Leaves of the current batch.
@@ -87,13 +89,6 @@ struct Leaves {
     actions: Vec<u32>,
     /// Per leaf, its range in `actions` (empty for a cache hit).
     spans: Vec<(u32, u32)>,
-    /// Packed input planes of the misses (`INPUT_SHAPE[0]` per miss), in
-    /// leaf order.
-    planes: Vec<PackedPlane>,
-    /// Per leaf, the start of its planes in `planes` (0 for a cache hit).
-    plane_at: Vec<u32>,
-    /// Planes of `planes` in use.
-    planes_used: usize,
     /// Look-ups and hits of this scan, for the cache's counters.
     lookups: u64,
     hits: u64,
@@ -101,8 +96,7 @@ struct Leaves {
 
 impl Leaves {
     /// Scans the tree's pending leaves: input keys, read-only cache look-ups
-    /// (a hit fills the evaluation), the misses' action indices and packed
-    /// input planes.
+    /// (a hit fills the evaluation), the misses' action indices.
     fn scan<G: GameState>(&mut self, slot: &Slot<G>, cache: &EvalCache) {
         self.n = if slot.active { slot.tree.num_pending() } else { 0 };
         if self.evals.len() < self.n {
@@ -112,8 +106,6 @@ impl Leaves {
         self.keys.clear();
         self.actions.clear();
         self.spans.clear();
-        self.plane_at.clear();
-        self.planes_used = 0;
         let use_cache = cache.capacity() > 0;
         for k in 0..self.n {
             let (p, m) = slot.tree.pending_leaf(k);
@@ -131,35 +123,32 @@ impl Leaves {
                     self.hits += 1;
                     self.src.push(FROM_CACHE);
                     self.spans.push((0, 0));
-                    self.plane_at.push(0);
                     continue;
                 }
             }
             self.spans.push((0, 0));
-            self.plane_at.push(0);
             self.src.push(0);
             self.set_miss(k, p, m);
         }
     }
 
     /// Makes leaf `k` (position `p`, legal moves `m`) a miss: its action
-    /// indices and packed planes appended to the buffers.
+    /// indices appended to the buffer.
     fn set_miss<G: GameState>(&mut self, k: usize, p: &G, m: &[martian_rules::Move]) {
         let a = self.actions.len() as u32;
         p.action_indices(m, &mut self.actions);
         self.spans[k] = (a, self.actions.len() as u32);
-        let (c, used) = (G::INPUT_SHAPE[0], self.planes_used);
-        if self.planes.len() < used + c {
-            self.planes.resize(used + c, PackedPlane::default());
-        }
-        p.encode_packed(&mut self.planes[used..used + c]);
-        self.plane_at[k] = used as u32;
-        self.planes_used = used + c;
         self.src[k] = MISS;
     }
 
     /// Decodes the outputs of the leaves that took a batch row (in `batch`).
     fn decode(&mut self, batch: &DeviceBatch) {
+        // Start every row's first cache miss before waiting on any of them.
+        for &r in &self.src[..self.n] {
+            if r != FROM_CACHE {
+                batch.prefetch_outputs(r as usize);
+            }
+        }
         for (e, &r) in self.evals[..self.n].iter_mut().zip(&self.src) {
             if r != FROM_CACHE {
                 batch.decode_row(r as usize, e);
@@ -369,10 +358,11 @@ impl<G: GameState> Group<G> {
     }
 
     /// Step 4: the misses become the batch's rows, in game order (their
-    /// planes and action indices copied from the scan); a position met
-    /// twice in the batch is sent once. Touches only this group, so it runs
-    /// beside another group's [`Group::phase`]; the cache's counters are
-    /// returned, not counted.
+    /// action indices copied from the scan, then their packed input planes
+    /// encoded straight into the batch, all rows in parallel); a position
+    /// met twice in the batch is sent once. Touches only this group, so it
+    /// runs beside another group's [`Group::phase`]; the cache's counters
+    /// are returned, not counted.
     fn assemble(&mut self, use_cache: bool) -> Assembly {
         let te = Instant::now();
         let mut batch = self.batch.take().expect("the group's batch is home");
@@ -402,12 +392,15 @@ impl<G: GameState> Group<G> {
                         }
                     }
                 }
-                let at = l.plane_at[k] as usize;
-                let planes = &l.planes[at..at + batch.planes_per_row()];
-                l.src[k] = batch.push_packed_row(planes, &l.actions[s as usize..e as usize]) as u32;
+                l.src[k] = batch.push_row_actions(&l.actions[s as usize..e as usize]) as u32;
                 self.rows.push((i as u32, k as u32));
             }
         }
+        let c = batch.planes_per_row();
+        let slots = &self.slots;
+        batch.plane_rows().par_chunks_mut(c).zip(self.rows.par_iter()).for_each(|(planes, &(i, k))| {
+            slots[i as usize].tree.pending_leaf(k as usize).0.encode_packed(planes);
+        });
         a.rows = batch.rows;
         self.batch = Some(batch);
         a.seconds = te.elapsed().as_secs_f64();
