@@ -416,7 +416,7 @@ impl SimulatedDevice {
     /// `softmax` to `device`).
     ///
     /// # Errors
-    /// A message naming the unknown key or the bad value.
+    /// A message naming the unknown key, the bad value, or a key given twice.
     pub fn parse(spec: &str) -> Result<SimulatedDevice, String> {
         let mut d = SimulatedDevice {
             batch_ms: 0.0,
@@ -426,10 +426,15 @@ impl SimulatedDevice {
             softmax_on_device: true,
         };
         let (mut a, mut b) = (false, false);
+        let mut seen: Vec<&str> = Vec::new();
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = item
                 .split_once('=')
                 .ok_or_else(|| format!("simulated device: {item:?} is not key=value (e.g. batch_ms=2)"))?;
+            if seen.contains(&k.trim()) {
+                return Err(format!("simulated device: {:?} is given twice in {spec:?}", k.trim()));
+            }
+            seen.push(k.trim());
             let num = |v: &str| -> Result<f64, String> {
                 v.trim()
                     .parse::<f64>()
@@ -576,6 +581,8 @@ mod tests {
         assert!(SimulatedDevice::parse("batch_ms=1").unwrap_err().contains("per_position_us"));
         assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1,speed=3").unwrap_err().contains("\"speed\""));
         assert!(SimulatedDevice::parse("batch_ms=-1,per_position_us=1").unwrap_err().contains("batch_ms"));
+        let twice = SimulatedDevice::parse("batch_ms=1,per_position_us=1,softmax=host,softmax=device").unwrap_err();
+        assert!(twice.contains("\"softmax\" is given twice"), "{twice}");
         assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1,max_batch=0").unwrap_err().contains("max_batch"));
         assert!(SimulatedDevice::parse("batch_ms").unwrap_err().contains("key=value"));
         assert!(!SimulatedDevice::parse("batch_ms=1,per_position_us=1,softmax=host").unwrap().softmax_on_device);

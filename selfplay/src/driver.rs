@@ -219,8 +219,9 @@ pub struct SelfplayStats {
     /// evaluated leaves, move choice, selection of the next leaves.
     pub search_seconds: f64,
     /// Seconds assembling batches (overlapped driver: copying the misses'
-    /// planes and action indices into the batch; the look-ups and the
-    /// encoding run in the parallel tree phase, `search_seconds`).
+    /// action indices into the batch and encoding their packed planes
+    /// straight into it; the look-ups run in the parallel tree phase,
+    /// `search_seconds`).
     pub encode_seconds: f64,
     /// Seconds filling the evaluation cache with device outputs (overlapped
     /// driver; the softmax over the legal moves runs in the parallel tree

@@ -397,7 +397,7 @@ fn selfplay_line(what: &str, st: &SelfplayStats) -> String {
     if st.devices > 0 {
         line.push_str(&format!(
             ", {:.0} device rows/s (mean batch {:.1}), device busy {:.1}% ({} device{}); CPU thread: tree \
-             (with decode, cache look-ups, encode) {:.1}%, batch assembly {:.1}%, cache inserts {:.1}%, waiting for the device {:.1}%, writing games {:.1}%",
+             (with decode, cache look-ups) {:.1}%, batch assembly (with encode) {:.1}%, cache inserts {:.1}%, waiting for the device {:.1}%, writing games {:.1}%",
             st.device_rows as f64 / s,
             st.device_rows as f64 / st.batches.max(1) as f64,
             pct(st.device_seconds / st.devices as f64),
@@ -427,9 +427,15 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
     let sp_rules = cfg.selfplay_rules::<G>()?;
     let sp = &cfg.selfplay;
     let what = format!(
-        "{} self-play ({} games in flight per device, {} group{} per device, {}/{} simulations, {} leaves per batch per game, {} games)",
+        "{} self-play ({} games in flight per device{}, {} group{} per device, {}/{} simulations, {} leaves per batch per game, {} games)",
         G::KIND,
-        sp.games_in_flight,
+        (sp.games_in_flight as u64).min(o.games as u64),
+        // Fewer games than the configured games in flight: say both.
+        if (o.games as u64) < sp.games_in_flight as u64 {
+            format!(" (of {} configured)", sp.games_in_flight)
+        } else {
+            String::new()
+        },
         sp.groups,
         if sp.groups == 1 { "" } else { "s" },
         sp.simulations,
