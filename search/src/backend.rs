@@ -126,24 +126,6 @@ impl DeviceBatch {
         self.rows - 1
     }
 
-    /// Adds a row whose packed planes (`planes_per_row()` of them, as
-    /// `GameState::encode_packed` writes them) and legal moves' action
-    /// indices the caller computed. Returns the row's index. Allocates
-    /// nothing once the buffers have grown to the largest batch.
-    ///
-    /// # Panics
-    /// If `planes.len() != planes_per_row()` (a caller's error).
-    pub fn push_packed_row(&mut self, planes: &[PackedPlane], actions: &[u32]) -> usize {
-        let c = self.planes_per_row();
-        assert_eq!(planes.len(), c, "push_packed_row: {} planes for rows of {c}", planes.len());
-        let r = self.rows * c;
-        if self.planes.len() < r + c {
-            self.planes.resize(r + c, PackedPlane::default());
-        }
-        self.planes[r..r + c].copy_from_slice(planes);
-        self.push_row_actions(actions)
-    }
-
     /// Adds a row from stored data: its dense input planes (`row_len()`
     /// floats, as a replay sample holds them) packed, and its legal moves'
     /// action indices.
@@ -688,25 +670,25 @@ mod tests {
     }
 
     #[test]
-    fn push_packed_row_copies_the_rows_planes_and_actions() {
+    fn rows_encoded_into_plane_rows_equal_push_row() {
         let (s, m) = start_and_moves();
         let mut a = DeviceBatch::default();
         a.clear::<Jetan>();
         a.push_row(&s, &m);
         a.push_row(&s, &m[..3]);
-        // A reused buffer longer than the batch: rows are written in place.
+        // The overlapped driver's way: the action indices first, then the
+        // planes encoded in place into a reused buffer longer than the batch.
         let mut b = DeviceBatch { planes: vec![PackedPlane::filled(100, 9.0); 3 * 24], ..Default::default() };
         b.clear::<Jetan>();
-        let mut planes = vec![PackedPlane::default(); 24];
-        s.encode_packed(&mut planes);
         let acts: Vec<u32> = m.iter().map(|&mv| s.action_index(mv) as u32).collect();
-        assert_eq!(b.push_packed_row(&planes, &acts), 0);
-        assert_eq!(b.push_packed_row(&planes, &acts[..3]), 1);
+        assert_eq!(b.push_row_actions(&acts), 0);
+        assert_eq!(b.push_row_actions(&acts[..3]), 1);
+        for row in b.plane_rows().chunks_mut(24) {
+            s.encode_packed(row);
+        }
         assert_eq!((b.rows, &b.offsets, &b.actions), (a.rows, &a.offsets, &a.actions));
         assert_eq!(b.planes[..48], a.planes[..48]);
         b.check_inputs().unwrap();
-        let wrong = std::panic::catch_unwind(move || b.push_packed_row(&planes[..23], &acts));
-        assert!(wrong.is_err(), "a row of 23 planes for Jetan's 24");
     }
 
     #[test]

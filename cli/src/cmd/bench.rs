@@ -429,9 +429,9 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
     let what = format!(
         "{} self-play ({} games in flight per device{}, {} group{} per device, {}/{} simulations, {} leaves per batch per game, {} games)",
         G::KIND,
-        (sp.games_in_flight as u64).min(o.games as u64),
+        (sp.games_in_flight as u64).min(o.games),
         // Fewer games than the configured games in flight: say both.
-        if (o.games as u64) < sp.games_in_flight as u64 {
+        if o.games < sp.games_in_flight as u64 {
             format!(" (of {} configured)", sp.games_in_flight)
         } else {
             String::new()
