@@ -413,10 +413,11 @@ impl SimulatedDevice {
             let (k, v) = item
                 .split_once('=')
                 .ok_or_else(|| format!("simulated device: {item:?} is not key=value (e.g. batch_ms=2)"))?;
-            if seen.contains(&k.trim()) {
-                return Err(format!("simulated device: {:?} is given twice in {spec:?}", k.trim()));
+            let k = k.trim();
+            if seen.contains(&k) {
+                return Err(format!("simulated device: {k:?} is given twice in {spec:?}"));
             }
-            seen.push(k.trim());
+            seen.push(k);
             let num = |v: &str| -> Result<f64, String> {
                 v.trim()
                     .parse::<f64>()
@@ -424,7 +425,7 @@ impl SimulatedDevice {
                     .filter(|x| x.is_finite() && *x >= 0.0 && *x <= 60_000.0)
                     .ok_or_else(|| format!("simulated device: {k} must be a number of 0..=60000, got {v:?}"))
             };
-            match k.trim() {
+            match k {
                 "batch_ms" => (d.batch_ms, a) = (num(v)?, true),
                 "per_position_us" => (d.per_position_us, b) = (num(v)?, true),
                 "max_batch" => {
@@ -689,6 +690,12 @@ mod tests {
         assert_eq!((b.rows, &b.offsets, &b.actions), (a.rows, &a.offsets, &a.actions));
         assert_eq!(b.planes[..48], a.planes[..48]);
         b.check_inputs().unwrap();
+        // Rows whose planes were never made: the batch is refused, not sent.
+        let mut c = DeviceBatch::default();
+        c.clear::<Jetan>();
+        c.push_row_actions(&acts);
+        let err = c.check_inputs().unwrap_err().0;
+        assert!(err.contains("0 input planes"), "{err}");
     }
 
     #[test]
