@@ -149,6 +149,19 @@ fn bench_selfplay_compares_the_drivers_on_a_simulated_device() {
     let line = text.lines().find(|l| l.contains("overlapped / uniform")).unwrap_or_else(|| panic!("{text}"));
     let per = line.split("per-round ratios: ").nth(1).unwrap_or_else(|| panic!("{line}"));
     assert_eq!(per.trim_end_matches(')').split(", ").count(), 3, "{line}");
+    // ABBA order: round 2 runs the drivers in reverse.
+    let order = |round: u32| -> Vec<&str> {
+        let head = format!("  round {round}, ");
+        text.lines()
+            .filter_map(|l| l.strip_prefix(head.as_str()))
+            .map(|l| if l.starts_with("overlapped") { "overlapped" } else { "uniform" })
+            .collect()
+    };
+    assert_eq!(order(1), ["overlapped", "uniform"], "{text}");
+    assert_eq!(order(2), ["uniform", "overlapped"], "{text}");
+    assert_eq!(order(3), ["overlapped", "uniform"], "{text}");
+    // Three rounds are too few for a 95 % interval of the median, and it says so.
+    assert!(text.contains("no 95% interval of the median from 3 rounds (it takes 6 or more)"), "{text}");
     let o = mz(&["bench", "selfplay", "--config", &c, "--drivers", "uniform,sideways"]);
     assert!(!o.status.success() && err(&o).contains("sideways"), "{}", err(&o));
     let o = mz(&["bench", "selfplay", "--config", &c, "--drivers", "uniform", "--compare"]);

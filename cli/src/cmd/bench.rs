@@ -112,8 +112,10 @@ enum What {
         /// the uniform evaluator's games.
         #[arg(long, value_enum, value_delimiter = ',', conflicts_with = "compare")]
         drivers: Vec<Mode>,
-        /// Rounds of the runs (each round runs every driver once, in turn);
-        /// the comparison uses the medians.
+        /// Rounds of the runs (each round runs every driver once, in turn: in
+        /// the order given in odd rounds, reversed in even ones); the
+        /// comparison uses the medians, and from 6 rounds on prints a 95 %
+        /// interval of the median of the per-round ratios.
         #[arg(long, default_value_t = 1)]
         rounds: u32,
         /// Override a config key, `KEY=VALUE` (repeatable): e.g.
@@ -543,8 +545,17 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut runs: Vec<serde_json::Value> = Vec::new();
+    // The overlapped driver's rate over the search's alone (JSON; null unless both ran).
+    let mut ratio_json = serde_json::Value::Null;
     for round in 1..=o.rounds {
-        for (k, &m) in modes.iter().enumerate() {
+        // ABBA order: odd rounds run the drivers in the order given, even
+        // rounds in reverse, so that neither driver always runs first (on
+        // the heap and caches the other left) and a drift of the machine's
+        // speed within a pair of rounds cancels out of the per-round ratios.
+        let order: Vec<usize> =
+            if round % 2 == 1 { (0..modes.len()).collect() } else { (0..modes.len()).rev().collect() };
+        for k in order {
+            let m = modes[k];
             let c0 = process_cpu_seconds();
             let st = run(m)?;
             let used = process_cpu_seconds().zip(c0).map(|(a, b)| a - b);
@@ -561,11 +572,6 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
         }
     }
     if modes.len() > 1 {
-        let median = |v: &[f64]| {
-            let mut v = v.to_vec();
-            v.sort_by(|a, b| a.total_cmp(b));
-            v[v.len() / 2]
-        };
         let at = |m: Mode| modes.iter().position(|&x| x == m);
         let names: Vec<String> =
             modes.iter().zip(&rates).map(|(m, r)| format!("{} {:.1}", m.name(), median(r))).collect();
@@ -584,13 +590,40 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
         };
         if let (Some(x), Some(u)) = (at(Mode::Overlapped), at(Mode::Uniform)) {
             let (of_medians, med, per) = ratio(x, u);
-            let per: Vec<String> = per.iter().map(|r| format!("{:.1}", 100.0 * r)).collect();
+            let text: Vec<String> = per.iter().map(|r| format!("{:.1}", 100.0 * r)).collect();
             println!(
                 "  overlapped / uniform: {:.1}% (ratio of the medians), {:.1}% (median of the per-round ratios: {})",
                 100.0 * of_medians,
                 100.0 * med,
-                per.join(", ")
+                text.join(", ")
             );
+            let interval = median_interval(&per);
+            match interval {
+                Some(i) => println!(
+                    "  overlapped / uniform, median of the per-round ratios: {:.1}%, 95% interval {:.1}-{:.1}% \
+                     (the {}smallest and largest of {} ratios: distribution-free, coverage {:.1}%)",
+                    100.0 * med,
+                    100.0 * i.low,
+                    100.0 * i.high,
+                    ordinal(i.rank),
+                    per.len(),
+                    100.0 * i.coverage
+                ),
+                None => println!(
+                    "  overlapped / uniform: no 95% interval of the median from {} round{} (it takes {} or more)",
+                    per.len(),
+                    if per.len() == 1 { "" } else { "s" },
+                    MIN_ROUNDS_FOR_INTERVAL
+                ),
+            }
+            ratio_json = serde_json::json!({
+                "per_round": per,
+                "median": med,
+                "ratio_of_medians": of_medians,
+                "interval_95": interval.map(|i| serde_json::json!({
+                    "low": i.low, "high": i.high, "coverage": i.coverage, "rank": i.rank,
+                })),
+            });
         }
         if let (Some(x), Some(l)) = (at(Mode::Overlapped), at(Mode::Lockstep)) {
             let (of_medians, med, _) = ratio(x, l);
@@ -621,10 +654,80 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
             "max_batch": sp.max_batch,
             "fixed_batch": sp.fixed_batch,
             "runs": runs,
+            "overlapped_over_uniform": ratio_json,
         });
         write_json(path, &v)?;
     }
     Ok(())
+}
+
+/// The median of `v` (the mean of the two middle values for an even
+/// length; NaN for none).
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+    }
+}
+
+/// "2nd ", "3rd ", ... (with a space); "" for 1 (the smallest, not the 1st smallest).
+fn ordinal(k: usize) -> String {
+    let suffix = match (k % 10, k % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    if k == 1 {
+        String::new()
+    } else {
+        format!("{k}{suffix} ")
+    }
+}
+
+/// Fewest rounds that give a 95 % interval of the median ([`median_interval`]).
+const MIN_ROUNDS_FOR_INTERVAL: usize = 6;
+
+/// A distribution-free confidence interval of a median.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct MedianInterval {
+    /// The `rank`-th smallest value.
+    low: f64,
+    /// The `rank`-th largest value.
+    high: f64,
+    /// `rank`, 1-based.
+    rank: usize,
+    /// Probability that the interval holds the true median: at least 0.95.
+    coverage: f64,
+}
+
+/// The 95 % interval of the median of `v` from its order statistics (the
+/// sign-test interval, e.g. Conover, *Practical Nonparametric Statistics*,
+/// 3rd ed., §3.2): `[x_(k), x_(n+1-k)]` with the largest `k` such that
+/// `P(B <= k - 1) <= 0.025` for `B ~ Binomial(n, 1/2)`, whose coverage
+/// `1 - 2 P(B <= k - 1)` is then at least 0.95, whatever the distribution of
+/// the values (independent rounds assumed). `None` below
+/// [`MIN_ROUNDS_FOR_INTERVAL`] values (even `[min, max]` covers less than
+/// 95 % there: 93.75 % for 5) or if any value is NaN.
+fn median_interval(v: &[f64]) -> Option<MedianInterval> {
+    let n = v.len();
+    if n < MIN_ROUNDS_FOR_INTERVAL || v.iter().any(|x| x.is_nan()) {
+        return None;
+    }
+    // p = P(B = k), built up from P(B = 0) = 2^-n; below = P(B <= k - 1).
+    let (mut p, mut below, mut k) = (0.5f64.powi(n as i32), 0.0, 0);
+    while below + p <= 0.025 {
+        below += p;
+        k += 1;
+        p *= (n + 1 - k) as f64 / k as f64;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    Some(MedianInterval { low: s[k - 1], high: s[n - k], rank: k, coverage: 1.0 - 2.0 * below })
 }
 
 /// CPU seconds (user + system) this process has used, from `/proc/self/stat`
@@ -843,4 +946,61 @@ fn bench_precision<G: GameState>(cfg: &RunConfig, o: &PrecisionBench) -> Result<
         write_json(path, &v)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// P(B <= j) for B ~ Binomial(n, 1/2), by exact counting.
+    fn binomial_cdf(n: usize, j: usize) -> f64 {
+        let mut c = 1u128; // C(n, i)
+        let mut sum = 0u128;
+        for i in 0..=j {
+            sum += c;
+            c = c * (n - i) as u128 / (i + 1) as u128;
+        }
+        sum as f64 / (1u128 << n) as f64
+    }
+
+    #[test]
+    fn median_of_odd_and_even_lengths() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn median_interval_uses_the_sign_test_order_statistics() {
+        // Nine rounds: P(B <= 1) = 10/512 <= 0.025 < P(B <= 2) = 46/512, so
+        // the 2nd smallest and the 2nd largest, coverage 1 - 20/512.
+        let v = [0.90, 0.80, 0.85, 0.95, 0.70, 0.88, 0.91, 0.99, 0.86];
+        let i = median_interval(&v).unwrap();
+        assert_eq!((i.low, i.high, i.rank), (0.80, 0.95, 2));
+        assert!((i.coverage - (1.0 - 20.0 / 512.0)).abs() < 1e-12, "{i:?}");
+        // Below six values no interval reaches 95 %; six give [min, max].
+        assert_eq!(median_interval(&v[..5]), None);
+        let i = median_interval(&v[..6]).unwrap();
+        assert_eq!((i.low, i.high, i.rank), (0.70, 0.95, 1));
+        assert_eq!(median_interval(&[f64::NAN; 9]), None);
+    }
+
+    #[test]
+    fn median_interval_rank_is_the_largest_with_95_percent_coverage() {
+        for n in MIN_ROUNDS_FOR_INTERVAL..=100 {
+            let v: Vec<f64> = (0..n).map(|x| x as f64).collect();
+            let i = median_interval(&v).unwrap();
+            let k = i.rank;
+            assert!(binomial_cdf(n, k - 1) <= 0.025, "n {n}: rank {k} covers too little");
+            assert!(binomial_cdf(n, k) > 0.025, "n {n}: rank {} would also do", k + 1);
+            assert!((i.coverage - (1.0 - 2.0 * binomial_cdf(n, k - 1))).abs() < 1e-9, "n {n}");
+            assert_eq!((i.low, i.high), ((k - 1) as f64, (n - k) as f64), "n {n}");
+        }
+    }
+
+    #[test]
+    fn ordinals() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 111].iter().map(|&k| ordinal(k)).collect();
+        assert_eq!(got, ["", "2nd ", "3rd ", "4th ", "11th ", "12th ", "13th ", "21st ", "22nd ", "23rd ", "111th "]);
+    }
 }
