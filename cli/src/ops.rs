@@ -304,19 +304,30 @@ pub fn train_generation<G: GameState>(
             t.batch_size
         );
     }
-    // The newest partial checkpoint whose three files are all there.
+    // The newest partial checkpoint whose three files load; a damaged one (a
+    // missing, truncated or garbled file) is named in a warning and skipped.
     let mut resumed = None;
-    for (_, p) in run.partial_checkpoints(g).into_iter().rev() {
-        if RunDir::complete(&p) && RunDir::optimizer_state(&p).exists() {
-            let ck = load_checkpoint::<G>(&p, rules, ConfigModel::Fixed(&cfg.model), device)?;
-            let mut tr = Trainer::new(&ck, t, device)?.with_precision(cfg.model.precision)?;
-            match tr.load_state(&RunDir::optimizer_state(&p)) {
-                Ok(()) => {
-                    resumed = Some((ck, tr, p));
-                    break;
-                }
-                Err(e) => eprintln!("warning: not resuming from {}: {e}", crate::mirror::shown(&p)),
+    let partials = run.partial_checkpoints(g);
+    for (_, p) in partials.iter().rev() {
+        let shown = crate::mirror::shown(p);
+        if let Some(problem) = RunDir::partial_problem(p) {
+            eprintln!("warning: not resuming from {shown}: {problem}");
+            continue;
+        }
+        let ck = match load_checkpoint::<G>(p, rules, ConfigModel::Fixed(&cfg.model), device) {
+            Ok(ck) => ck,
+            Err(e) => {
+                eprintln!("warning: not resuming from {shown}: {e:#}");
+                continue;
             }
+        };
+        let mut tr = Trainer::new(&ck, t, device)?.with_precision(cfg.model.precision)?;
+        match tr.load_state(&RunDir::optimizer_state(p)) {
+            Ok(()) => {
+                resumed = Some((ck, tr, p.clone()));
+                break;
+            }
+            Err(e) => eprintln!("warning: not resuming from {shown}: {e}"),
         }
     }
     let (mut ckpt, mut trainer, mut last_partial) = match resumed {
@@ -325,6 +336,13 @@ pub fn train_generation<G: GameState>(
             (ck, tr, Some(p))
         }
         None => {
+            if !partials.is_empty() {
+                eprintln!(
+                    "generation {g}: training starts again from {} (no partial checkpoint of generation {g} \
+                     can be resumed; they are removed)",
+                    crate::mirror::shown(&parent_path)
+                );
+            }
             let mut ck = load_checkpoint::<G>(&parent_path, rules, ConfigModel::Fixed(&cfg.model), device)?;
             ck.meta.parent = parent_path.file_name().and_then(|n| n.to_str()).map(String::from);
             let tr = Trainer::new(&ck, t, device)?.with_precision(cfg.model.precision)?;
@@ -628,7 +646,9 @@ pub fn make_player<'a, G: AbGame>(
                 G::eval_option(&mut eval, k, v).map_err(|e| anyhow!("player {text:?}: {e}"))?;
             }
             let abc = AlphaBetaConfig { tt_mib: *tt_mib, seed, ..AlphaBetaConfig::default() };
-            Box::new(AlphaBetaPlayer::<G>::with_eval(abc, *limits, eval).with_name(text.clone()))
+            let player =
+                AlphaBetaPlayer::<G>::try_with_eval(abc, *limits, eval).map_err(|e| anyhow!("player {text:?}: {e}"))?;
+            Box::new(player.with_name(text.clone()))
         }
         PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
         PlayerSpec::Net(_) | PlayerSpec::Mcts { .. } | PlayerSpec::Uniform => {

@@ -134,11 +134,18 @@ const LEAVES_PER_BATCH: u32 = 8;
 
 impl<'a, G: AbGame> Engine<'a, G> {
     /// An engine of `kind`; MCTS uses `net` on `device` when given.
-    pub fn new(kind: EngineKind, net: Option<&'a Checkpoint>, device: Device) -> Self {
+    ///
+    /// # Errors
+    /// Alpha-beta's transposition table of `tt_mib` MiB cannot be allocated.
+    pub fn new(kind: EngineKind, net: Option<&'a Checkpoint>, device: Device) -> anyhow::Result<Self> {
         let ab = match &kind {
-            EngineKind::AlphaBeta { tt_mib, .. } => {
-                Some(AlphaBeta::new(AlphaBetaConfig { tt_mib: *tt_mib, ..AlphaBetaConfig::default() }))
-            }
+            EngineKind::AlphaBeta { tt_mib, .. } => Some(
+                AlphaBeta::try_with_eval(
+                    AlphaBetaConfig { tt_mib: *tt_mib, ..AlphaBetaConfig::default() },
+                    G::Eval::default(),
+                )
+                .map_err(|e| anyhow::anyhow!("{e} (--tt-mib)"))?,
+            ),
             _ => None,
         };
         let simple: Option<Box<dyn Player<G>>> = match kind {
@@ -146,7 +153,7 @@ impl<'a, G: AbGame> Engine<'a, G> {
             EngineKind::Greedy => Some(Box::new(GreedyPlayer::new(1))),
             _ => None,
         };
-        Engine { kind, net, device, ab, simple }
+        Ok(Engine { kind, net, device, ab, simple })
     }
 
     /// A short description: `mcts (gen0010.safetensors, 200 visits)`, `alphabeta (depth 4)`.
@@ -292,7 +299,7 @@ mod tests {
     #[test]
     fn mcts_thought_lists_root_moves_by_visits() {
         let pos = MartianChess::new_game(&MartianRules::default()).expect("start");
-        let mut e = Engine::<MartianChess>::new(EngineKind::Mcts { visits: 64 }, None, Device::Cpu);
+        let mut e = Engine::<MartianChess>::new(EngineKind::Mcts { visits: 64 }, None, Device::Cpu).unwrap();
         let t = e.think(&pos, |_| {}).expect("search");
         let total: u32 = t.root_moves.iter().map(|m| m.visits).sum();
         assert_eq!(total, 64);
@@ -315,7 +322,7 @@ mod tests {
     fn alphabeta_thought_has_score_and_pv() {
         let pos = MartianChess::new_game(&MartianRules::default()).expect("start");
         let kind = EngineKind::AlphaBeta { limits: Limits::depth(2), tt_mib: 1 };
-        let mut e = Engine::<MartianChess>::new(kind, None, Device::Cpu);
+        let mut e = Engine::<MartianChess>::new(kind, None, Device::Cpu).unwrap();
         let mut iterations = 0;
         let t = e.think(&pos, |_| iterations += 1).expect("search");
         assert_eq!(iterations, 2);

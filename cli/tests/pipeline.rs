@@ -151,6 +151,76 @@ fn pipeline_runs_two_generations_and_resumes() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("[model]"));
 }
 
+/// Options that were accepted and then ignored, overflowed or failed only
+/// after the work: each is refused up front with a message naming it.
+#[test]
+fn options_that_cannot_work_are_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, MICRO).unwrap();
+    let c = cfg.to_str().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let run = dir.path().join("run");
+    let r = run.to_str().unwrap();
+    let json = format!("{d}/no/such/dir/x.json");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["selfplay", "--config", c, "--games", "1", "--out", d, "--run-dir", r], "cannot be used with"),
+        (
+            vec!["selfplay", "--config", c, "--games", "1", "--out", d, "--generation", "0"],
+            "--generation 0 is out of range",
+        ),
+        (
+            vec![
+                "selfplay",
+                "--config",
+                c,
+                "--games",
+                "1",
+                "--run-dir",
+                r,
+                "--model",
+                "uniform",
+                "--generation",
+                "4294967295",
+            ],
+            "1..=2",
+        ),
+        (vec!["bench", "selfplay", "--config", c, "--games", "0"], "--games must be >= 1"),
+        (vec!["bench", "selfplay", "--config", c, "--games", "2", "--json", &json], "does not exist"),
+        (vec!["bench", "selfplay", "--config", c, "--games", "2", "--json", d], "is a directory"),
+        (vec!["bench", "train", "--config", c, "--steps", "1", "--json", &json], "does not exist"),
+        (
+            vec!["evaluate", "--config", c, "--a", "random", "--b", "random", "--games", "2", "--out", d],
+            "is a directory",
+        ),
+        (
+            vec![
+                "bench",
+                "selfplay",
+                "--config",
+                c,
+                "--games",
+                "2",
+                "--simulate-device",
+                "batch_ms=0.1,,per_position_us=0.5",
+            ],
+            "empty item",
+        ),
+    ];
+    for (args, needle) in &cases {
+        let out = mz(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} should fail: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert!(!run.join("shards").exists(), "a refused worker wrote into the run");
+    // An odd --games at the top of the range is rounded up in u64 (it overflowed u32).
+    let out = mz(&["evaluate", "--config", c, "--a", "random", "--b", "random", "--games", "4294967295", "--out", d]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rounded up to 4294967296"), "{err}");
+}
+
 #[test]
 fn bad_input_gets_clear_errors() {
     let dir = tempfile::tempdir().unwrap();

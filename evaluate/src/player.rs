@@ -237,7 +237,27 @@ pub struct AlphaBetaPlayer<G: AbGame> {
 impl<G: AbGame> AlphaBetaPlayer<G> {
     /// A player with engine settings `cfg` and per-move `limits`, named after
     /// the limits (`alphabeta:depth=3`, `alphabeta:movetime=100`, `alphabeta:nodes=N`).
+    ///
+    /// # Panics
+    /// If the transposition table cannot be allocated ([`AlphaBetaPlayer::try_with_eval`] does not).
     pub fn new(cfg: AlphaBetaConfig, limits: Limits) -> Self {
+        Self::try_with_eval(cfg, limits, G::Eval::default()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A player with a custom evaluation (e.g. Jetan's seed-000 values).
+    ///
+    /// # Panics
+    /// As [`AlphaBetaPlayer::new`].
+    pub fn with_eval(cfg: AlphaBetaConfig, limits: Limits, eval: G::Eval) -> Self {
+        Self::try_with_eval(cfg, limits, eval).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`AlphaBetaPlayer::with_eval`], or an error when the transposition
+    /// table of `cfg.tt_mib` MiB cannot be allocated (a size a user gave).
+    ///
+    /// # Errors
+    /// `martian_search`'s `TranspositionTable::try_new` message.
+    pub fn try_with_eval(cfg: AlphaBetaConfig, limits: Limits, eval: G::Eval) -> Result<Self, String> {
         let mut parts = Vec::new();
         if let Some(d) = limits.depth {
             parts.push(format!("depth={d}"));
@@ -249,14 +269,7 @@ impl<G: AbGame> AlphaBetaPlayer<G> {
             parts.push(format!("nodes={n}"));
         }
         let name = format!("alphabeta:{}", parts.join(","));
-        AlphaBetaPlayer { name, engine: AlphaBeta::new(cfg), limits }
-    }
-
-    /// A player with a custom evaluation (e.g. Jetan's seed-000 values).
-    pub fn with_eval(cfg: AlphaBetaConfig, limits: Limits, eval: G::Eval) -> Self {
-        let mut p = Self::new(cfg.clone(), limits);
-        p.engine = AlphaBeta::with_eval(cfg, eval);
-        p
+        Ok(AlphaBetaPlayer { name, engine: AlphaBeta::try_with_eval(cfg, eval)?, limits })
     }
 
     /// Renames the player (for reports).

@@ -105,8 +105,20 @@ impl PlayerSpec {
                             }
                             limits.depth = Some(d);
                         }
-                        "movetime" => limits.movetime = Some(std::time::Duration::from_millis(parse_num(s, &k, &v)?)),
-                        "nodes" => limits.nodes = Some(parse_num(s, &k, &v)?),
+                        "movetime" => {
+                            let ms: u64 = parse_num(s, &k, &v)?;
+                            if !(1..=3_600_000).contains(&ms) {
+                                return Err(SpecError(format!("player {s:?}: movetime must be in 1..=3600000 (milliseconds)")));
+                            }
+                            limits.movetime = Some(std::time::Duration::from_millis(ms));
+                        }
+                        "nodes" => {
+                            let n: u64 = parse_num(s, &k, &v)?;
+                            if n == 0 {
+                                return Err(SpecError(format!("player {s:?}: nodes must be >= 1")));
+                            }
+                            limits.nodes = Some(n);
+                        }
                         "tt" => {
                             tt_mib = parse_num(s, &k, &v)?;
                             if !(1..=65_536).contains(&tt_mib) {
@@ -174,7 +186,9 @@ impl PlayerSpec {
             for tok in part.split(',') {
                 let t = tok.trim();
                 if t.is_empty() {
-                    continue;
+                    return Err(SpecError(format!(
+                        "player list {s:?}: an empty item (two separators in a row, or one at an end?)"
+                    )));
                 }
                 let cont = t.split_once('=').is_some_and(|(k, _)| !k.contains(':') && !k.contains('/'));
                 match items.last_mut() {
@@ -261,6 +275,10 @@ mod tests {
         let e = PlayerSpec::parse("alphabeta:depth=2,tt=4,colour=red").unwrap_err().to_string();
         assert!(e.contains("unknown key \"colour\""), "{e}");
         assert!(PlayerSpec::parse("alphabeta:depth=2,values=seed000").is_ok());
+        for bad in ["greedy,,random", "greedy,random,", "greedy;;random", ",greedy"] {
+            let e = PlayerSpec::parse_list(bad).unwrap_err().to_string();
+            assert!(e.contains("empty item"), "{bad}: {e}");
+        }
         let e = PlayerSpec::parse_list("alphabeta:depth=1,tt=99999999").unwrap_err().to_string();
         assert!(e.contains("tt"), "{e}");
         let l = PlayerSpec::parse_list(
@@ -286,6 +304,9 @@ mod tests {
             "alphabeta",
             "alphabeta:depth=x",
             "alphabeta:depth=0",
+            "alphabeta:nodes=0",
+            "alphabeta:movetime=0",
+            "alphabeta:movetime=3600001",
             "mcts:visits=0",
             "mcts:foo=1",
             "nope:x=1",

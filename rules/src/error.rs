@@ -36,7 +36,12 @@ pub enum PositionErrorKind {
     /// A run of empty squares that is not a valid number (e.g. `0`).
     BadEmptyRun(String),
     /// The side-to-move field is not one of the allowed letters.
-    BadSide(String),
+    BadSide {
+        /// Text found.
+        text: String,
+        /// The allowed values, e.g. `S or N`.
+        expected: &'static str,
+    },
     /// A field that must hold a number does not.
     BadNumber {
         /// Field name.
@@ -50,6 +55,24 @@ pub enum PositionErrorKind {
         field: &'static str,
         /// Text found.
         text: String,
+    },
+    /// A number above the field's largest allowed value.
+    NumberTooLarge {
+        /// Field name.
+        field: &'static str,
+        /// Text found.
+        text: String,
+        /// The largest allowed value.
+        max: u64,
+    },
+    /// A field holds something other than the values it allows.
+    BadFieldExpected {
+        /// Field name.
+        field: &'static str,
+        /// Text found.
+        text: String,
+        /// The allowed values, e.g. `- or a countdown 0..=14`.
+        expected: String,
     },
     /// Too many or too few pieces of a kind.
     PieceCount {
@@ -79,9 +102,17 @@ impl fmt::Display for PositionErrorKind {
             PositionErrorKind::RankTooLong { rank } => write!(f, "rank {rank} has too many squares"),
             PositionErrorKind::RankTooShort { rank } => write!(f, "rank {rank} has too few squares"),
             PositionErrorKind::BadEmptyRun(s) => write!(f, "bad run of empty squares {s:?}"),
-            PositionErrorKind::BadSide(s) => write!(f, "bad side to move {s:?}"),
+            PositionErrorKind::BadSide { text, expected } => {
+                write!(f, "bad side to move {text:?} (expected {expected})")
+            }
             PositionErrorKind::BadNumber { field, text } => write!(f, "field {field}: {text:?} is not a valid number"),
             PositionErrorKind::BadField { field, text } => write!(f, "field {field}: {text:?} is not allowed"),
+            PositionErrorKind::NumberTooLarge { field, text, max } => {
+                write!(f, "field {field}: {text:?} is above the largest allowed value, {max}")
+            }
+            PositionErrorKind::BadFieldExpected { field, text, expected } => {
+                write!(f, "field {field}: {text:?} is not allowed (expected {expected})")
+            }
             PositionErrorKind::PieceCount { piece, side, count, rule } => {
                 write!(f, "{side} has {count} {piece}(s): {rule}")
             }

@@ -50,13 +50,16 @@ fn bad_position_strings() {
             "WLDFPCFDLW/TNNNNNNNNT/7N3/10/10/10/10/10/tnnnnnnnnt/wldfcpfdlw o OB - 0 0".into(),
             K::RankTooLong { rank: 8 },
         ),
-        (format!("{init} x OB - 0 0"), K::BadSide("x".into())),
+        (format!("{init} x OB - 0 0"), K::BadSide { text: "x".into(), expected: "o or b" }),
         (format!("{init} o BO - 0 0"), K::BadField { field: "escapes", text: "BO".into() }),
         (
             format!("{init} o OB 0 0 0"),
             K::Invalid("countdown 0 is allowed only when both sides have three pieces or fewer".into()),
         ),
-        (format!("{init} o OB 11 0 0"), K::BadField { field: "countdown", text: "11".into() }),
+        (
+            format!("{init} o OB 11 0 0"),
+            K::BadFieldExpected { field: "countdown", text: "11".into(), expected: "- or a countdown 0..=10".into() },
+        ),
         (format!("{init} o OB x 0 0"), K::BadNumber { field: "countdown", text: "x".into() }),
         (format!("{init} o OB - -1 0"), K::BadNumber { field: "quiet", text: "-1".into() }),
         (format!("{init} o OB - 0 +3"), K::BadNumber { field: "ply", text: "+3".into() }),

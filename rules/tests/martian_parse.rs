@@ -48,13 +48,19 @@ fn bad_state_strings() {
         ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ/ S 0 0 - - 0 0", K::RankCount { expected: 8, found: 9 }),
         ("QQD1/QDP1/DPP1/04/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", K::BadEmptyRun("0".into())),
         ("QQD1/QDP1/DPP1/5/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0", K::BadEmptyRun("5".into())),
-        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ s 0 0 - - 0 0", K::BadSide("s".into())),
-        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ W 0 0 - - 0 0", K::BadSide("W".into())),
-        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ South 0 0 - - 0 0", K::BadSide("South".into())),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ s 0 0 - - 0 0", K::BadSide { text: "s".into(), expected: "S or N" }),
+        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ W 0 0 - - 0 0", K::BadSide { text: "W".into(), expected: "S or N" }),
+        (
+            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ South 0 0 - - 0 0",
+            K::BadSide { text: "South".into(), expected: "S or N" },
+        ),
         ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S -1 0 - - 0 0", num("scoreS", "-1")),
         ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S +1 0 - - 0 0", num("scoreS", "+1")),
         ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 x - - 0 0", num("scoreN", "x")),
-        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 10000 - - 0 0", num("scoreN", "10000")),
+        (
+            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 10000 - - 0 0",
+            K::NumberTooLarge { field: "scoreN", text: "10000".into(), max: 9999 },
+        ),
         ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 d3 - 0 0", field("last", "d3")),
         ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 d3d3 - 0 0", field("last", "d3d3")),
         ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 e3d3 - 0 0", field("last", "e3d3")),
@@ -65,7 +71,10 @@ fn bad_state_strings() {
         ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - x 0 0", field("clock", "x")),
         ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - q 0", num("quiet", "q")),
         ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 -3", num("ply", "-3")),
-        ("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 99999999999", num("ply", "99999999999")),
+        (
+            "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 99999999999",
+            K::NumberTooLarge { field: "ply", text: "99999999999".into(), max: u32::MAX as u64 },
+        ),
     ];
     for (text, expected) in table {
         assert_eq!(kind(text), expected, "{text:?}");
@@ -91,11 +100,22 @@ fn move_text() {
     let s = MartianChess::new_game(&MartianRules::default()).unwrap();
     let d3d5 = Move::new(11, 19);
     assert_eq!(s.move_to_string(d3d5), "d3d5");
-    for t in ["d3d5", "d3-d5", "d3xd5", "d3+d5", " d3d5 "] {
+    // Any case, as Jetan's moves and the `play` REPL.
+    for t in ["d3d5", "d3-d5", "d3xd5", "d3+d5", " d3d5 ", "D3D5", "D3-d5", "d3Xd5"] {
         assert_eq!(s.parse_move(t), Ok(d3d5), "{t}");
     }
-    for t in ["", "d3", "d3d", "d3d5d", "e3d5", "d0d5", "d3/d5", "d3d3", "D3D5", "d3 d5", "ééé"] {
+    for t in ["", "d3", "d3d", "d3d5d", "e3d5", "d0d5", "d3/d5", "d3d3", "d3 d5", "ééé"] {
         assert!(matches!(s.parse_move(t), Err(RulesError::BadMoveText { .. })), "{t}");
+    }
+    // The messages name the board's squares, and a Jetan-style move is not
+    // called a bad separator.
+    for (t, want) in [
+        ("e2e3", "bad origin square (a1..d8)"),
+        ("a1a9", "bad destination square (a1..d8)"),
+        ("j10j9", "squares a1..d8"),
+    ] {
+        let e = s.parse_move(t).unwrap_err().to_string();
+        assert!(e.contains(want), "{t}: {e}");
     }
     match s.parse_move("d3d6") {
         Err(RulesError::IllegalMove { mv, legal }) => {
@@ -107,6 +127,44 @@ fn move_text() {
     let mut c = s;
     assert!(c.play(Move::new(0, 31)).is_err());
     assert_eq!(c, s);
+}
+
+/// A score that the points on the board could carry past `MAX_SCORE` is
+/// refused, so that every position reachable from a parsed one prints a
+/// string that parses back (a capture of 3 from "S 9999" printed 10002,
+/// which no parser took).
+#[test]
+fn scores_leave_room_for_the_points_on_the_board() {
+    // 9 points on the board: Q, Q, P, D.
+    let e = parse("4/4/Q3/1Q2/P3/4/D3/4 S 9999 0 - - 0 0").unwrap_err().to_string();
+    assert!(e.contains("scoreS: 9999 plus the 9 points still on the board") && e.contains("at most 9990"), "{e}");
+    let e = parse("4/4/Q3/1Q2/P3/4/D3/4 S 0 9991 - - 0 0").unwrap_err().to_string();
+    assert!(e.contains("scoreN: 9991"), "{e}");
+    let start = parse("4/4/Q3/1Q2/P3/4/D3/4 S 9990 9990 - - 0 0").unwrap();
+    // Every line of play from here: each position's string parses back to it.
+    let mut frontier = vec![start];
+    let mut seen = 0;
+    let mut moves = Vec::new();
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        for s in &frontier {
+            s.legal_moves(&mut moves);
+            for &m in &moves {
+                let mut c = *s;
+                c.play(m).unwrap();
+                let text = c.to_position();
+                assert_eq!(parse(&text).unwrap_or_else(|e| panic!("{text}: {e}")).to_position(), text);
+                seen += 1;
+                next.push(c);
+            }
+        }
+        frontier = next;
+    }
+    assert!(seen > 100, "{seen}");
+    // The helper's line: a4xb5 takes the Queen.
+    let mut c = parse("4/4/Q3/1Q2/P3/4/D3/4 S 9990 0 - - 0 0").unwrap();
+    c.play(c.parse_move("a4b5").unwrap()).unwrap();
+    assert!(c.to_position().contains(" 9993 0 "), "{}", c.to_position());
 }
 
 /// Valid strings to mutate.

@@ -409,7 +409,10 @@ impl SimulatedDevice {
         };
         let (mut a, mut b) = (false, false);
         let mut seen: Vec<&str> = Vec::new();
-        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        for item in spec.split(',').map(str::trim).filter(|_| !spec.trim().is_empty()) {
+            if item.is_empty() {
+                return Err(format!("simulated device: an empty item in {spec:?} (two commas, or one at an end?)"));
+            }
             let (k, v) = item
                 .split_once('=')
                 .ok_or_else(|| format!("simulated device: {item:?} is not key=value (e.g. batch_ms=2)"))?;
@@ -568,6 +571,14 @@ mod tests {
         assert!(twice.contains("\"softmax\" is given twice"), "{twice}");
         assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1,max_batch=0").unwrap_err().contains("max_batch"));
         assert!(SimulatedDevice::parse("batch_ms").unwrap_err().contains("key=value"));
+        for spec in [
+            "batch_ms=0.1,,per_position_us=0.5",
+            "batch_ms=0.1,per_position_us=0.5,",
+            ",batch_ms=0.1,per_position_us=0.5",
+        ] {
+            assert!(SimulatedDevice::parse(spec).unwrap_err().contains("empty item"), "{spec}");
+        }
+        assert!(SimulatedDevice::parse(" ").unwrap_err().contains("give batch_ms and per_position_us"));
         assert!(!SimulatedDevice::parse("batch_ms=1,per_position_us=1,softmax=host").unwrap().softmax_on_device);
         assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1").unwrap().softmax_on_device);
         assert!(SimulatedDevice::parse("batch_ms=1,per_position_us=1,softmax=gpu")

@@ -94,7 +94,7 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     if pos.outcome().is_some() {
         return Ok(());
     }
-    let mut engine = Engine::<G>::new(kind.clone(), model.map(|m| &m.ck), device);
+    let mut engine = Engine::<G>::new(kind.clone(), model.map(|m| &m.ck), device)?;
     match model {
         Some(m) => println!("{} with {}", engine.describe(), m.source.display()),
         None => println!("{}", engine.describe()),

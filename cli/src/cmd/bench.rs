@@ -208,12 +208,15 @@ pub fn run(a: Args) -> Result<()> {
             );
             let sim = simulate_device.map(|s| SimulatedDevice::parse(&s)).transpose().map_err(anyhow::Error::msg)?;
             anyhow::ensure!((1..=100).contains(&rounds), "--rounds must be in 1..=100, got {rounds}");
+            anyhow::ensure!(games >= 1, "--games must be >= 1");
+            check_json_path(json.as_deref())?;
             let opts = SelfplayBench { games, sim, devices, compare, drivers, rounds, json };
             with_game!(cfg.game, G => bench_selfplay::<G>(&cfg, &opts))
         }
         What::Train { config, steps, set, json } => {
             let cfg = RunConfig::load_with_overrides(&config, &set)?;
             anyhow::ensure!(steps >= 1, "--steps must be >= 1");
+            check_json_path(json.as_deref())?;
             with_game!(cfg.game, G => bench_train::<G>(&cfg, steps, json.as_deref()))
         }
         What::Precision { config, positions, batch, rounds, model, set, json } => {
@@ -225,6 +228,7 @@ pub fn run(a: Args) -> Result<()> {
             anyhow::ensure!((1..=100).contains(&rounds), "--rounds must be in 1..=100, got {rounds}");
             let batch = batch.unwrap_or(cfg.selfplay.max_batch as usize);
             anyhow::ensure!((1..=65536).contains(&batch), "--batch must be in 1..=65536, got {batch}");
+            check_json_path(json.as_deref())?;
             let opts = PrecisionBench { positions, batch, rounds, model, json };
             with_game!(cfg.game, G => bench_precision::<G>(&cfg, &opts))
         }
@@ -384,6 +388,17 @@ fn config_json(cfg: &RunConfig, device: Device) -> serde_json::Value {
 }
 
 /// Writes `value` to `path` (pretty, atomically).
+/// Refuses a `--json` path that cannot be written before the benchmark
+/// runs (not after minutes of it): a directory, or a file in a directory
+/// that does not exist.
+fn check_json_path(path: Option<&Path>) -> Result<()> {
+    let Some(p) = path else { return Ok(()) };
+    anyhow::ensure!(!p.is_dir(), "--json {} is a directory; give the path of a file", p.display());
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    anyhow::ensure!(dir.is_dir(), "--json {}: the directory {} does not exist", p.display(), dir.display());
+    Ok(())
+}
+
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     martian_model::checkpoint::write_atomic(path, text.as_bytes())

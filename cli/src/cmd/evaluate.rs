@@ -42,7 +42,7 @@ pub struct Args {
     #[arg(long, value_parser = crate::store::parse_local_run_dir)]
     run_dir: Option<PathBuf>,
     /// Rating anchor (rated 0) of the gauntlet fit; default: the first opponent.
-    #[arg(long)]
+    #[arg(long, requires = "gauntlet")]
     anchor: Option<String>,
     /// Write the full result (every game) as JSON here (refused when the file
     /// exists, unless --force).
@@ -158,8 +158,11 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         eprintln!(
             "note: --games {} rounded up to {}: games are played in pairs, each opening once with either colour",
             a.games,
-            a.games + 1
+            u64::from(a.games) + 1
         );
+    }
+    if let Some(p) = a.out.as_deref().filter(|p| p.is_dir()) {
+        bail!("--out {} is a directory; give the path of a file to write the result to", p.display());
     }
     if let Some(p) = a.out.as_deref().filter(|p| p.exists() && !a.force) {
         bail!("--out {} exists: an earlier result; choose another file, or add --force to replace it", p.display());

@@ -149,7 +149,7 @@ fn thought_text<G: GameState>(pos: &G, t: &Thought) -> String {
 fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
     let rules: G::Rules = model_rules::<G>(model)?;
     let mut pos: G = super::position(a.position.as_deref(), &rules)?;
-    let mut engine = Engine::<G>::new(kind, model.map(|m| &m.ck), device);
+    let mut engine = Engine::<G>::new(kind, model.map(|m| &m.ck), device)?;
     let human: Side = if a.second { pos.side_to_move().opponent() } else { pos.side_to_move() };
     let against = match model {
         Some(m) => format!("{} with {}", engine.describe(), m.source.display()),

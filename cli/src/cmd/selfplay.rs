@@ -47,7 +47,7 @@ pub struct Args {
     #[arg(long, value_parser = crate::store::parse_run_dir)]
     run_dir: Option<PathBuf>,
     /// Output directory when not writing into a run directory (a local path).
-    #[arg(long, value_parser = parse_out_dir)]
+    #[arg(long, value_parser = parse_out_dir, conflicts_with = "run_dir")]
     out: Option<PathBuf>,
     /// Worker id, part of every file name and game id. One process per id at
     /// a time (`workers/w<id>.lock`); the pipeline is worker `0`. Default `0`.
@@ -217,6 +217,16 @@ fn latest_generation(run: &RunDir) -> u32 {
 fn run_game<G: GameState>(a: &Args, cfg: &RunConfig, worker: &str) -> Result<()> {
     let rules = cfg.rules::<G>()?;
     let sp_rules = cfg.selfplay_rules::<G>()?;
+    if let Some(g) = a.generation {
+        // Games of generation g train network g: generation 0 (the initial
+        // network) has none, and a run has no generation past its last.
+        let last = if a.run_dir.is_some() { cfg.pipeline.generations } else { u32::MAX };
+        anyhow::ensure!(
+            (1..=last).contains(&g),
+            "--generation {g} is out of range: the games of generation g train network g, so g is 1..={last}{}",
+            if a.run_dir.is_some() { " (the run's pipeline.generations)" } else { "" }
+        );
+    }
     let (out_root, run) = match (&a.run_dir, &a.out) {
         (Some(r), _) => {
             // With the run's best network the worker continues a run: a

@@ -166,7 +166,7 @@ pub fn parse_position(text: &str, rules: &JetanRules) -> Result<Jetan, RulesErro
     let stm = match fields[1] {
         "o" => Side::North,
         "b" => Side::South,
-        other => return Err(err(PositionErrorKind::BadSide(other.to_string()))),
+        other => return Err(err(PositionErrorKind::BadSide { text: other.to_string(), expected: "o or b" })),
     };
     let mut g = Jetan::empty(rules, stm);
     let ranks: Vec<&str> = fields[0].split('/').collect();
@@ -243,7 +243,13 @@ pub fn parse_position(text: &str, rules: &JetanRules) -> Result<Jetan, RulesErro
         "-" => None,
         t => match t.parse::<u32>() {
             Ok(n) if n <= u32::from(COUNTDOWN_PLIES) && t.bytes().all(|b| b.is_ascii_digit()) => Some(n as u8),
-            Ok(_) => return Err(err(PositionErrorKind::BadField { field: "countdown", text: t.to_string() })),
+            Ok(_) => {
+                return Err(err(PositionErrorKind::BadFieldExpected {
+                    field: "countdown",
+                    text: t.to_string(),
+                    expected: format!("- or a countdown 0..={COUNTDOWN_PLIES}"),
+                }))
+            }
             Err(_) => return Err(err(PositionErrorKind::BadNumber { field: "countdown", text: t.to_string() })),
         },
     };

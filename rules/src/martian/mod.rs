@@ -13,7 +13,7 @@ mod bitboard;
 mod encode;
 mod eval;
 mod movegen;
-mod notation;
+pub(crate) mod notation;
 mod rules;
 mod tables;
 mod zobrist;
@@ -98,7 +98,10 @@ pub struct MartianChess {
     outcome: Option<Outcome>,
 }
 
-/// Highest score accepted in a position string (a real game never exceeds 36, spec §2).
+/// Highest score a position may reach: a position string's score plus the
+/// points still on the board must not pass it (so that every position
+/// reachable from a parsed one parses too). A real game never exceeds 36,
+/// spec §2.
 pub const MAX_SCORE: u32 = 9999;
 
 /// The initial position string (spec §10).

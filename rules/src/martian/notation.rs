@@ -35,19 +35,20 @@ pub(crate) fn move_text(mv: Move) -> String {
     s
 }
 
-/// Parses `d3d5`, or the human forms `b3-c4`, `b4xb6`, `a1+b2` (spec §10). The
-/// separator is not checked against the kind of move.
+/// Parses `d3d5`, or the human forms `b3-c4`, `b4xb6`, `a1+b2` (spec §10), in
+/// any case (`D3D5`, as Jetan's moves). The separator is not checked against
+/// the kind of move.
 pub(crate) fn parse_move_text(text: &str) -> Result<Move, RulesError> {
     let bad = |reason: &str| RulesError::BadMoveText { text: text.to_string(), reason: reason.to_string() };
-    let chars: Vec<char> = text.trim().chars().collect();
+    let chars: Vec<char> = text.trim().chars().map(|c| c.to_ascii_lowercase()).collect();
     let (a, b) = match chars.len() {
         4 => ((chars[0], chars[1]), (chars[2], chars[3])),
         5 if matches!(chars[2], '-' | 'x' | '+') => ((chars[0], chars[1]), (chars[3], chars[4])),
-        5 => return Err(bad("the separator must be '-', 'x' or '+'")),
-        _ => return Err(bad("expected <from><to>, e.g. d3d5")),
+        5 => return Err(bad("expected <from><to> with squares a1..d8 (e.g. d3d5), or '-', 'x' or '+' between them")),
+        _ => return Err(bad("expected <from><to> with squares a1..d8, e.g. d3d5")),
     };
-    let from = parse_square(a.0, a.1).ok_or_else(|| bad("bad origin square"))?;
-    let to = parse_square(b.0, b.1).ok_or_else(|| bad("bad destination square"))?;
+    let from = parse_square(a.0, a.1).ok_or_else(|| bad("bad origin square (a1..d8)"))?;
+    let to = parse_square(b.0, b.1).ok_or_else(|| bad("bad destination square (a1..d8)"))?;
     if from == to {
         return Err(bad("origin and destination are the same square"));
     }
@@ -66,8 +67,29 @@ fn parse_number(field: &'static str, s: &str, max: u32, text: &str) -> Result<u3
     }
     match s.parse::<u32>() {
         Ok(n) if n <= max => Ok(n),
-        _ => Err(bad()),
+        _ => Err(perr(PositionErrorKind::NumberTooLarge { field, text: s.to_string(), max: u64::from(max) }, text)),
     }
+}
+
+/// Refuses a score that the points still on the board could carry past
+/// [`MAX_SCORE`]. A capture moves a piece's points from the board to a score
+/// and a merge keeps them (spec §6, §7), so with `score + on_board <=
+/// MAX_SCORE` for every score every position reachable from this one has
+/// scores within the limit and prints a string that parses back.
+pub(crate) fn check_score_room(scores: &[(&'static str, u32)], on_board: u32, text: &str) -> Result<(), RulesError> {
+    for &(field, score) in scores {
+        if score + on_board > MAX_SCORE {
+            return Err(perr(
+                PositionErrorKind::Invalid(format!(
+                    "field {field}: {score} plus the {on_board} points still on the board could pass {MAX_SCORE}, \
+                     the largest score a position may reach; give at most {}",
+                    MAX_SCORE.saturating_sub(on_board)
+                )),
+                text,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Parses the state string of spec §10:
@@ -75,7 +97,7 @@ fn parse_number(field: &'static str, s: &str, max: u32, text: &str) -> Result<u3
 ///
 /// Extensions: the clock field also accepts `0` (the clock ran out, the game is
 /// over), so that every reachable state round-trips. Scores are limited to
-/// [`MAX_SCORE`]. Piece counts are not checked (merges change them, spec §7).
+/// [`MAX_SCORE`], together with the points on the board ([`check_score_room`]). Piece counts are not checked (merges change them, spec §7).
 pub(crate) fn parse_position(text: &str, rules: &MartianRules) -> Result<MartianChess, RulesError> {
     let fields: Vec<&str> = text.split_whitespace().collect();
     if fields.len() != 8 {
@@ -124,10 +146,12 @@ pub(crate) fn parse_position(text: &str, rules: &MartianRules) -> Result<Martian
     let side = match fields[1] {
         "S" => Side::South,
         "N" => Side::North,
-        s => return Err(perr(PositionErrorKind::BadSide(s.to_string()), text)),
+        s => return Err(perr(PositionErrorKind::BadSide { text: s.to_string(), expected: "S or N" }, text)),
     };
     let score_s = parse_number("scoreS", fields[2], MAX_SCORE, text)?;
     let score_n = parse_number("scoreN", fields[3], MAX_SCORE, text)?;
+    let on_board: u32 = bb.iter().zip(Piece::ALL).map(|(b, p)| b.count_ones() * p.value()).sum();
+    check_score_room(&[("scoreS", score_s), ("scoreN", score_n)], on_board, text)?;
     let last = match fields[4] {
         "-" => None,
         s => {

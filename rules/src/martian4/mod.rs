@@ -194,8 +194,9 @@ pub struct MartianChess4 {
 }
 
 /// Highest score accepted in a position string (a real game never exceeds
-/// 72, the pips on the board, §14.2).
-pub const MAX_SCORE: u32 = 9999;
+/// 72, the pips on the board, §14.2), with the points still on the board
+/// counted in; the two-player game's limit.
+pub const MAX_SCORE: u32 = crate::martian::MAX_SCORE;
 
 /// The initial position string (§14.2, §14.8), SW to move.
 pub const INITIAL_POSITION: &str = "QQD2DQQ/QDP2PDQ/DPP2PPD/8/8/DPP2PPD/QDP2PDQ/QQD2DQQ SW 0 0 0 0 - 0 0";

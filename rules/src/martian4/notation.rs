@@ -6,6 +6,7 @@ use super::tables::{file_of, rank_of, rotate_square, square};
 use super::{MartianChess4, Piece, Seat, CALL_CLOCK, MAX_SCORE};
 use crate::error::{PositionErrorKind, RulesError};
 use crate::game::{GameState, Move};
+use crate::martian::notation::check_score_room;
 
 /// Name of a square, e.g. `e5`.
 pub(crate) fn square_name(sq: u8) -> String {
@@ -48,11 +49,11 @@ pub(crate) fn parse_move_text(text: &str) -> Result<Move, RulesError> {
         Some(b) => (b, true),
         None => (trimmed, false),
     };
-    let chars: Vec<char> = body.chars().collect();
+    let chars: Vec<char> = body.chars().map(|c| c.to_ascii_lowercase()).collect();
     let (a, b) = match chars.len() {
         4 => ((chars[0], chars[1]), (chars[2], chars[3])),
         5 if matches!(chars[2], '-' | 'x' | '+') => ((chars[0], chars[1]), (chars[3], chars[4])),
-        5 => return Err(bad("the separator must be '-', 'x' or '+'")),
+        5 => return Err(bad("expected <from><to> with squares a1..h8 (e.g. c1e1), or '-', 'x' or '+' between them")),
         _ => return Err(bad("expected <from><to>, e.g. c1e1, optionally followed by '*' to call the clock")),
     };
     let from = parse_square(a.0, a.1).ok_or_else(|| bad("bad origin square (a1..h8)"))?;
@@ -76,7 +77,7 @@ fn parse_number(field: &'static str, s: &str, max: u32, text: &str) -> Result<u3
     }
     match s.parse::<u32>() {
         Ok(n) if n <= max => Ok(n),
-        _ => Err(bad()),
+        _ => Err(perr(PositionErrorKind::NumberTooLarge { field, text: s.to_string(), max: u64::from(max) }, text)),
     }
 }
 
@@ -87,7 +88,8 @@ fn parse_number(field: &'static str, s: &str, max: u32, text: &str) -> Result<u3
 /// an error), numbers have no leading zeros, so that every accepted string
 /// prints back unchanged (up to the spacing between fields). The clock field
 /// is `-`, or a countdown from 0 (a game the clock ended) to `clock_plies`;
-/// it must be `-` under `clock = Off`. Scores are limited to [`MAX_SCORE`].
+/// it must be `-` under `clock = Off`. Scores are limited to [`MAX_SCORE`], together with the points on the board
+/// (as in the two-player game: [`check_score_room`]).
 /// Piece counts are not checked (merges change them, §7).
 pub(crate) fn parse_position(text: &str, rules: &Martian4Rules) -> Result<MartianChess4, RulesError> {
     let fields: Vec<&str> = text.split_whitespace().collect();
@@ -142,21 +144,28 @@ pub(crate) fn parse_position(text: &str, rules: &Martian4Rules) -> Result<Martia
     let seat = match Seat::ALL.into_iter().find(|s| s.name() == fields[1]) {
         Some(s) => s,
         None => {
-            return Err(perr(PositionErrorKind::BadSide(format!("{} (expected SW, NW, NE or SE)", fields[1])), text))
+            return Err(perr(
+                PositionErrorKind::BadSide { text: fields[1].to_string(), expected: "SW, NW, NE or SE" },
+                text,
+            ))
         }
     };
     let mut scores = [0u32; 4];
     for (i, name) in ["sSW", "sNW", "sNE", "sSE"].into_iter().enumerate() {
         scores[i] = parse_number(name, fields[2 + i], MAX_SCORE, text)?;
     }
+    let on_board: u32 = bb.iter().zip(Piece::ALL).map(|(b, p)| b.count_ones() * p.value()).sum();
+    let named: Vec<(&'static str, u32)> = ["sSW", "sNW", "sNE", "sSE"].into_iter().zip(scores).collect();
+    check_score_room(&named, on_board, text)?;
     let clock = match fields[6] {
         "-" => 0u32,
         s => {
             let countdown = parse_number("clock", s, rules.clock_plies, text).map_err(|_| {
                 perr(
-                    PositionErrorKind::BadField {
+                    PositionErrorKind::BadFieldExpected {
                         field: "clock",
-                        text: format!("{s} (expected - or a countdown 0..={})", rules.clock_plies),
+                        text: s.to_string(),
+                        expected: format!("- or a countdown 0..={}", rules.clock_plies),
                     },
                     text,
                 )

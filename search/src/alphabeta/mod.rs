@@ -205,9 +205,22 @@ impl<G: AbGame> AlphaBeta<G> {
 
 impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
     /// An engine with evaluation `eval`. Allocates the table and all buffers.
+    ///
+    /// # Panics
+    /// If the table's memory cannot be allocated; a size that comes from a
+    /// user goes through [`AlphaBeta::try_with_eval`].
     pub fn with_eval(cfg: AlphaBetaConfig, eval: E) -> Self {
-        AlphaBeta {
-            tt: TranspositionTable::new(cfg.tt_mib),
+        Self::try_with_eval(cfg, eval).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`AlphaBeta::with_eval`], or an error when the transposition table of
+    /// `cfg.tt_mib` MiB cannot be allocated.
+    ///
+    /// # Errors
+    /// [`TranspositionTable::try_new`]'s message.
+    pub fn try_with_eval(cfg: AlphaBetaConfig, eval: E) -> Result<Self, String> {
+        Ok(AlphaBeta {
+            tt: TranspositionTable::try_new(cfg.tt_mib)?,
             rng: StdRng::seed_from_u64(cfg.seed),
             cfg,
             eval,
@@ -223,7 +236,7 @@ impl<G: AbGame, E: StaticEval<G>> AlphaBeta<G, E> {
             signal: None,
             start: Instant::now(),
             limits: Limits::default(),
-        }
+        })
     }
 
     /// The settings.

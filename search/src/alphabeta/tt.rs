@@ -57,11 +57,30 @@ pub struct TranspositionTable {
 impl TranspositionTable {
     /// A table of at most `mib` MiB (a power-of-two entry count, 16 bytes each);
     /// `0` gives an empty, disabled table.
+    ///
+    /// # Panics
+    /// If the memory cannot be allocated; sizes that come from a user go
+    /// through [`TranspositionTable::try_new`].
     pub fn new(mib: usize) -> Self {
+        Self::try_new(mib).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`TranspositionTable::new`], or an error naming the size when the
+    /// machine cannot allocate it (the allocator refuses it, e.g. more than
+    /// the memory and swap under Linux's default overcommit heuristic).
+    ///
+    /// # Errors
+    /// The message says how many MiB were asked for.
+    pub fn try_new(mib: usize) -> Result<Self, String> {
         let bytes = mib.saturating_mul(1 << 20);
         let n = bytes / std::mem::size_of::<Slot>();
         let n = if n == 0 { 0 } else { 1usize << (usize::BITS - 1 - n.leading_zeros()) };
-        TranspositionTable { slots: vec![Slot::default(); n], mask: n.saturating_sub(1), generation: 0 }
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(n).map_err(|_| {
+            format!("a transposition table of {mib} MiB could not be allocated on this machine; give a smaller one")
+        })?;
+        slots.resize(n, Slot::default());
+        Ok(TranspositionTable { slots, mask: n.saturating_sub(1), generation: 0 })
     }
 
     /// Whether the table holds any slot.
@@ -147,5 +166,8 @@ mod tests {
         assert_eq!((e.score, e.mv, e.depth, e.bound), (77, Some(Move::new(1, 2)), 3, Bound::Lower));
         assert!(t.probe(12346).is_none());
         assert!(!TranspositionTable::new(0).enabled());
+        // A size no machine has is an error that names it, not an abort.
+        let e = TranspositionTable::try_new(usize::MAX >> 20).err().expect("refused");
+        assert!(e.contains(&format!("{} MiB", usize::MAX >> 20)), "{e}");
     }
 }
