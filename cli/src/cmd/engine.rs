@@ -944,6 +944,9 @@ fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
     let mut l = GoLimits::default();
     let mut it = args.iter();
     while let Some(&key) = it.next() {
+        if !matches!(key, "visits" | "nodes" | "movetime" | "depth") {
+            return Err(format!("unknown go limit {}: expected visits, movetime or depth", quote(key)));
+        }
         let Some(&value) = it.next() else {
             return Err(format!("go {} needs a number", quote(key)));
         };
@@ -998,6 +1001,10 @@ mod tests {
         assert!(parse_go(&["depth", "0"]).is_err(), "a zero limit is an error, not a silent depth-1 search");
         assert_eq!(parse_go(&["movetime", "0"]).expect("the least search").movetime, Some(Duration::ZERO));
         assert!(parse_go(&["speed", "1"]).is_err());
+        // An unknown word is named as one, with or without a number after it.
+        for args in [&["foo"][..], &["foo", "3"], &["\u{fffd}"]] {
+            assert!(parse_go(args).unwrap_err().starts_with("unknown go limit"), "{args:?}");
+        }
         assert_eq!(parse_go(&["visits", "10", "visits", "20"]).unwrap_err(), "go visits is given twice");
         assert!(parse_go(&["visits", "10", "nodes", "20"]).is_err(), "nodes is visits");
         assert!(parse_go(&[]).expect("empty go").visits.is_none());
