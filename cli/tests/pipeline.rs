@@ -186,6 +186,7 @@ fn options_that_cannot_work_are_refused_up_front() {
             "1..=2",
         ),
         (vec!["bench", "selfplay", "--config", c, "--games", "0"], "--games must be >= 1"),
+        (vec!["selfplay", "--config", c, "--games", "0", "--out", d, "--model", "uniform"], "--games must be >= 1"),
         (vec!["bench", "selfplay", "--config", c, "--games", "2", "--json", &json], "does not exist"),
         (vec!["bench", "selfplay", "--config", c, "--games", "2", "--json", d], "is a directory"),
         (vec!["bench", "train", "--config", c, "--steps", "1", "--json", &json], "does not exist"),

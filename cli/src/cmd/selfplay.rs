@@ -175,6 +175,9 @@ pub fn run(a: Args) -> Result<()> {
     if !worker.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || worker.is_empty() {
         bail!("--worker must be letters, digits or '_', got {worker:?}");
     }
+    if a.games == Some(0) {
+        bail!("--games must be >= 1 (leave it out to play until the run's last generation is trained)");
+    }
     if let Some(url) = a.run_dir.as_deref().filter(|r| crate::store::is_url(r)) {
         if a.model != "best" || a.generation.is_some() {
             bail!("a worker on a run directory URL plays the run's best network for its newest generation: drop --model and --generation");
