@@ -120,6 +120,22 @@ impl RunDir {
         for sub in ["models", "shards", "games", "eval"] {
             fs::create_dir_all(root.join(sub)).with_context(|| format!("creating {}", root.join(sub).display()))?;
         }
+        Self::check_config(root, cfg)?;
+        let path = root.join("config.toml");
+        if write_config || !path.exists() {
+            write_atomic(&path, cfg.to_toml().as_bytes())?;
+        }
+        Ok(RunDir { root: root.to_path_buf() })
+    }
+
+    /// Checks, without writing anything, that `cfg` may continue the run at
+    /// `root` (see [`RunDir::open`]); nothing to check when `root` has no
+    /// `config.toml` yet.
+    ///
+    /// # Errors
+    /// An unreadable `config.toml`, or a different game, rules or
+    /// architecture (naming each difference).
+    pub fn check_config(root: &Path, cfg: &RunConfig) -> Result<()> {
         let path = root.join("config.toml");
         if path.exists() {
             let old = RunConfig::load(&path).with_context(|| "the run directory's config.toml is unreadable")?;
@@ -146,10 +162,7 @@ impl RunDir {
                 );
             }
         }
-        if write_config || !path.exists() {
-            write_atomic(&path, cfg.to_toml().as_bytes())?;
-        }
-        Ok(RunDir { root: root.to_path_buf() })
+        Ok(())
     }
 
     /// Opens the existing run at `root` for a command that joins a run
@@ -239,6 +252,63 @@ impl RunDir {
         v
     }
 
+    /// What keeps training from resuming at the partial checkpoint `p`, in
+    /// words naming the file (`None` when its weights, sidecar and optimizer
+    /// state are all there and their headers read). A cheap check of the
+    /// files' framing, not of every value: loading can still fail.
+    pub fn partial_problem(p: &Path) -> Option<String> {
+        let side = p.with_extension("json");
+        let optim = Self::optimizer_state(p);
+        if !p.exists() {
+            return Some(format!("its weights {} are missing", p.display()));
+        }
+        if !side.exists() {
+            return Some(format!("its sidecar {} is missing (its write was interrupted)", side.display()));
+        }
+        if let Err(e) = martian_model::Checkpoint::read_meta(p) {
+            return Some(e.to_string());
+        }
+        if let Err(e) = martian_model::checkpoint::read_safetensors_shapes(p) {
+            return Some(e.to_string());
+        }
+        if !optim.exists() {
+            return Some(format!("its optimizer state {} is missing", optim.display()));
+        }
+        if let Err(e) = martian_model::checkpoint::read_safetensors_shapes(&optim) {
+            return Some(format!("optimizer state {}", e.to_string().trim_start_matches("checkpoint weights ")));
+        }
+        None
+    }
+
+    /// The partial checkpoint of generation `g` that training resumes from, as
+    /// `(step, path)`: the newest one without a [`RunDir::partial_problem`].
+    pub fn resume_point(&self, g: u32) -> Option<(u64, PathBuf)> {
+        self.partial_checkpoints(g).into_iter().rev().find(|(_, p)| Self::partial_problem(p).is_none())
+    }
+
+    /// The newest generation the run holds beyond `generations`, with the
+    /// file that shows it (its gate record or its complete checkpoint), or
+    /// `None` when it holds none: a config whose `pipeline.generations` is
+    /// lower than what the run already has.
+    pub fn generation_beyond(&self, generations: u32) -> Option<(u32, PathBuf)> {
+        let number = |dir: &Path, suffix: &str| -> Vec<u32> {
+            let Ok(rd) = fs::read_dir(dir) else { return Vec::new() };
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let n = e.file_name().to_str()?.to_string();
+                    let g = n.strip_prefix("gen")?.strip_suffix(suffix)?;
+                    (g.len() == 4).then(|| g.parse::<u32>().ok()).flatten()
+                })
+                .collect()
+        };
+        let gated = number(&self.root.join("eval"), ".json").into_iter().map(|g| (g, self.gate_result(g)));
+        let trained = number(&self.models(), ".safetensors")
+            .into_iter()
+            .map(|g| (g, self.checkpoint(g)))
+            .filter(|(_, p)| Self::complete(p));
+        gated.chain(trained).filter(|&(g, _)| g > generations).max_by_key(|&(g, _)| g)
+    }
+
     /// Removes every file of the partial checkpoint at `p` (weights, sidecar, optimizer state).
     pub fn remove_partial(p: &Path) {
         let _ = fs::remove_file(p.with_extension("json"));
@@ -277,6 +347,61 @@ impl RunDir {
     /// True when the checkpoint at `p` is complete (its sidecar exists).
     pub fn complete(p: &Path) -> bool {
         p.exists() && p.with_extension("json").exists()
+    }
+
+    /// `best`: the file naming the promoted checkpoint.
+    pub fn best_file(&self) -> PathBuf {
+        self.root.join("best")
+    }
+
+    /// What is wrong with an existing `best` file, in words naming it (`None`
+    /// when it names a complete checkpoint, or when there is no such file).
+    pub fn best_problem(&self) -> Option<String> {
+        let path = self.best_file();
+        if !path.exists() || self.best().is_some() {
+            return None;
+        }
+        let shown = path.display();
+        let text = match fs::read(&path) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => return Some(format!("{shown} is unreadable: {e}")),
+        };
+        let name = text.trim();
+        if name.is_empty() {
+            return Some(format!("{shown} is empty"));
+        }
+        let quoted: String = name.chars().take(60).collect();
+        if name.contains(['/', '\\', '\n']) || name.starts_with('.') || !name.ends_with(".safetensors") {
+            return Some(format!("{shown} holds {quoted:?}, not a checkpoint file name like gen0003.safetensors"));
+        }
+        let p = self.models().join(name);
+        if !p.exists() {
+            return Some(format!("{shown} names {name}, which is not in {}", self.models().display()));
+        }
+        if !Self::complete(&p) {
+            return Some(format!(
+                "{shown} names {name}, whose sidecar {} is missing",
+                p.with_extension("json").display()
+            ));
+        }
+        None
+    }
+
+    /// The error of a command that needs the promoted checkpoint of a run
+    /// without one: what is wrong with `best`, or that it is missing.
+    pub fn no_best_error(&self) -> anyhow::Error {
+        match self.best_problem() {
+            Some(problem) => anyhow::anyhow!(
+                "run directory {} has no usable best checkpoint: {problem} (running the run's `pipeline` \
+                 command again rebuilds it from the gate records)",
+                self.root.display()
+            ),
+            None => anyhow::anyhow!(
+                "run directory {} has no promoted checkpoint yet ({} is missing; the pipeline writes it)",
+                self.root.display(),
+                self.best_file().display()
+            ),
+        }
     }
 
     /// The promoted checkpoint, if any.

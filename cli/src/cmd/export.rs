@@ -32,7 +32,7 @@ pub fn run(a: Args) -> Result<()> {
     check_out(&a.out)?;
     let weights = if a.checkpoint.is_dir() {
         let run = RunDir::existing(&a.checkpoint)?;
-        run.best().with_context(|| format!("run directory {} has no best checkpoint", a.checkpoint.display()))?
+        run.best().ok_or_else(|| run.no_best_error())?
     } else {
         a.checkpoint.clone()
     };

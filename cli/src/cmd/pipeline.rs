@@ -223,12 +223,28 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     } else {
         Vec::new()
     };
+    let total = cfg.pipeline.generations;
+    if resuming {
+        // A config with fewer generations than the run has would evaluate an older one as final
+        // (after the config check, whose error says more).
+        RunDir::check_config(&root, cfg)?;
+        refuse_fewer_generations(&root, total, &a.config)?;
+    }
     let run = RunDir::open(&root, cfg)?;
     let device = super::setup_runtime(cfg)?;
     let sp_devices = super::selfplay_devices(cfg)?;
-    let total = cfg.pipeline.generations;
     let per_gen = cfg.pipeline.games_per_generation as u64;
     if resuming {
+        repair_best(&run)?;
+        // This process's own spooled games of the generation it continues, checked before
+        // they are counted (an unreadable one is removed and played again).
+        let next = (1..=total).find(|&g| !run.gate_result(g).exists());
+        if let Some(g) = next.filter(|&g| a.role == Role::All && !RunDir::complete(&run.checkpoint(g))) {
+            // An error here (a corrupt record file) is the self-play phase's to report, if it runs.
+            if let Err(e) = crate::spool::recover(&run.selfplay_out(g, "0"), G::INPUT_SHAPE, G::NUM_ACTIONS) {
+                eprintln!("warning: {e:#}");
+            }
+        }
         eprintln!("resuming {}: {}", shown(run.root()), run_state(&run, total, per_gen));
     }
     install_interrupt_handler(run.root(), total, per_gen);
@@ -305,9 +321,18 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             ));
         }
         eprintln!("{line}");
+        // A network trained before its gate (by `train`, or an invocation stopped after
+        // training): its self-play and training are done; the gate comes next.
+        let trained_before = RunDir::complete(&run.checkpoint(g));
+        if trained_before {
+            eprintln!(
+                "generation {g}: {} is already trained (by `train` or an earlier invocation); its gate comes next",
+                file_name(&run.checkpoint(g))
+            );
+        }
         // 0. The bootstrap from the baseline (not zero; off by default): part
         // or all of generation 1's games come from the alpha-beta teacher.
-        if g == 1 && cfg.pipeline.bootstrap_games > 0 {
+        if g == 1 && cfg.pipeline.bootstrap_games > 0 && !trained_before {
             let n = crate::ops::bootstrap_games::<G>(cfg, &sp_rules, &run, device)?;
             if n > 0 {
                 eprintln!(
@@ -320,10 +345,16 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         // 1. Self-play (the trainer waits for the workers' games instead).
         let want = cfg.pipeline.games_per_generation as u64;
         if let Some(r) = &remote {
-            r.pull_games()?;
+            if !trained_before {
+                r.pull_games()?;
+            }
         }
         let mut have = run.games_done(g);
         let mut played = None;
+        if trained_before {
+            // Nothing to play: the games of a generation train its network, which is trained.
+            have = have.max(want);
+        }
         if a.role == Role::Trainer && have < want {
             eprintln!("generation {g}: waiting for the self-play workers ({have} of {want} games recorded)");
             let poll = a.dist.poll()?;
@@ -361,7 +392,9 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             }
         }
         // 2. Train.
-        eprintln!("generation {g}: training");
+        if !trained_before {
+            eprintln!("generation {g}: training");
+        }
         let step_before = training_step(&run, g);
         let t_train = std::time::Instant::now();
         let cand = train_generation::<G>(cfg, &rules, &run, g, device)?;
@@ -448,6 +481,81 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     }
     finish(&run, total, t0, ran, &log);
     sync(&remote)
+}
+
+/// Refuses to continue the run at `root` with a config of `generations`
+/// generations when the run already has a later one (its gate record or its
+/// trained checkpoint): the final evaluation, the ladder and `final-eval.json`
+/// would then describe an older generation than the run's best. Nothing is
+/// changed.
+///
+/// # Errors
+/// The run has a generation beyond `generations` (naming it, the file that
+/// shows it, and the two ways on).
+fn refuse_fewer_generations(root: &Path, generations: u32, config: &Path) -> Result<()> {
+    let Ok(run) = RunDir::existing(root) else { return Ok(()) };
+    if let Some((g, evidence)) = run.generation_beyond(generations) {
+        bail!(
+            "run directory {} already has generation {g} ({}), more than pipeline.generations = {generations} in {}; \
+             nothing was changed. To continue or re-evaluate this run set pipeline.generations to {g} or more; \
+             for a run of {generations} generations give a new --run-dir",
+            shown(root),
+            shown(&evidence),
+            config.display()
+        );
+    }
+    Ok(())
+}
+
+/// The checkpoint `best` should name, rebuilt from the gate records
+/// `eval/gen*.json`: the newest promoted generation whose checkpoint is
+/// complete, else generation 0 (if it is complete).
+///
+/// # Errors
+/// An unreadable gate record (named).
+fn best_from_gate_records(run: &RunDir) -> Result<Option<PathBuf>> {
+    let mut best = Some(run.checkpoint(0)).filter(|p| RunDir::complete(p));
+    for g in 1.. {
+        let p = run.gate_result(g);
+        if !p.exists() {
+            break;
+        }
+        let rec: GateRecord = serde_json::from_str(&std::fs::read_to_string(&p)?)
+            .with_context(|| format!("reading {} (delete it to play generation {g}'s gate again)", p.display()))?;
+        let cand = run.models().join(&rec.candidate);
+        if rec.promoted && RunDir::complete(&cand) {
+            best = Some(cand);
+        }
+    }
+    Ok(best)
+}
+
+/// Checks `best` of a resumed run: one that names no usable checkpoint
+/// (garbage, empty, a missing checkpoint), or a missing one in a run with
+/// gate records, is rebuilt from the gate records with a warning that names
+/// the problem.
+///
+/// # Errors
+/// An unreadable gate record, or I/O errors writing `best`.
+fn repair_best(run: &RunDir) -> Result<()> {
+    let problem = match run.best_problem() {
+        Some(p) => p,
+        None if run.best().is_none() && run.gate_result(1).exists() => {
+            format!("{} is missing", shown(&run.best_file()))
+        }
+        None => return Ok(()),
+    };
+    match best_from_gate_records(run)? {
+        Some(p) => {
+            run.set_best(&p)?;
+            eprintln!(
+                "warning: {problem}; rebuilt it from the gate records (eval/gen*.json): best is {}",
+                file_name(&p)
+            );
+        }
+        None => eprintln!("warning: {problem}; it is rewritten with generation 0 once that is initialised"),
+    }
+    Ok(())
 }
 
 /// Why a gate promoted or kept the candidate, in words.
@@ -621,8 +729,7 @@ fn training_step(run: &RunDir, g: u32) -> u64 {
             return s;
         }
     }
-    let partial = run.partial_checkpoints(g).into_iter().rev().find(|(_, p)| RunDir::complete(p));
-    partial.map(|(s, _)| s).or_else(|| step(&run.checkpoint(g.saturating_sub(1)))).unwrap_or(0)
+    run.resume_point(g).map(|(s, _)| s).or_else(|| step(&run.checkpoint(g.saturating_sub(1)))).unwrap_or(0)
 }
 
 /// The last total loss that `train.jsonl` logged for generation `g`.
@@ -654,6 +761,8 @@ impl std::fmt::Display for GenerationSummary {
         write!(f, "generation {}/{} done: {} games", self.generation, self.total, self.games)?;
         match self.selfplay {
             Some((pos, secs)) => write!(f, ", {:.1} positions/s", pos as f64 / secs.max(1e-9))?,
+            // A network trained before its self-play (by `train`) has no games of its generation.
+            None if self.games == 0 => write!(f, " (its network was trained without them)")?,
             None => write!(f, " (played earlier)")?,
         }
         let (from, to, secs) = self.training;
@@ -728,7 +837,7 @@ pub fn run_state(run: &RunDir, total: u32, games_per_generation: u64) -> String 
     };
     let next = if RunDir::complete(&run.checkpoint(g)) {
         format!("generation {g}'s network is trained; its gate match comes next")
-    } else if let Some((step, _)) = run.partial_checkpoints(g).into_iter().rev().find(|(_, p)| RunDir::complete(p)) {
+    } else if let Some((step, _)) = run.resume_point(g) {
         format!("{kept}; training continues from step {step}")
     } else if games >= games_per_generation {
         format!("{kept}; training comes next")
