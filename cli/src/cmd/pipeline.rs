@@ -515,13 +515,7 @@ fn refuse_fewer_generations(root: &Path, generations: u32, config: &Path) -> Res
 /// An unreadable gate record (named).
 fn best_from_gate_records(run: &RunDir) -> Result<Option<PathBuf>> {
     let mut best = Some(run.checkpoint(0)).filter(|p| RunDir::complete(p));
-    for g in 1.. {
-        let p = run.gate_result(g);
-        if !p.exists() {
-            break;
-        }
-        let rec: GateRecord = serde_json::from_str(&std::fs::read_to_string(&p)?)
-            .with_context(|| format!("reading {} (delete it to play generation {g}'s gate again)", p.display()))?;
+    for rec in gate_records(run)? {
         let cand = run.models().join(&rec.candidate);
         if rec.promoted && RunDir::complete(&cand) {
             best = Some(cand);
@@ -600,6 +594,25 @@ fn ladder_step<G: AbGame>(
     Ok(rec)
 }
 
+/// The gate records `eval/gen*.json` of generations 1, 2, ... up to the
+/// first one missing, in generation order.
+///
+/// # Errors
+/// An unreadable record, named, with how to replay its gate; an I/O error.
+fn gate_records(run: &RunDir) -> Result<Vec<GateRecord>> {
+    let mut out = Vec::new();
+    for g in 1.. {
+        let p = run.gate_result(g);
+        if !p.exists() {
+            break;
+        }
+        let rec: GateRecord = serde_json::from_str(&std::fs::read_to_string(&p)?)
+            .with_context(|| format!("reading {} (delete it to play generation {g}'s gate again)", p.display()))?;
+        out.push(rec);
+    }
+    Ok(out)
+}
+
 /// Rewrites `evals.jsonl` from the gate records `eval/gen*.json`, one line
 /// each in generation order. The log is derived from the records, so a kill
 /// between writing a record and the log can neither drop nor repeat a line.
@@ -608,13 +621,7 @@ fn ladder_step<G: AbGame>(
 /// An unreadable gate record (named) or an I/O error.
 fn rebuild_eval_log(run: &RunDir) -> Result<()> {
     let mut lines = String::new();
-    for g in 1.. {
-        let p = run.gate_result(g);
-        if !p.exists() {
-            break;
-        }
-        let rec: GateRecord = serde_json::from_str(&std::fs::read_to_string(&p)?)
-            .with_context(|| format!("reading {} (delete it to play generation {g}'s gate again)", p.display()))?;
+    for rec in gate_records(run)? {
         lines.push_str(&serde_json::to_string(&rec)?);
         lines.push('\n');
     }
