@@ -163,6 +163,8 @@ fn options_that_cannot_work_are_refused_up_front() {
     let run = dir.path().join("run");
     let r = run.to_str().unwrap();
     let json = format!("{d}/no/such/dir/x.json");
+    // A path below a file.
+    let in_file = format!("{c}/x");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["selfplay", "--config", c, "--games", "1", "--out", d, "--run-dir", r], "cannot be used with"),
         (
@@ -189,6 +191,8 @@ fn options_that_cannot_work_are_refused_up_front() {
         (vec!["selfplay", "--config", c, "--games", "0", "--out", d, "--model", "uniform"], "--games must be >= 1"),
         (vec!["bench", "selfplay", "--config", c, "--games", "2", "--json", &json], "does not exist"),
         (vec!["bench", "selfplay", "--config", c, "--games", "2", "--json", d], "is a directory"),
+        (vec!["bench", "selfplay", "--config", c, "--games", "2", "--json", &in_file], "is not a directory"),
+        (vec!["selfplay", "--config", c, "--games", "1", "--model", "uniform", "--out", &in_file], "--out"),
         (vec!["bench", "train", "--config", c, "--steps", "1", "--json", &json], "does not exist"),
         (
             vec!["evaluate", "--config", c, "--a", "random", "--b", "random", "--games", "2", "--out", d],

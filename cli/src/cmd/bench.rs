@@ -395,7 +395,13 @@ fn check_json_path(path: Option<&Path>) -> Result<()> {
     let Some(p) = path else { return Ok(()) };
     anyhow::ensure!(!p.is_dir(), "--json {} is a directory; give the path of a file", p.display());
     let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    anyhow::ensure!(dir.is_dir(), "--json {}: the directory {} does not exist", p.display(), dir.display());
+    anyhow::ensure!(
+        dir.is_dir(),
+        "--json {}: {} {}",
+        p.display(),
+        dir.display(),
+        if dir.exists() { "is not a directory" } else { "does not exist" }
+    );
     Ok(())
 }
 

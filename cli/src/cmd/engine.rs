@@ -945,7 +945,7 @@ fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
     let mut it = args.iter();
     while let Some(&key) = it.next() {
         if !matches!(key, "visits" | "nodes" | "movetime" | "depth") {
-            return Err(format!("unknown go limit {}: expected visits, movetime or depth", quote(key)));
+            return Err(format!("unknown go limit {}: expected visits (or nodes), movetime or depth", quote(key)));
         }
         let Some(&value) = it.next() else {
             return Err(format!("go {} needs a number", quote(key)));
@@ -964,7 +964,7 @@ fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
             "visits" | "nodes" => {
                 let n: u32 = value.parse().map_err(|_| bad())?;
                 if n == 0 {
-                    return Err("go visits must be at least 1".into());
+                    return Err(format!("go {key} must be at least 1"));
                 }
                 l.visits = Some(n);
             }
@@ -978,7 +978,7 @@ fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
                 }
                 l.depth = Some(d);
             }
-            _ => return Err(format!("unknown go limit {}: expected visits, movetime or depth", quote(key))),
+            _ => return Err(format!("unknown go limit {}: expected visits (or nodes), movetime or depth", quote(key))),
         }
     }
     Ok(l)

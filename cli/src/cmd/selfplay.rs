@@ -241,8 +241,10 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig, worker: &str) -> Result<()>
             (r.clone(), Some(run))
         }
         (None, Some(o)) => {
-            std::fs::create_dir_all(o.join("shards"))?;
-            std::fs::create_dir_all(o.join("games"))?;
+            for sub in ["shards", "games"] {
+                std::fs::create_dir_all(o.join(sub))
+                    .with_context(|| format!("--out {}: creating {}", o.display(), o.join(sub).display()))?;
+            }
             (o.clone(), None)
         }
         (None, None) => bail!("give --run-dir or --out"),
