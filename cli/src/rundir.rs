@@ -406,7 +406,7 @@ impl RunDir {
 
     /// The promoted checkpoint, if any.
     pub fn best(&self) -> Option<PathBuf> {
-        let name = fs::read_to_string(self.root.join("best")).ok()?;
+        let name = fs::read_to_string(self.best_file()).ok()?;
         let name = name.trim();
         if name.is_empty() || name.contains('/') || name.contains('\\') || name.starts_with('.') {
             return None;
@@ -421,7 +421,7 @@ impl RunDir {
     /// I/O errors.
     pub fn set_best(&self, checkpoint: &Path) -> Result<()> {
         let name = checkpoint.file_name().and_then(|n| n.to_str()).context("checkpoint has no file name")?;
-        write_atomic(&self.root.join("best"), name.as_bytes())
+        write_atomic(&self.best_file(), name.as_bytes())
     }
 
     /// Games finished for generation `g` by all workers (records and spools).
