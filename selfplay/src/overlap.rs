@@ -296,6 +296,7 @@ impl<G: GameState> Group<G> {
         self.slots.par_iter_mut().zip(self.leaves.par_iter_mut()).zip(self.spare.par_iter_mut()).for_each(
             |((s, l), spare)| {
                 if ready && l.n > 0 {
+                    s.tree.prefetch_pending();
                     l.decode(batch);
                     s.tree.apply_evaluations(&l.evals[..l.n], &mut s.rng);
                 }
