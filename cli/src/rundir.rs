@@ -254,8 +254,9 @@ impl RunDir {
 
     /// What keeps training from resuming at the partial checkpoint `p`, in
     /// words naming the file (`None` when its weights, sidecar and optimizer
-    /// state are all there and their headers read). A cheap check of the
-    /// files' framing, not of every value: loading can still fail.
+    /// state are all there, their headers read and the weights match their
+    /// sidecar's checksum). A check of the files' framing and bytes, not of
+    /// every value: loading can still fail.
     pub fn partial_problem(p: &Path) -> Option<String> {
         let side = p.with_extension("json");
         let optim = Self::optimizer_state(p);
@@ -269,6 +270,9 @@ impl RunDir {
             return Some(e.to_string());
         }
         if let Err(e) = martian_model::checkpoint::read_safetensors_shapes(p) {
+            return Some(e.to_string());
+        }
+        if let Err(e) = martian_model::checkpoint::verify_checksum(p) {
             return Some(e.to_string());
         }
         if !optim.exists() {

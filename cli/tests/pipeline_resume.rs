@@ -213,8 +213,8 @@ fn killed_in_training(dir: &Path) -> (PathBuf, PathBuf) {
     (run, partial)
 }
 
-/// Every kind of damage to a partial checkpoint (truncated weights, a garbage
-/// sidecar, a missing or truncated optimizer state) is a warning naming the
+/// Every kind of damage to a partial checkpoint (truncated weights, a flipped
+/// bit caught by the sidecar's checksum, a garbage sidecar, a missing or truncated optimizer state) is a warning naming the
 /// file, and the generation's training starts again; the resume line never
 /// promises to continue from it. An intact one is resumed.
 #[test]
@@ -231,6 +231,12 @@ fn damaged_partial_checkpoints_restart_the_generation_with_a_warning() {
     let cases: &[(&str, Damage)] = &[
         ("intact", &|_: &Path| {}),
         ("truncated weights", &|p: &Path| truncate(p)),
+        ("one flipped bit in the weights", &|p: &Path| {
+            let mut b = std::fs::read(p).unwrap();
+            let n = b.len();
+            b[n - 4] ^= 1;
+            std::fs::write(p, b).unwrap();
+        }),
         ("garbage sidecar", &|p: &Path| std::fs::write(p.with_extension("json"), "garbage").unwrap()),
         ("deleted optimizer state", &|p: &Path| std::fs::remove_file(p.with_extension("optim")).unwrap()),
         ("truncated optimizer state", &|p: &Path| truncate(&p.with_extension("optim"))),

@@ -61,6 +61,7 @@ fn fixture(dir: &Path) {
             created_unix_s: 1_800_000_000 + 90 * g as u64,
             parent: None,
             tensors: None,
+            weights_crc64: None,
         };
         w(&dir.join(format!("models/gen{g:04}.json")), &serde_json::to_string(&meta).unwrap());
     }

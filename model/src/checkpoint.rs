@@ -9,7 +9,10 @@
 //! weights file against the network that the declared architecture builds,
 //! both ways: every missing tensor, every unexpected tensor and every shape
 //! mismatch is named (format version 2 sidecars also list the tensors, which
-//! are checked the same way).
+//! are checked the same way). From format version 3 the sidecar carries the
+//! weights file's CRC-64 ([`weights_checksum`]), so that a file changed after
+//! it was written (a flipped bit, a partial copy, another network's weights
+//! under this name) is refused, named, before it is loaded.
 //!
 //! Which architecture a command uses is decided in one place, [`ConfigModel`]:
 //! the checkpoint's own architecture, with a notice naming the fields in which
@@ -39,7 +42,15 @@ use crate::resnet::PolicyValueNet;
 ///
 /// * 1: game, rules, architecture, shapes, step, time, parent.
 /// * 2: adds `tensors`, the name and shape of every tensor in the weights file.
-pub const CHECKPOINT_FORMAT_VERSION: u32 = 2;
+/// * 3: adds `weights_crc64`, the checksum of the weights file ([`weights_checksum`]).
+pub const CHECKPOINT_FORMAT_VERSION: u32 = 3;
+
+/// The first sidecar layout that must carry `weights_crc64`.
+const FIRST_VERSION_WITH_CHECKSUM: u32 = 3;
+
+/// CRC-64/ECMA-182 (the `crc` crate's `CRC_64_ECMA_182`), the checksum of a
+/// checkpoint's weights file.
+const WEIGHTS_CRC: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_ECMA_182);
 
 /// The oldest sidecar layout that still loads (version 1, without `tensors`:
 /// the tensor list is then computed from the declared architecture).
@@ -75,6 +86,57 @@ pub struct CheckpointMeta {
     /// absent in version 1 sidecars). Written from the network on save.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tensors: Option<TensorShapes>,
+    /// The weights file's checksum as 16 lower-case hex digits
+    /// ([`weights_checksum`]; format version 3, required there; absent in
+    /// older sidecars, whose weights load unchecked). Written on save.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights_crc64: Option<String>,
+}
+
+/// The checksum of a weights file's bytes: CRC-64/ECMA-182 as 16 lower-case
+/// hex digits (the form of [`CheckpointMeta::weights_crc64`]).
+pub fn weights_checksum(bytes: &[u8]) -> String {
+    format!("{:016x}", WEIGHTS_CRC.checksum(bytes))
+}
+
+/// Checks the weights file of the checkpoint at `weights` against the
+/// checksum its sidecar records (format version 3; older sidecars have none
+/// and pass), without loading the network: for callers that judge a
+/// checkpoint before using it (a run's resume). [`Checkpoint::load`] makes
+/// the same check.
+///
+/// # Errors
+/// The sidecar's errors ([`Checkpoint::read_meta`]); [`ModelError::Io`] if
+/// the weights are unreadable; [`ModelError::BadWeights`] naming both
+/// checksums when they differ.
+pub fn verify_checksum(weights: &Path) -> Result<(), ModelError> {
+    match Checkpoint::read_meta(weights)?.weights_crc64 {
+        Some(want) => check_checksum(weights, &want),
+        None => Ok(()),
+    }
+}
+
+/// Reads the weights file at `weights` and checks it against the sidecar's
+/// checksum `want` (16 hex digits).
+///
+/// # Errors
+/// [`ModelError::Io`] if unreadable; [`ModelError::BadWeights`] naming the
+/// file and both checksums when they differ (the file was changed or damaged
+/// after it was written).
+fn check_checksum(weights: &Path, want: &str) -> Result<(), ModelError> {
+    let bytes = fs::read(weights).map_err(io(format!("reading {}", weights.display())))?;
+    let got = weights_checksum(&bytes);
+    if got != want.to_ascii_lowercase() {
+        return Err(ModelError::BadWeights {
+            path: weights.display().to_string(),
+            message: format!(
+                "its CRC-64 is {got}, its sidecar {} records {want}: the file is corrupt or was changed after it \
+                 was written",
+                sidecar_path(weights).display()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// What a command's configuration says about the network architecture when it
@@ -341,6 +403,7 @@ impl Checkpoint {
             created_unix_s: now_s(),
             parent: None,
             tensors: Some(tensor_shapes(&vs)),
+            weights_crc64: None,
         };
         Ok(Checkpoint { vs, net, meta })
     }
@@ -379,6 +442,24 @@ impl Checkpoint {
                     meta.format_version
                 ),
             });
+        }
+        match &meta.weights_crc64 {
+            None if meta.format_version >= FIRST_VERSION_WITH_CHECKSUM => {
+                return Err(ModelError::BadMetadata {
+                    path: side.display().to_string(),
+                    message: format!(
+                        "format_version {} needs \"weights_crc64\", the weights file's checksum",
+                        meta.format_version
+                    ),
+                })
+            }
+            Some(c) if c.len() != 16 || !c.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                return Err(ModelError::BadMetadata {
+                    path: side.display().to_string(),
+                    message: format!("\"weights_crc64\" is {c:?}, expected 16 hex digits"),
+                })
+            }
+            _ => {}
         }
         Ok(meta)
     }
@@ -472,6 +553,9 @@ impl Checkpoint {
         let net = PolicyValueNet::new(&vs.root(), &meta.model, G::INPUT_SHAPE, G::NUM_ACTIONS);
         let mut meta = meta;
         meta.tensors = Some(check_tensors(weights, meta.tensors.as_ref(), &vs, &meta.model)?);
+        if let Some(want) = &meta.weights_crc64 {
+            check_checksum(weights, want)?;
+        }
         vs.load(weights).map_err(torch(format!("loading checkpoint weights {}", weights.display())))?;
         check_finite(&vs, weights)?;
         Ok(Checkpoint { vs, net, meta })
@@ -479,7 +563,8 @@ impl Checkpoint {
 
     /// Writes `weights` (must end in `.safetensors`) and its sidecar atomically;
     /// the sidecar is written in the current layout ([`CHECKPOINT_FORMAT_VERSION`])
-    /// with the tensor list of the variables saved.
+    /// with the tensor list of the variables saved and the checksum of the
+    /// bytes written ([`weights_checksum`]).
     ///
     /// # Errors
     /// I/O or libtorch errors with the path.
@@ -492,11 +577,14 @@ impl Checkpoint {
         let name = weights.file_name().and_then(|n| n.to_str()).unwrap_or("checkpoint.safetensors");
         let tmp = dir.join(format!(".tmp-{}-{name}", std::process::id()));
         self.vs.save(&tmp).map_err(torch(format!("writing {}", tmp.display())))?;
+        let bytes = fs::read(&tmp).map_err(io(format!("reading back {}", tmp.display())))?;
+        let checksum = weights_checksum(&bytes);
         fs::rename(&tmp, weights).map_err(io(format!("renaming {} to {}", tmp.display(), weights.display())))?;
         // The sidecar always describes the weights just written, in the current layout.
         let mut meta = self.meta.clone();
         meta.format_version = CHECKPOINT_FORMAT_VERSION;
         meta.tensors = Some(tensor_shapes(&self.vs));
+        meta.weights_crc64 = Some(checksum);
         let json = serde_json::to_string_pretty(&meta).map_err(|e| ModelError::Config(e.to_string()))?;
         write_atomic(&sidecar_path(weights), json.as_bytes())
     }

@@ -614,6 +614,7 @@ pub fn load_bundle<G: GameState>(dir: &Path, device: Device) -> Result<(Checkpoi
         created_unix_s: d.training.created_unix_s,
         parent: d.training.parent.clone(),
         tensors: Some(tensors),
+        weights_crc64: None,
     };
     Ok((Checkpoint { vs, net, meta }, d))
 }

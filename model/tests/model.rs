@@ -49,7 +49,10 @@ fn checkpoint_round_trip_gives_identical_outputs() {
     ck.meta.step = 42;
     ck.save(&path).unwrap();
     let back = Checkpoint::load::<Jetan>(&path, &JetanRules::default(), Some(&tiny()), Device::Cpu).unwrap();
-    assert_eq!(back.meta, ck.meta);
+    // The loaded sidecar has the checksum that save wrote, and otherwise the meta saved.
+    let mut meta = back.meta.clone();
+    assert!(meta.weights_crc64.take().is_some());
+    assert_eq!(meta, ck.meta);
     let pos = Jetan::new_game(&JetanRules::default()).unwrap();
     let x = input(&[pos]);
     let (a, b) = (ck.net.forward(&x, false), back.net.forward(&x, false));
@@ -78,15 +81,46 @@ fn mismatched_or_corrupt_checkpoints_are_errors() {
     // Other game.
     let e = Checkpoint::load::<MartianChess>(&path, &MartianRules::default(), None, Device::Cpu).err().unwrap();
     assert!(e.to_string().contains("game"), "{e}");
-    // Values that are not finite (garbled bytes in the data section): refused, naming a tensor.
+    // One flipped bit in the data section (a finite weight still): refused by
+    // the sidecar's checksum, naming the file, the sidecar and both checksums.
     let bytes = std::fs::read(&path).unwrap();
+    let want = Checkpoint::read_meta(&path).unwrap().weights_crc64.unwrap();
+    let mut flipped = bytes.clone();
+    let n = flipped.len();
+    flipped[n - 4] ^= 0x01; // the lowest mantissa bit of the last weight
+    std::fs::write(&path, &flipped).unwrap();
+    let got = martian_model::checkpoint::weights_checksum(&flipped);
+    assert_ne!(got, want);
+    let e = Checkpoint::load::<Jetan>(&path, &JetanRules::default(), None, Device::Cpu).err().unwrap();
+    assert!(matches!(e, ModelError::BadWeights { .. }), "{e}");
+    let m = e.to_string();
+    assert!(m.contains("c.safetensors") && m.contains("c.json") && m.contains(&got) && m.contains(&want), "{m}");
+    // Another checkpoint's weights (same shapes) under this sidecar: refused too.
+    let other_weights = dir.path().join("d.safetensors");
+    Checkpoint::new_random::<Jetan>(&JetanRules::default(), &tiny(), Device::Cpu, 6)
+        .unwrap()
+        .save(&other_weights)
+        .unwrap();
+    std::fs::copy(&other_weights, &path).unwrap();
+    let e = Checkpoint::load::<Jetan>(&path, &JetanRules::default(), None, Device::Cpu).err().unwrap();
+    assert!(e.to_string().contains("CRC-64"), "{e}");
+    // Values that are not finite (garbled bytes in the data section) under a
+    // version 2 sidecar, which has no checksum: refused, naming a tensor.
+    let sidecar = std::fs::read_to_string(path.with_extension("json")).unwrap();
+    edit_sidecar(&path, |v| {
+        v["format_version"] = 2.into();
+        v.as_object_mut().unwrap().remove("weights_crc64");
+    });
     let mut garbled = bytes.clone();
-    let n = garbled.len();
     garbled[n - 64..].fill(0xFF); // 0xFFFFFFFF is a NaN in f32
     std::fs::write(&path, &garbled).unwrap();
     let e = Checkpoint::load::<Jetan>(&path, &JetanRules::default(), None, Device::Cpu).err().unwrap();
     assert!(matches!(e, ModelError::BadWeights { .. }), "{e}");
     assert!(e.to_string().contains("c.safetensors") && e.to_string().contains("not finite"), "{e}");
+    // The original bytes under their own sidecar load again.
+    std::fs::write(path.with_extension("json"), &sidecar).unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+    Checkpoint::load::<Jetan>(&path, &JetanRules::default(), None, Device::Cpu).unwrap();
     // Truncated weights: the weights file is named, as weights.
     std::fs::write(&path, &bytes[..bytes.len() / 3]).unwrap();
     let e = Checkpoint::load::<Jetan>(&path, &JetanRules::default(), None, Device::Cpu).err().unwrap();
@@ -153,7 +187,11 @@ fn weights_are_checked_against_the_declared_architecture() {
     let two = dir.path().join("two.safetensors");
     Checkpoint::new_random::<Jetan>(&rules, &tiny(), Device::Cpu, 5).unwrap().save(&two).unwrap();
     let meta = Checkpoint::read_meta(&two).unwrap();
-    assert_eq!(meta.format_version, 2);
+    assert_eq!(meta.format_version, 3);
+    // The checksum of the bytes written, as 16 hex digits.
+    let crc = meta.weights_crc64.clone().expect("a version 3 sidecar has the weights' checksum");
+    assert_eq!(crc, martian_model::checkpoint::weights_checksum(&std::fs::read(&two).unwrap()));
+    assert_eq!(crc.len(), 16);
     let listed = meta.tensors.clone().expect("a version 2 sidecar lists the tensors");
     assert_eq!(listed["stem.conv.weight"], vec![16, 24, 3, 3]);
     assert!(listed.contains_key("blocks.1.a.conv.weight"));
@@ -218,11 +256,21 @@ fn weights_are_checked_against_the_declared_architecture() {
     let again = dir.path().join("again.safetensors");
     ck.save(&again).unwrap();
     let m = Checkpoint::read_meta(&again).unwrap();
-    assert_eq!((m.format_version, m.tensors.is_some()), (2, true));
+    assert_eq!((m.format_version, m.tensors.is_some(), m.weights_crc64.is_some()), (3, true, true));
     // A version this program does not know is refused by name.
-    edit_sidecar(&again, |v| v["format_version"] = 3.into());
+    edit_sidecar(&again, |v| v["format_version"] = 4.into());
     let e = Checkpoint::load::<Jetan>(&again, &rules, None, Device::Cpu).err().unwrap().to_string();
-    assert!(e.contains("format_version 3"), "{e}");
+    assert!(e.contains("format_version 4"), "{e}");
+    // Version 3 without the checksum, or with one that is not 16 hex digits.
+    edit_sidecar(&again, |v| {
+        v["format_version"] = 3.into();
+        v.as_object_mut().unwrap().remove("weights_crc64");
+    });
+    let e = Checkpoint::load::<Jetan>(&again, &rules, None, Device::Cpu).err().unwrap().to_string();
+    assert!(e.contains("again.json") && e.contains("needs \"weights_crc64\""), "{e}");
+    edit_sidecar(&again, |v| v["weights_crc64"] = "12ab".into());
+    let e = Checkpoint::load::<Jetan>(&again, &rules, None, Device::Cpu).err().unwrap().to_string();
+    assert!(e.contains("\"12ab\", expected 16 hex digits"), "{e}");
     // Not a safetensors file at all.
     std::fs::write(&one, b"\xff\xff\xff\xff\xff\xff\xff\xffjunk").unwrap();
     let e = Checkpoint::load::<Jetan>(&one, &rules, None, Device::Cpu).err().unwrap().to_string();

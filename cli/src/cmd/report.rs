@@ -1786,6 +1786,7 @@ mod tests {
                 created_unix_s: 1_800_000_000 + 60 * g as u64,
                 parent: None,
                 tensors: None,
+                weights_crc64: None,
             };
             std::fs::write(dir.join(format!("models/gen{g:04}.json")), serde_json::to_string(&meta).unwrap()).unwrap();
         }
