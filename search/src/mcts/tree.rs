@@ -1473,7 +1473,10 @@ mod tests {
                 }
                 t.apply_evaluations(&evals, &mut rng);
             }
-            t.nodes.iter().map(|n| (n.mv, n.visits, n.value_sum.to_bits(), n.first_child, n.num_children)).collect::<Vec<_>>()
+            t.nodes
+                .iter()
+                .map(|n| (n.mv, n.visits, n.value_sum.to_bits(), n.first_child, n.num_children))
+                .collect::<Vec<_>>()
         };
         let plain = search(false);
         assert!(plain.len() > 40, "the searches expanded nodes");
