@@ -1450,7 +1450,7 @@ mod tests {
         use rand::SeedableRng;
         let start = MartianChess::new_game(&MartianRules::default()).unwrap();
         let search = |prefetch: bool| {
-            let mut t = Mcts::new(MctsConfig::default(), start.clone());
+            let mut t = Mcts::new(MctsConfig::default(), start);
             let mut rng = rand::rngs::StdRng::seed_from_u64(7);
             t.prefetch_pending(); // nothing pending yet
             for step in 0..40 {
