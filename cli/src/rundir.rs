@@ -35,6 +35,31 @@ pub struct RunDir {
     root: PathBuf,
 }
 
+/// Refuses a path given for an output (`flag`, e.g. `--out`) that could not
+/// be written, before the work whose result goes there rather than after it:
+/// a directory, a file in a folder that does not exist (a typo is not made
+/// into a new folder), or in one where no file can be created (checked by
+/// creating and removing a hidden probe file there).
+///
+/// # Errors
+/// A message naming the flag, the path and the problem.
+pub fn check_output_path(flag: &str, p: &Path) -> Result<()> {
+    anyhow::ensure!(!p.is_dir(), "{flag} {} is a directory; give the path of a file", p.display());
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    anyhow::ensure!(
+        dir.is_dir(),
+        "{flag} {}: {} {}",
+        p.display(),
+        dir.display(),
+        if dir.exists() { "is not a directory" } else { "does not exist" }
+    );
+    tempfile::Builder::new()
+        .prefix(".probe-")
+        .tempfile_in(dir)
+        .map(drop)
+        .with_context(|| format!("{flag} {}: no file can be created in {}", p.display(), dir.display()))
+}
+
 /// Writes `bytes` to `path` through a temporary file and a rename.
 ///
 /// # Errors

@@ -191,6 +191,49 @@ fn analyse_and_engine_print_one_score_unit() {
     assert!(info.contains(&format!("score {score} pv")), "analyse {best:?} vs engine {info:?}");
 }
 
+/// A flag that the chosen engine would not use is refused, naming it, rather
+/// than silently ignored; so is `--device` without a network to put on it.
+#[test]
+fn flags_an_engine_does_not_use_are_refused() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["play", "--game", "jetan", "--engine", "random", "--visits", "5"], "--visits"),
+        (&["play", "--game", "jetan", "--engine", "alphabeta", "--visits", "5"], "--visits"),
+        (&["play", "--game", "jetan", "--device", "cpu"], "--model"),
+        (&["analyse", "--game", "jetan", "--device", "cpu"], "--model"),
+        (&["analyse", "--game", "jetan", "--engine", "alphabeta", "--visits", "5"], "--visits"),
+        (&["analyse", "--game", "jetan", "--top", "2"], "--top"),
+        (&["analyse", "--game", "jetan", "--engine", "mcts", "--tt-mib", "8"], "--tt-mib"),
+    ];
+    for (args, needle) in cases {
+        let o = mz_stdin(args, "quit\n");
+        assert!(!o.status.success(), "{args:?} should fail: {}", out(&o));
+        assert!(err(&o).contains(needle), "{args:?}: {}", err(&o));
+        assert!(!err(&o).contains("panicked"), "{args:?}: {}", err(&o));
+    }
+    // The defaults still apply when the flags are left out.
+    let o = mz_stdin(&["play", "--game", "jetan", "--engine", "random"], "quit\n");
+    assert!(o.status.success(), "{}", err(&o));
+    let o = mz(&["analyse", "--game", "martian-chess", "--engine", "mcts", "--visits", "8"]);
+    assert!(o.status.success() && out(&o).contains("8 visits"), "{}{}", out(&o), err(&o));
+}
+
+/// `show --moves` takes separate arguments or one argument of moves
+/// separated by spaces; an empty one is no move.
+#[test]
+fn show_takes_a_move_list_in_one_argument() {
+    let separate = mz(&["show", "--game", "martian-chess", "--moves", "d3d5", "b6a5"]);
+    assert!(separate.status.success(), "{}", err(&separate));
+    let joined = mz(&["show", "--game", "martian-chess", "--moves", "d3d5 b6a5"]);
+    assert!(joined.status.success(), "{}", err(&joined));
+    assert_eq!(out(&separate), out(&joined));
+    let none = mz(&["show", "--game", "martian-chess", "--moves", ""]);
+    assert!(none.status.success(), "{}", err(&none));
+    assert_eq!(out(&none), out(&mz(&["show", "--game", "martian-chess"])));
+    assert_ne!(out(&none), out(&joined));
+    let bad = mz(&["show", "--game", "martian-chess", "--moves", "d3d5 zz"]);
+    assert!(!bad.status.success() && err(&bad).contains("move 2 (zz)"), "{}", err(&bad));
+}
+
 #[test]
 fn commands_that_continue_a_run_refuse_other_directories() {
     let dir = tempfile::tempdir().unwrap();

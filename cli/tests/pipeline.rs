@@ -198,6 +198,16 @@ fn options_that_cannot_work_are_refused_up_front() {
             vec!["evaluate", "--config", c, "--a", "random", "--b", "random", "--games", "2", "--out", d],
             "is a directory",
         ),
+        // An output that cannot be written is refused before the match, not after it.
+        (
+            vec!["evaluate", "--config", c, "--a", "random", "--b", "random", "--games", "2", "--out", &json],
+            "does not exist",
+        ),
+        (
+            vec!["evaluate", "--config", c, "--a", "random", "--b", "random", "--games", "2", "--out", "/proc/r.json"],
+            "no file can be created in /proc",
+        ),
+        (vec!["bench", "train", "--config", c, "--steps", "1", "--json", "/proc/b.json"], "no file can be created"),
         (
             vec![
                 "bench",

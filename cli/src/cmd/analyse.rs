@@ -37,16 +37,16 @@ pub struct Args {
     /// are used.
     #[arg(long)]
     model: Option<PathBuf>,
-    /// Device for the network: auto, cpu, cuda, cuda:N.
-    #[arg(long, default_value = "auto")]
+    /// Device for the network (with --model): auto, cpu, cuda, cuda:N.
+    #[arg(long, default_value = "auto", requires = "model")]
     device: String,
-    /// MCTS simulations (`--engine mcts`).
-    #[arg(long, default_value_t = 800, value_parser = clap::value_parser!(u32).range(1..))]
-    visits: u32,
-    /// Root moves listed with their line (`--engine mcts`); each after the
-    /// first repeats the search once to read its line.
-    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
-    top: usize,
+    /// MCTS simulations (`--engine mcts`; default 800).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    visits: Option<u32>,
+    /// Root moves listed with their line (`--engine mcts`; default 3); each
+    /// after the first repeats the search once to read its line.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    top: Option<usize>,
     /// Search depth in plies (alpha-beta; default 6 without --movetime/--nodes).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     depth: Option<u32>,
@@ -56,9 +56,9 @@ pub struct Args {
     /// Node limit (alpha-beta).
     #[arg(long)]
     nodes: Option<u64>,
-    /// Transposition table size in MiB (1..=65536; alpha-beta).
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65_536))]
-    tt_mib: u32,
+    /// Transposition table size in MiB (1..=65536; alpha-beta; default 64).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    tt_mib: Option<u32>,
 }
 
 /// Runs `analyse`.
@@ -66,20 +66,23 @@ pub fn run(a: Args) -> Result<()> {
     let engine = a.engine.clone().unwrap_or_else(|| if a.model.is_some() { "mcts" } else { "alphabeta" }.into());
     let kind = match engine.as_str() {
         "mcts" => {
-            if a.depth.is_some() || a.movetime.is_some() || a.nodes.is_some() {
-                bail!("--depth, --movetime and --nodes limit the alphabeta engine; mcts takes --visits");
+            if a.depth.is_some() || a.movetime.is_some() || a.nodes.is_some() || a.tt_mib.is_some() {
+                bail!("--depth, --movetime, --nodes and --tt-mib are the alphabeta engine's; mcts takes --visits");
             }
-            EngineKind::Mcts { visits: a.visits }
+            EngineKind::Mcts { visits: a.visits.unwrap_or(800) }
         }
         "alphabeta" => {
             if a.model.is_some() {
                 bail!("--model is used by the mcts engine; --engine alphabeta takes no model");
             }
+            if a.visits.is_some() || a.top.is_some() {
+                bail!("--visits and --top are the mcts engine's; alphabeta takes --depth, --movetime, --nodes");
+            }
             let mut limits = Limits { depth: a.depth, nodes: a.nodes, movetime: a.movetime.map(Duration::from_millis) };
             if limits == Limits::default() {
                 limits.depth = Some(6);
             }
-            EngineKind::AlphaBeta { limits, tt_mib: a.tt_mib as usize }
+            EngineKind::AlphaBeta { limits, tt_mib: a.tt_mib.unwrap_or(64) as usize }
         }
         e => bail!("unknown engine {e:?}: analyse supports alphabeta and mcts"),
     };
@@ -115,7 +118,7 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     if let Some(Eval::Value(v)) = t.eval {
         println!("value {} ({}, {:.2} s)", value_text(v), t.effort, t.elapsed.as_secs_f64());
         let total: u32 = t.root_moves.iter().map(|m| m.visits).sum::<u32>().max(1);
-        let top: Vec<_> = t.root_moves.iter().take(a.top.max(1)).collect();
+        let top: Vec<_> = t.root_moves.iter().take(a.top.unwrap_or(3)).collect();
         // The best move's line is the principal variation; the others' come
         // from repeated searches (deterministic), one per move.
         let others: Vec<_> = top.iter().skip(1).map(|m| m.mv).collect();

@@ -387,24 +387,13 @@ fn config_json(cfg: &RunConfig, device: Device) -> serde_json::Value {
     })
 }
 
-/// Writes `value` to `path` (pretty, atomically).
 /// Refuses a `--json` path that cannot be written before the benchmark
-/// runs (not after minutes of it): a directory, or a file in a directory
-/// that does not exist.
+/// runs (not after minutes of it).
 fn check_json_path(path: Option<&Path>) -> Result<()> {
-    let Some(p) = path else { return Ok(()) };
-    anyhow::ensure!(!p.is_dir(), "--json {} is a directory; give the path of a file", p.display());
-    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    anyhow::ensure!(
-        dir.is_dir(),
-        "--json {}: {} {}",
-        p.display(),
-        dir.display(),
-        if dir.exists() { "is not a directory" } else { "does not exist" }
-    );
-    Ok(())
+    path.map_or(Ok(()), |p| crate::rundir::check_output_path("--json", p))
 }
 
+/// Writes `value` to `path` (pretty, atomically).
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     martian_model::checkpoint::write_atomic(path, text.as_bytes())

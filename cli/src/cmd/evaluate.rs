@@ -161,11 +161,11 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             u64::from(a.games) + 1
         );
     }
-    if let Some(p) = a.out.as_deref().filter(|p| p.is_dir()) {
-        bail!("--out {} is a directory; give the path of a file to write the result to", p.display());
-    }
-    if let Some(p) = a.out.as_deref().filter(|p| p.exists() && !a.force) {
-        bail!("--out {} exists: an earlier result; choose another file, or add --force to replace it", p.display());
+    if let Some(p) = a.out.as_deref() {
+        crate::rundir::check_output_path("--out", p)?;
+        if p.exists() && !a.force {
+            bail!("--out {} exists: an earlier result; choose another file, or add --force to replace it", p.display());
+        }
     }
     if let Some(r) = &a.run_dir {
         RunDir::check_is_run(r).context("--run-dir")?;

@@ -30,12 +30,12 @@ pub struct Args {
     /// is played under the rules the network was trained with.
     #[arg(long)]
     model: Option<PathBuf>,
-    /// Device for the network: auto, cpu, cuda, cuda:N.
-    #[arg(long, default_value = "auto")]
+    /// Device for the network (with --model): auto, cpu, cuda, cuda:N.
+    #[arg(long, default_value = "auto", requires = "model")]
     device: String,
-    /// MCTS simulations per engine move.
-    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
-    visits: u32,
+    /// MCTS simulations per engine move (`--engine mcts`; default 200).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    visits: Option<u32>,
     /// Alpha-beta search depth in plies (`--engine alphabeta`; default 4 without --movetime).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     depth: Option<u32>,
@@ -108,8 +108,11 @@ fn engine_kind(a: &Args) -> Result<EngineKind> {
     if a.engine != "alphabeta" && (a.depth.is_some() || a.movetime.is_some()) {
         bail!("--depth and --movetime limit the alphabeta engine; --engine {} does not use them", a.engine);
     }
+    if a.engine != "mcts" && a.visits.is_some() {
+        bail!("--visits sets the mcts engine's simulations; --engine {} does not use it", a.engine);
+    }
     Ok(match a.engine.as_str() {
-        "mcts" => EngineKind::Mcts { visits: a.visits },
+        "mcts" => EngineKind::Mcts { visits: a.visits.unwrap_or(200) },
         "alphabeta" => {
             let mut limits = Limits { depth: a.depth, movetime: a.movetime.map(Duration::from_millis), nodes: None };
             if limits == Limits::default() {

@@ -10,7 +10,9 @@ use crate::with_game;
 pub struct Args {
     #[command(flatten)]
     pos: super::PositionArgs,
-    /// Moves to play first, `<from><to>` each.
+    /// Moves to play first, `<from><to>` each: separate arguments, or one
+    /// argument of moves separated by spaces (`--moves "d3d5 b6a5"`; an
+    /// empty one is no move).
     #[arg(long, num_args = 0..)]
     moves: Vec<String>,
 }
@@ -22,7 +24,7 @@ pub fn run(a: Args) -> Result<()> {
 
 fn run_game<G: GameState>(a: &Args) -> Result<()> {
     let mut pos: G = super::position(a.pos.position.as_deref(), &G::Rules::default())?;
-    for (i, m) in a.moves.iter().enumerate() {
+    for (i, m) in a.moves.iter().flat_map(|m| m.split_whitespace()).enumerate() {
         let mv = pos.parse_move(m).with_context(|| format!("move {} ({m})", i + 1))?;
         pos.play_unchecked(mv);
     }
