@@ -111,28 +111,28 @@ pub fn weights_checksum(bytes: &[u8]) -> String {
 /// checksums when they differ.
 pub fn verify_checksum(weights: &Path) -> Result<(), ModelError> {
     match Checkpoint::read_meta(weights)?.weights_crc64 {
-        Some(want) => check_checksum(weights, &want),
+        Some(want) => check_checksum(weights, &want, &sidecar_path(weights)),
         None => Ok(()),
     }
 }
 
-/// Reads the weights file at `weights` and checks it against the sidecar's
-/// checksum `want` (16 hex digits).
+/// Reads the weights file at `weights` and checks it against the checksum
+/// `want` (16 hex digits) that the description file `recorded_in` (a
+/// checkpoint's sidecar, a bundle's `model.json`) records.
 ///
 /// # Errors
 /// [`ModelError::Io`] if unreadable; [`ModelError::BadWeights`] naming the
-/// file and both checksums when they differ (the file was changed or damaged
-/// after it was written).
-fn check_checksum(weights: &Path, want: &str) -> Result<(), ModelError> {
+/// file, `recorded_in` and both checksums when they differ (the file was
+/// changed or damaged after it was written).
+pub(crate) fn check_checksum(weights: &Path, want: &str, recorded_in: &Path) -> Result<(), ModelError> {
     let bytes = fs::read(weights).map_err(io(format!("reading {}", weights.display())))?;
     let got = weights_checksum(&bytes);
     if got != want.to_ascii_lowercase() {
         return Err(ModelError::BadWeights {
             path: weights.display().to_string(),
             message: format!(
-                "its CRC-64 is {got}, its sidecar {} records {want}: the file is corrupt or was changed after it \
-                 was written",
-                sidecar_path(weights).display()
+                "its CRC-64 is {got}, {} records {want}: the file is corrupt or was changed after it was written",
+                recorded_in.display()
             ),
         });
     }
@@ -554,7 +554,7 @@ impl Checkpoint {
         let mut meta = meta;
         meta.tensors = Some(check_tensors(weights, meta.tensors.as_ref(), &vs, &meta.model)?);
         if let Some(want) = &meta.weights_crc64 {
-            check_checksum(weights, want)?;
+            check_checksum(weights, want, &sidecar_path(weights))?;
         }
         vs.load(weights).map_err(torch(format!("loading checkpoint weights {}", weights.display())))?;
         check_finite(&vs, weights)?;

@@ -27,8 +27,8 @@ use tch::nn::{self, ModuleT};
 use tch::{CModule, Device, Kind, Tensor};
 
 use crate::checkpoint::{
-    check_tensors, io, now_s, tensor_shapes, torch, write_atomic, Checkpoint, CheckpointMeta, TensorShapes,
-    CHECKPOINT_FORMAT_VERSION,
+    check_checksum, check_tensors, io, now_s, tensor_shapes, torch, weights_checksum, write_atomic, Checkpoint,
+    CheckpointMeta, TensorShapes, CHECKPOINT_FORMAT_VERSION,
 };
 use crate::config::{ModelConfig, MOVES_LEFT_SCALE, SCORE_SCALE};
 use crate::error::ModelError;
@@ -77,6 +77,12 @@ pub struct ModelDescription {
     /// the weights against the architecture either way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tensors: Option<TensorShapes>,
+    /// CRC-64/ECMA-182 of `model.safetensors` as written (16 lowercase hex
+    /// digits, as a checkpoint sidecar's `weights_crc64`); [`load_bundle`]
+    /// refuses weights that do not match it. Absent in bundles written
+    /// before it was added (their weights load unchecked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights_crc64: Option<String>,
     /// Input tensor layout.
     pub input: InputSpec,
     /// Policy head: action encoding.
@@ -411,6 +417,7 @@ pub fn describe<G: GameState>(
         rules_spec,
         architecture: Architecture::from_config(&meta.model),
         tensors: meta.tensors.clone(),
+        weights_crc64: None,
         input,
         policy,
         value: value_spec(&meta.model),
@@ -535,6 +542,8 @@ pub fn export_bundle<G: GameState>(
 
     let mut description = description.clone();
     description.tensors = Some(tensor_shapes(&ck.vs));
+    let bytes = fs::read(&weights).map_err(io(format!("reading {} back", weights.display())))?;
+    description.weights_crc64 = Some(weights_checksum(&bytes));
     let json = serde_json::to_string_pretty(&description).map_err(|e| ModelError::Config(e.to_string()))?;
     write_atomic(&dir.join(DESCRIPTION_FILE), json.as_bytes())?;
     Ok(ExportReport { dir: dir.to_path_buf(), checks })
@@ -601,6 +610,9 @@ pub fn load_bundle<G: GameState>(dir: &Path, device: Device) -> Result<(Checkpoi
     let net = PolicyValueNet::new(&vs.root(), &cfg, G::INPUT_SHAPE, G::NUM_ACTIONS);
     let weights = dir.join(WEIGHTS_FILE);
     let tensors = check_tensors(&weights, d.tensors.as_ref(), &vs, &cfg)?;
+    if let Some(want) = &d.weights_crc64 {
+        check_checksum(&weights, want, &dir.join(DESCRIPTION_FILE))?;
+    }
     vs.load(&weights).map_err(torch(format!("loading {}", weights.display())))?;
     crate::checkpoint::check_finite(&vs, &weights)?;
     let meta = CheckpointMeta {

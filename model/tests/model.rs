@@ -337,6 +337,32 @@ fn bundle_lists_and_checks_its_tensors() {
     let (loaded, _) = load_bundle::<MartianChess>(&bundle, Device::Cpu).unwrap();
     assert_eq!(loaded.meta.tensors, Some(tensors));
 
+    // model.json records the weights' CRC-64; one flipped bit is refused,
+    // naming the weights, model.json and both checksums.
+    let weights = bundle.join("model.safetensors");
+    let bytes = std::fs::read(&weights).unwrap();
+    let want = d.weights_crc64.clone().expect("model.json records the weights' checksum");
+    assert_eq!(want, martian_model::checkpoint::weights_checksum(&bytes));
+    let mut flipped = bytes.clone();
+    let n = flipped.len();
+    flipped[n - 4] ^= 0x01; // the lowest mantissa bit of the last weight
+    std::fs::write(&weights, &flipped).unwrap();
+    let e = load_bundle::<MartianChess>(&bundle, Device::Cpu).err().expect("a changed weights file must not load");
+    assert!(matches!(e, ModelError::BadWeights { .. }), "{e}");
+    let m = e.to_string();
+    let got = martian_model::checkpoint::weights_checksum(&flipped);
+    assert!(
+        m.contains("model.safetensors") && m.contains("model.json") && m.contains(&got) && m.contains(&want),
+        "{m}"
+    );
+    // A bundle written before the checksum was added loads unchecked.
+    let json = bundle.join("model.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("weights_crc64");
+    std::fs::write(&json, serde_json::to_string(&v).unwrap()).unwrap();
+    assert!(load_bundle::<MartianChess>(&bundle, Device::Cpu).is_ok());
+    std::fs::write(&weights, &bytes).unwrap();
+
     let json = bundle.join("model.json");
     let original = std::fs::read_to_string(&json).unwrap();
     for drop_list in [false, true] {
