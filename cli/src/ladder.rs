@@ -77,7 +77,7 @@ fn calibration_path(run: &RunDir) -> PathBuf {
 
 /// The ladder record path of generation `g`.
 pub fn record_path(run: &RunDir, g: u32) -> PathBuf {
-    run.root().join("eval").join(format!("ladder-gen{g:04}.json"))
+    run.root().join("eval").join(format!("ladder-{}.json", martian_selfplay::names::generation_prefix(g)))
 }
 
 /// The run's calibration: read when it matches the ladder, pairs and

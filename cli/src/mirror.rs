@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
+use martian_selfplay::names::parse_generation_prefix;
 
 use crate::rundir::write_atomic;
 use crate::store::{PutOutcome, RunStore, Version};
@@ -46,7 +47,7 @@ pub enum Owner {
 /// `shards/gen0001-wW-000003.npz` or `games/gen0001-wW-000003.jsonl`.
 fn worker_of(name: &str) -> Option<&str> {
     let file = name.strip_prefix("shards/").or_else(|| name.strip_prefix("games/"))?;
-    let rest = file.strip_prefix("gen")?.get(4..)?.strip_prefix("-w")?;
+    let rest = parse_generation_prefix(file)?.1.strip_prefix("-w")?;
     rest.rsplit_once('-').map(|(w, _)| w)
 }
 

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use martian_rules::{describe_differences, field_differences, value_differences};
+use martian_selfplay::names::{generation_prefix, parse_generation_prefix};
 
 use crate::config::RunConfig;
 
@@ -247,13 +248,13 @@ impl RunDir {
 
     /// Checkpoint of generation `g`.
     pub fn checkpoint(&self, g: u32) -> PathBuf {
-        self.models().join(format!("gen{g:04}.safetensors"))
+        self.models().join(format!("{}.safetensors", generation_prefix(g)))
     }
 
     /// In-progress training checkpoint of generation `g` at global step `step`;
     /// its optimizer state is [`RunDir::optimizer_state`] of the same path.
     pub fn partial_checkpoint(&self, g: u32, step: u64) -> PathBuf {
-        self.models().join(format!("gen{g:04}-partial-{step:09}.safetensors"))
+        self.models().join(format!("{}-partial-{step:09}.safetensors", generation_prefix(g)))
     }
 
     /// The optimizer state file written beside a partial checkpoint.
@@ -263,7 +264,7 @@ impl RunDir {
 
     /// Partial checkpoints of generation `g` (any state), as `(step, path)`, oldest first.
     pub fn partial_checkpoints(&self, g: u32) -> Vec<(u64, PathBuf)> {
-        let prefix = format!("gen{g:04}-partial-");
+        let prefix = format!("{}-partial-", generation_prefix(g));
         let Ok(rd) = fs::read_dir(self.models()) else { return Vec::new() };
         let mut v: Vec<(u64, PathBuf)> = rd
             .filter_map(|e| e.ok())
@@ -325,8 +326,7 @@ impl RunDir {
             rd.filter_map(|e| e.ok())
                 .filter_map(|e| {
                     let n = e.file_name().to_str()?.to_string();
-                    let g = n.strip_prefix("gen")?.strip_suffix(suffix)?;
-                    (g.len() == 4).then(|| g.parse::<u32>().ok()).flatten()
+                    parse_generation_prefix(&n).filter(|&(_, rest)| rest == suffix).map(|(g, _)| g)
                 })
                 .collect()
         };
@@ -470,7 +470,7 @@ impl RunDir {
 
     /// `eval/gen<g>.json`.
     pub fn gate_result(&self, g: u32) -> PathBuf {
-        self.root.join("eval").join(format!("gen{g:04}.json"))
+        self.root.join("eval").join(format!("{}.json", generation_prefix(g)))
     }
 
     /// `evals.jsonl`.

@@ -26,6 +26,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use martian_selfplay::names::generation_prefix;
 use martian_selfplay::{read_shard, write_shard, GameRecord, ShardData};
 
 use crate::rundir::write_atomic;
@@ -83,7 +84,7 @@ impl SelfplayOut {
     /// Output of worker `worker` for generation `generation` under a run
     /// directory (or an `--out` directory) with `shards/`, `games/`, `spool/`.
     pub fn new(root: &Path, generation: u32, worker: &str) -> SelfplayOut {
-        let prefix = format!("gen{generation:04}-w{worker}");
+        let prefix = format!("{}-w{worker}", generation_prefix(generation));
         SelfplayOut {
             shards: root.join("shards"),
             games: root.join("games"),
@@ -426,7 +427,7 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
 /// Games finished in generation `generation` by all workers (record files
 /// and spools under `root`), each id counted once.
 pub fn games_done(root: &Path, generation: u32) -> u64 {
-    let prefix = format!("gen{generation:04}-");
+    let prefix = format!("{}-", generation_prefix(generation));
     let mut ids = BTreeSet::new();
     if let Ok(rd) = fs::read_dir(root.join("games")) {
         for e in rd.filter_map(|e| e.ok()) {

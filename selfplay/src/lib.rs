@@ -9,6 +9,7 @@
 
 mod config;
 mod driver;
+pub mod names;
 mod overlap;
 pub mod record;
 pub mod shard;

@@ -84,7 +84,7 @@ pub fn list_shards(dir: &Path) -> Vec<PathBuf> {
 /// The generation `N` of a shard named `genNNNN-...`, else 0.
 pub fn shard_generation(p: &Path) -> u32 {
     let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.strip_prefix("gen").and_then(|r| r.split(['-', '.']).next()).and_then(|d| d.parse().ok()).unwrap_or(0)
+    martian_selfplay::names::parse_generation_prefix(name).map_or(0, |(g, _)| g)
 }
 
 /// Positions in every shard under `dir` (unreadable shards count 0): the

@@ -9,6 +9,7 @@ use martian_evaluate::MatchResult;
 use martian_model::export::{describe, export_bundle, EvalInfo};
 use martian_model::{Checkpoint, ConfigModel};
 use martian_rules::GameState;
+use martian_selfplay::names::{generation_prefix, parse_generation_prefix};
 
 use crate::checkpoints::load_checkpoint;
 use crate::cmd::pipeline::{FinalEval, GateRecord};
@@ -128,12 +129,12 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with("gen") && n.ends_with(".json")))
+        .filter(|e| e.file_name().to_str().and_then(parse_generation_prefix).is_some_and(|(_, rest)| rest == ".json"))
         .filter_map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
         .collect();
     gates.sort_by_key(|g| g.generation);
     for g in &gates {
-        let source = format!("eval/gen{:04}.json", g.generation);
+        let source = format!("eval/{}.json", generation_prefix(g.generation));
         if g.candidate == name {
             out.push(eval_info(&source, &g.best, &g.result, true));
         } else if g.best == name {

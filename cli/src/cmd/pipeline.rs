@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use martian_model::{Checkpoint, ConfigModel};
 use martian_search::AbGame;
+use martian_selfplay::names::parse_generation_prefix;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoints::load_checkpoint;
@@ -903,8 +904,7 @@ fn finish(run: &RunDir, total: u32, t0: std::time::Instant, ran: u32, log: &Log)
     let best = match run.best() {
         Some(b) => {
             let name = file_name(&b);
-            let gen = name.strip_prefix("gen").and_then(|n| n.get(..4)).and_then(|n| n.parse::<u32>().ok());
-            match gen {
+            match parse_generation_prefix(&name).map(|(g, _)| g) {
                 Some(0) => format!("{name} (the untrained generation 0: no generation was promoted)"),
                 Some(g) => format!("{name} (generation {g})"),
                 None => name,

@@ -36,6 +36,7 @@ use serde_json::Value;
 use martian_evaluate::MatchResult;
 use martian_model::CheckpointMeta;
 use martian_rules::{with_game, GameState};
+use martian_selfplay::names::{find_generation, parse_generation_prefix};
 use martian_selfplay::GameRecord;
 use martian_train::Metrics;
 
@@ -160,24 +161,14 @@ enum GateRule {
 
 /// `genNNNN` in a name, as a number.
 fn generation_of(name: &str) -> Option<u32> {
-    let i = name.find("gen")?;
-    let digits: String = name[i + 3..].chars().take_while(|c| c.is_ascii_digit()).collect();
-    if digits.is_empty() {
-        None
-    } else {
-        digits.parse().ok()
-    }
+    find_generation(name).map(|(_, g, _)| g)
 }
 
 /// The name with its generation number replaced by `*` (players of one kind
 /// across generations, e.g. `mcts:model=gen*.safetensors,visits=32`).
 fn family_of(name: &str) -> String {
-    match name.find("gen") {
-        Some(i) => {
-            let rest = &name[i + 3..];
-            let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
-            format!("{}gen*{}", &name[..i], &rest[digits..])
-        }
+    match find_generation(name) {
+        Some((i, _, digits)) => format!("{}gen*{}", &name[..i], &name[i + 3 + digits..]),
         None => name.to_string(),
     }
 }
@@ -354,8 +345,7 @@ fn load(root: &Path) -> Result<RunData> {
     let mut ckpts = BTreeMap::new();
     for f in sorted_files(&root.join("models"), "json") {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let Some(g) = name.strip_prefix("gen").and_then(|r| r.strip_suffix(".json")).and_then(|d| d.parse().ok())
-        else {
+        let Some(g) = parse_generation_prefix(name).filter(|&(_, rest)| rest == ".json").map(|(g, _)| g) else {
             continue;
         };
         let Ok(v) = serde_json::from_str::<CheckpointMeta>(&std::fs::read_to_string(&f).unwrap_or_default()) else {

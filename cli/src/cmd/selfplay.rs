@@ -19,6 +19,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use martian_model::{Checkpoint, ConfigModel};
 use martian_rules::GameState;
+use martian_selfplay::names::{generation_prefix, parse_generation_prefix};
 
 use crate::checkpoints::load_checkpoint;
 use crate::config::RunConfig;
@@ -348,7 +349,7 @@ fn flush_spools<G: GameState>(root: &Path, worker: &str) -> Result<()> {
     let suffix = format!("-w{worker}");
     for e in rd.filter_map(|e| e.ok()) {
         let n = e.file_name().to_string_lossy().to_string();
-        let g = n.strip_suffix(&suffix).and_then(|r| r.strip_prefix("gen")).and_then(|g| g.parse::<u32>().ok());
+        let g = parse_generation_prefix(&n).filter(|&(_, rest)| rest == suffix).map(|(g, _)| g);
         let Some(g) = g else { continue };
         let out = SelfplayOut::new(root, g, worker);
         let mut pending = crate::spool::recover(&out, G::INPUT_SHAPE, G::NUM_ACTIONS)?;
@@ -377,7 +378,7 @@ fn wait_for_run(root: &Path, poll: Duration) {
 fn latest_listed(index: &std::collections::BTreeMap<String, crate::store::Listed>) -> u32 {
     (0..10_000)
         .take_while(|g| {
-            let stem = format!("models/gen{g:04}");
+            let stem = format!("models/{}", generation_prefix(*g));
             index.contains_key(&format!("{stem}.safetensors")) && index.contains_key(&format!("{stem}.json"))
         })
         .last()
@@ -467,7 +468,7 @@ pub fn worker_loop<G: GameState>(
             loaded = Some((name.clone(), ck));
         }
         // This worker's records of the generation: the ids done and the next shard number.
-        let mine = format!("games/gen{gen:04}-w{worker}-");
+        let mine = format!("games/{}-w{worker}-", generation_prefix(gen));
         mirror.pull(|n| n.starts_with(&mine))?;
         let n = remaining.min(per_shard);
         let out = SelfplayOut::new(run.root(), gen, worker);
