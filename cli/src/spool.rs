@@ -13,8 +13,10 @@
 //! [`recover`] runs before a worker plays: it deletes a shard without its
 //! record file (killed between the two writes; its games are still in the
 //! spool), spool files of games already in a record file (killed before the
-//! spool was cleared), and spool samples without a record; the remaining
-//! spool games are merged into the next shard.
+//! spool was cleared), and spool samples without a record; it sets aside
+//! (`<name>.damaged`) a record file that does not parse and a shard that does
+//! not open, each with its partner, so that their games are played again;
+//! the remaining spool games are merged into the next shard.
 //!
 //! Game ids: `generation << 40 | worker_tag << 24 | k` with `k` counting the
 //! worker's games of the generation from 0 ([`game_id`]). A worker plays the
@@ -27,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use martian_selfplay::names::generation_prefix;
-use martian_selfplay::{read_shard, write_shard, GameRecord, ShardData};
+use martian_selfplay::{read_shard, shard_game_ids, write_shard, GameRecord, ShardData};
 
 use crate::rundir::write_atomic;
 
@@ -377,10 +379,38 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
             }
         }
     }
+    // Record files and shards that no longer read (a truncated copy, a bad
+    // disk): each pair is set aside, so that its games are played again
+    // rather than counted done with records or samples nothing can read.
     let mut recorded = BTreeSet::new();
     for (_, p) in out.record_files() {
-        for r in read_records(&p)? {
-            recorded.insert(r.game_id);
+        let shard = out.shards.join(p.with_extension("npz").file_name().unwrap_or_default());
+        let problem = match read_records(&p) {
+            Err(e) => Some(format!("{e:#}")),
+            Ok(records) => {
+                let ids: BTreeSet<u64> = records.iter().map(|r| r.game_id).collect();
+                match shard.exists().then(|| shard_game_ids(&shard)) {
+                    Some(Err(e)) => Some(e.to_string()),
+                    // Samples of a game the record file lacks: it lost lines (cut at a line end).
+                    Some(Ok(g)) if g.iter().any(|&id| !ids.contains(&(id as u64))) => Some(format!(
+                        "{} lacks games whose samples are in {} (the file was cut)",
+                        p.display(),
+                        shard.display()
+                    )),
+                    _ => {
+                        recorded.extend(ids);
+                        None
+                    }
+                }
+            }
+        };
+        if let Some(problem) = problem {
+            let mut aside = vec![set_aside(&p)?];
+            if shard.exists() {
+                aside.push(set_aside(&shard)?);
+            }
+            let names: Vec<String> = aside.iter().map(|x| x.display().to_string()).collect();
+            eprintln!("recovery: {problem}; set aside as {}; its games will be played again", names.join(" and "));
         }
     }
     let mut pending = Vec::new();
@@ -422,6 +452,26 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
         }
     }
     Ok(pending)
+}
+
+/// Renames a damaged file `x` to `x.damaged` (`x.damaged-2`, ... when taken),
+/// where no reader of shards or records looks, and returns the new path.
+///
+/// # Errors
+/// I/O errors, with the paths.
+fn set_aside(path: &Path) -> Result<PathBuf> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy().to_string();
+    let mut k = 1;
+    let to = loop {
+        let suffix = if k == 1 { String::new() } else { format!("-{k}") };
+        let to = path.with_file_name(format!("{name}.damaged{suffix}"));
+        if !to.exists() {
+            break to;
+        }
+        k += 1;
+    };
+    fs::rename(path, &to).with_context(|| format!("setting {} aside as {}", path.display(), to.display()))?;
+    Ok(to)
 }
 
 /// Games finished in generation `generation` by all workers (record files
@@ -629,5 +679,58 @@ mod tests {
         assert!(!keep.0.exists() && !keep.1.exists());
         assert_eq!(out.done_ids().unwrap().into_iter().collect::<Vec<_>>(), vec![a, b, c]);
         assert_eq!(out.next_seq(), 1);
+    }
+
+    /// A record file or shard that no longer reads (truncated) is set aside
+    /// with its partner, and its games are no longer done: they are played
+    /// again with the same ids, into a shard that reads.
+    #[test]
+    fn damaged_shards_and_record_files_are_set_aside_and_their_games_replayed() {
+        for damage_record in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = SelfplayOut::new(dir.path(), 1, "0");
+            let ids: Vec<u64> = (0..4).map(|k| game_id(1, 0, k)).collect();
+            let mut seq = 0;
+            for pair in ids.chunks(2) {
+                let mut pending: Vec<SpooledGame> = pair.iter().map(|&id| game(id, 3)).collect();
+                merge(&out, &mut pending, &mut seq).unwrap();
+            }
+            let (record, shard) = (out.games.join("gen0001-w0-000001.jsonl"), out.shards.join("gen0001-w0-000001.npz"));
+            let victim = if damage_record { &record } else { &shard };
+            let bytes = fs::read(victim).unwrap();
+            fs::write(victim, &bytes[..bytes.len() - 5]).unwrap(); // mid-line, and without the zip directory
+            assert_eq!(games_done(dir.path(), 1), if damage_record { 2 } else { 4 });
+            let pending = recover(&out, [1, 2, 2], 3).unwrap();
+            assert!(pending.is_empty());
+            assert!(!record.exists() && !shard.exists(), "both set aside");
+            assert!(out.games.join("gen0001-w0-000001.jsonl.damaged").exists());
+            assert!(out.shards.join("gen0001-w0-000001.npz.damaged").exists());
+            let done = out.done_ids().unwrap();
+            assert_eq!(done.iter().copied().collect::<Vec<_>>(), ids[..2].to_vec());
+            assert_eq!(games_done(dir.path(), 1), 2);
+            assert_eq!(out.next_ids(&done, 2).unwrap(), ids[2..].to_vec(), "the same ids again");
+            assert_eq!(out.next_seq(), 1);
+            // Played again: the new pair reads, and a second damage of the same
+            // name is set aside beside the first.
+            let mut pending: Vec<SpooledGame> = ids[2..].iter().map(|&id| game(id, 3)).collect();
+            let mut seq = out.next_seq();
+            merge(&out, &mut pending, &mut seq).unwrap();
+            assert_eq!(games_done(dir.path(), 1), 4);
+            fs::write(&record, b"{").unwrap();
+            recover(&out, [1, 2, 2], 3).unwrap();
+            assert!(out.games.join("gen0001-w0-000001.jsonl.damaged-2").exists());
+            assert_eq!(games_done(dir.path(), 1), 2);
+            // A record file cut at a line end parses, but its shard holds the lost game's
+            // samples: set aside too.
+            let mut pending: Vec<SpooledGame> = ids[2..].iter().map(|&id| game(id, 3)).collect();
+            let mut seq = out.next_seq();
+            merge(&out, &mut pending, &mut seq).unwrap();
+            let text = fs::read_to_string(&record).unwrap();
+            fs::write(&record, text.lines().next().unwrap().to_string() + "\n").unwrap();
+            assert_eq!(games_done(dir.path(), 1), 3);
+            recover(&out, [1, 2, 2], 3).unwrap();
+            assert!(out.games.join("gen0001-w0-000001.jsonl.damaged-3").exists());
+            assert_eq!(games_done(dir.path(), 1), 2);
+        }
     }
 }

@@ -20,7 +20,9 @@ pub use driver::{
 };
 pub use overlap::play_games_on_devices;
 pub use record::GameRecord;
-pub use shard::{check_samples, read_shard, shard_len, write_shard, SampleCheck, ShardData, ShardError};
+pub use shard::{
+    check_samples, read_shard, shard_game_ids, shard_len, write_shard, SampleCheck, ShardData, ShardError,
+};
 
 /// Packs samples into shard arrays (dense policy targets).
 ///

@@ -201,6 +201,22 @@ pub fn shard_len(path: &Path) -> Result<usize, ShardError> {
     Ok(value.len())
 }
 
+/// The game id of every sample of a shard, read from its `game_id` array
+/// alone: cheap (8 bytes per sample), and it finds a truncated file (its zip
+/// directory is at the end) and a damaged `game_id` array; damage elsewhere
+/// in the file is found when the trainer reads it ([`read_shard`]).
+///
+/// # Errors
+/// [`ShardError`] naming the file and what is wrong.
+pub fn shard_game_ids(path: &Path) -> Result<Vec<i64>, ShardError> {
+    let p = path.display().to_string();
+    let corrupt = |message: String| ShardError::Corrupt { path: p.clone(), message };
+    let file = File::open(path).map_err(|source| ShardError::Io { path: p.clone(), source })?;
+    let mut npz = NpzReader::new(file).map_err(|e| corrupt(e.to_string()))?;
+    let ids: Array1<i64> = npz.by_name("game_id.npy").map_err(|e| corrupt(format!("game_id: {e}")))?;
+    Ok(ids.to_vec())
+}
+
 /// Reads a shard for a game with `input_shape` and `num_actions` and checks
 /// its structure (arrays, version, shapes). The content of each sample is
 /// checked by [`check_samples`].
