@@ -33,6 +33,34 @@ from torch import nn
 TOLERANCE = 1e-4
 FORMAT = "martian-zero-model"
 FORMAT_VERSION = 1
+GAMES = ("jetan", "martian-chess", "martian-chess-4p")
+
+# CRC-64/ECMA-182 (polynomial 0x42F0E1EBA9EA3693, not reflected, init 0, no final
+# xor; check value of b"123456789": 0x6C40DF5F0B497347), as `martian_model::checkpoint::
+# weights_checksum` computes it for model.json's `weights_crc64`.
+_CRC64_POLY = 0x42F0E1EBA9EA3693
+_CRC64_MASK = (1 << 64) - 1
+
+
+def _crc64_table():
+    table = []
+    for i in range(256):
+        c = i << 56
+        for _ in range(8):
+            c = ((c << 1) ^ _CRC64_POLY) if c & (1 << 63) else (c << 1)
+        table.append(c & _CRC64_MASK)
+    return table
+
+
+_CRC64_TABLE = _crc64_table()
+
+
+def crc64_ecma182(data):
+    """CRC-64/ECMA-182 of `data` (bytes), as an int."""
+    crc, table, mask = 0, _CRC64_TABLE, _CRC64_MASK
+    for b in data:
+        crc = table[((crc >> 56) ^ b) & 0xFF] ^ ((crc << 8) & mask)
+    return crc
 
 
 class ConvBn(nn.Module):
@@ -144,7 +172,25 @@ def read_description(bundle):
             f"{bundle}/model.json: format {desc.get('format')} version {desc.get('format_version')} "
             f"is not supported (expected {FORMAT} version {FORMAT_VERSION})"
         )
+    if desc.get("game") not in GAMES:
+        raise ValueError(f"{bundle}/model.json: game {desc.get('game')!r} is not one of {', '.join(GAMES)}")
     return desc
+
+
+def check_weights_file(bundle, desc):
+    """The weights file's CRC-64 against model.json's `weights_crc64` (bundles written
+    before it was added have none and pass)."""
+    path = os.path.join(bundle, desc["files"]["weights"])
+    want = desc.get("weights_crc64")
+    if want is None:
+        return
+    with open(path, "rb") as f:
+        got = f"{crc64_ecma182(f.read()):016x}"
+    if got != str(want).lower():
+        raise ValueError(
+            f"{path}: its CRC-64 is {got}, {bundle}/model.json records {want}: "
+            "the file is corrupt or was changed after it was written"
+        )
 
 
 def load_network(bundle):
@@ -152,9 +198,17 @@ def load_network(bundle):
     from safetensors.torch import load_file
 
     desc = read_description(bundle)
+    check_weights_file(bundle, desc)
     net = PolicyValueNet(desc)
-    weights = load_file(os.path.join(bundle, desc["files"]["weights"]))
-    missing, unexpected = net.load_state_dict(weights, strict=False)
+    path = os.path.join(bundle, desc["files"]["weights"])
+    try:
+        weights = load_file(path)
+    except Exception as e:  # safetensors raises its own error type for a damaged file
+        raise ValueError(f"{path}: not a readable safetensors file: {e}") from e
+    try:
+        missing, unexpected = net.load_state_dict(weights, strict=False)
+    except RuntimeError as e:  # a tensor of another shape
+        raise ValueError(f"{path}: weights do not match the architecture: {e}") from e
     # tch's batch norm has no step counter; everything else must match exactly.
     missing = [k for k in missing if not k.endswith("num_batches_tracked")]
     if missing or unexpected:

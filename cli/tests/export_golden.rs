@@ -188,6 +188,7 @@ fn exported_models_agree_with_the_rust_network() {
     };
     let jetan = positions::<Jetan>(9, &["1L1FPCFDLW/TNN1NNNNNT/10/3N6/10/10/10/4n5/tnnn1nnnnt/wldfcpfdlw b OB - 3 4"]);
     let dj = golden::<Jetan>(&tmp.path().join("jetan"), &jetan_cfg, &jetan);
+    damaged_bundles_are_refused_by_the_onnx_export(&tmp.path().join("jetan/bundle"));
     // Martian Chess without batch norm (convolutions with biases), three blocks,
     // with both auxiliary heads (in the weights; the module's output is unchanged).
     let mc_cfg = ModelConfig {
@@ -204,6 +205,42 @@ fn exported_models_agree_with_the_rust_network() {
     let mc = positions::<MartianChess>(9, &["QQD1/QD2/D1P1/2P1/4/1P1D/1PDQ/1DQQ N 2 0 c3c5 - 1 7"]);
     let dm = golden::<MartianChess>(&tmp.path().join("martian"), &mc_cfg, &mc);
     eprintln!("max |difference| over all backends: jetan {dj:.3e}, martian chess {dm:.3e}");
+}
+
+/// `tools/export_onnx.py` refuses what `load_bundle` refuses, with one
+/// `error:` line naming the problem (no traceback, no ONNX file): weights
+/// changed after the export (the CRC-64 in model.json), a game this program
+/// does not play, a truncated weights file (in a bundle without a checksum).
+fn damaged_bundles_are_refused_by_the_onnx_export(bundle: &Path) {
+    let py = venv_python();
+    let script = repo_root().join("tools/export_onnx.py");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bundle.join("model.json")).unwrap()).unwrap();
+    let weights = std::fs::read(bundle.join("model.safetensors")).unwrap();
+    let mut flipped = weights.clone();
+    let n = flipped.len();
+    flipped[n - 4] ^= 0x01;
+    let mut chess = json.clone();
+    chess["game"] = "chess".into();
+    let mut unchecked = json.clone();
+    unchecked.as_object_mut().unwrap().remove("weights_crc64");
+    let cases: [(&str, &serde_json::Value, &[u8], &str); 3] = [
+        ("flipped", &json, &flipped, "its CRC-64 is"),
+        ("chess", &chess, &weights, "game 'chess' is not one of"),
+        ("truncated", &unchecked, &weights[..n / 2], "not a readable safetensors file"),
+    ];
+    for (name, desc, bytes, needle) in cases {
+        let dir = bundle.with_file_name(format!("bundle-{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("model.json"), desc.to_string()).unwrap();
+        std::fs::write(dir.join("model.safetensors"), bytes).unwrap();
+        let out = Command::new(&py).arg(&script).arg(&dir).output().expect("python starts");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(err.starts_with("error: ") && err.contains(needle), "{name}: {err}");
+        assert!(!err.contains("Traceback"), "{name}: {err}");
+        assert!(!dir.join("model.onnx").exists(), "{name}: no ONNX file");
+    }
 }
 
 /// The worked examples of docs/model-format.md.
