@@ -119,7 +119,9 @@ pub fn load_model(path: &Path, device: Device) -> Result<LoadedModel> {
     let meta = Checkpoint::read_meta(&source)?;
     let ck = crate::with_game!(meta.game, G => {
         let rules: <G as GameState>::Rules = serde_json::from_value(meta.rules.clone())
-            .with_context(|| format!("the rules in {}'s sidecar are not valid", source.display()))?;
+            .with_context(|| {
+                format!("the rules in {}'s sidecar are not valid rules of its game, {}", source.display(), G::KIND)
+            })?;
         load_checkpoint::<G>(&source, &rules, ConfigModel::Absent, device)?
     });
     Ok(LoadedModel { game: meta.game, ck, rules: meta.rules, source })

@@ -148,8 +148,23 @@ pub fn path(root: &Path) -> PathBuf {
 
 /// The lines of `R/generations.jsonl` by generation (lines that do not parse are skipped).
 pub fn read(root: &Path) -> BTreeMap<u32, GenerationMetrics> {
+    read_checked(root).0
+}
+
+/// [`read`], and the 1-based numbers of the non-empty lines that did not
+/// parse (a damaged file), for a reader that says what it left out.
+pub fn read_checked(root: &Path) -> (BTreeMap<u32, GenerationMetrics>, Vec<usize>) {
     let text = std::fs::read_to_string(path(root)).unwrap_or_default();
-    text.lines().filter_map(|l| serde_json::from_str::<GenerationMetrics>(l).ok()).map(|m| (m.generation, m)).collect()
+    let (mut all, mut bad) = (BTreeMap::new(), Vec::new());
+    for (i, l) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        match serde_json::from_str::<GenerationMetrics>(l) {
+            Ok(m) => {
+                all.insert(m.generation, m);
+            }
+            Err(_) => bad.push(i + 1),
+        }
+    }
+    (all, bad)
 }
 
 /// Updates generation `g`'s line with `f` and rewrites the file atomically.

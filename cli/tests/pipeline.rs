@@ -165,7 +165,16 @@ fn options_that_cannot_work_are_refused_up_front() {
     let json = format!("{d}/no/such/dir/x.json");
     // A path below a file.
     let in_file = format!("{c}/x");
+    // A run of another game than the config's.
+    let jetan_run = dir.path().join("jetan-run");
+    std::fs::create_dir_all(&jetan_run).unwrap();
+    std::fs::write(jetan_run.join("config.toml"), "game = \"jetan\"\n").unwrap();
+    let jr = jetan_run.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["evaluate", "--config", c, "--run-dir", jr, "--a", "random", "--b", "random", "--games", "2"],
+            "is a jetan run, and the config's game is martian-chess",
+        ),
         (vec!["selfplay", "--config", c, "--games", "1", "--out", d, "--run-dir", r], "cannot be used with"),
         (
             vec!["selfplay", "--config", c, "--games", "1", "--out", d, "--generation", "0"],
@@ -208,6 +217,10 @@ fn options_that_cannot_work_are_refused_up_front() {
             "no file can be created in /proc",
         ),
         (vec!["bench", "train", "--config", c, "--steps", "1", "--json", "/proc/b.json"], "no file can be created"),
+        // Zero work is refused, not reported as a rate of 0.
+        (vec!["bench", "mcts", "--game", "jetan", "--simulations", "0"], "--simulations"),
+        (vec!["bench", "mcts", "--game", "jetan", "--searches", "0"], "--searches"),
+        (vec!["bench", "alphabeta", "--game", "jetan", "--searches", "0"], "--searches"),
         (
             vec![
                 "bench",

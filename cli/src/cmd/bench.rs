@@ -47,10 +47,10 @@ enum What {
         #[arg(long, value_parser = crate::game_parser())]
         game: GameKind,
         /// Simulations per search.
-        #[arg(long, default_value_t = 800)]
+        #[arg(long, default_value_t = 800, value_parser = clap::value_parser!(u32).range(1..))]
         simulations: u32,
         /// Searches (positions along a random game).
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
         searches: u32,
         /// Search with the two-ply threat check at leaves (`search.leaf_threat_check`).
         #[arg(long)]
@@ -68,7 +68,7 @@ enum What {
         #[arg(long, default_value_t = 4)]
         depth: u32,
         /// Searches (positions along a random game).
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         searches: u32,
     },
     /// Self-play with the config's (untrained) network, or a simulated accelerator:

@@ -174,6 +174,20 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let device = super::setup_runtime(cfg)?;
     let pairs = a.games.div_ceil(2).max(1);
     let run_dir = a.run_dir.clone().or_else(|| run_dir_of(spec_a.checkpoint()));
+    if let Some(r) = &run_dir {
+        let run_game = RunConfig::load(&r.join("config.toml"))
+            .with_context(|| format!("the config.toml of run directory {}", r.display()))?
+            .game;
+        if run_game != cfg.game {
+            bail!(
+                "run directory {} is a {run_game} run, and the config's game is {}: evaluate with the run's \
+                 config ({}/config.toml) or a config of the same game",
+                r.display(),
+                cfg.game,
+                r.display()
+            );
+        }
+    }
     let book = run_dir.as_ref().map(|r| r.join("openings.json"));
     if !a.gauntlet {
         let (m, _) = run_match_with::<G>(cfg, &rules, &spec_a, &specs_b[0], pairs, device, book.as_deref(), None)?;

@@ -354,17 +354,9 @@ fn load(root: &Path) -> Result<RunData> {
         };
         ckpts.insert(g, Ckpt { step: v.step, created: v.created_unix_s as f64 });
     }
-    Ok(RunData {
-        config,
-        train,
-        games,
-        matches,
-        gates,
-        gens: crate::metrics::read(root),
-        ckpts,
-        ladder: crate::ladder::records(root),
-        unreadable,
-    })
+    let (gens, bad) = crate::metrics::read_checked(root);
+    note_unreadable(&mut unreadable, &crate::metrics::path(root), &bad);
+    Ok(RunData { config, train, games, matches, gates, gens, ckpts, ladder: crate::ladder::records(root), unreadable })
 }
 
 /// The reason of a gate record written before records kept one, from the config's rule.
@@ -1918,10 +1910,18 @@ mod tests {
         std::fs::write(tmp.path().join("games/gen0001-w0-000000.jsonl"), games).unwrap();
         std::fs::create_dir_all(tmp.path().join("eval")).unwrap();
         std::fs::write(tmp.path().join("eval/notes.json"), "{\"a\": 1}").unwrap();
+        // generations.jsonl cut in its second line (a truncated copy).
+        std::fs::write(tmp.path().join("generations.jsonl"), "{\"generation\":1}\n{\"generation\":2,\"selfp").unwrap();
         let d = load(tmp.path()).unwrap();
         assert_eq!(d.train.len(), 2, "the readable lines are kept");
-        assert_eq!(d.unreadable.len(), 3, "{:?}", d.unreadable);
+        assert_eq!(d.unreadable.len(), 4, "{:?}", d.unreadable);
         assert!(d.unreadable[2].contains("notes.json: not an evaluation record"), "{:?}", d.unreadable);
+        assert!(
+            d.unreadable[3].contains("generations.jsonl: 1 unreadable line(s) left out, the first at line 2"),
+            "{:?}",
+            d.unreadable
+        );
+        assert_eq!(d.gens.keys().copied().collect::<Vec<_>>(), vec![1]);
         assert!(d.unreadable[0].contains("train.jsonl: 1 unreadable line(s) left out, the first at line 2"));
         assert!(d.unreadable[1].contains("gen0001-w0-000000.jsonl: 1 unreadable line(s) left out, the first at line 2"));
         let v = build(tmp.path(), &d, None).unwrap();
