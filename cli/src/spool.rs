@@ -23,7 +23,7 @@
 //! lowest `k` not yet done, so a resumed run replays exactly the ids a kill
 //! lost, and ids never repeat within a run.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -382,26 +382,49 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
     // Record files and shards that no longer read (a truncated copy, a bad
     // disk): each pair is set aside, so that its games are played again
     // rather than counted done with records or samples nothing can read.
-    let mut recorded = BTreeSet::new();
+    let mut recorded: BTreeSet<u64> = BTreeSet::new();
     for (_, p) in out.record_files() {
         let shard = out.shards.join(p.with_extension("npz").file_name().unwrap_or_default());
         let problem = match read_records(&p) {
             Err(e) => Some(format!("{e:#}")),
             Ok(records) => {
-                let ids: BTreeSet<u64> = records.iter().map(|r| r.game_id).collect();
-                match shard.exists().then(|| shard_game_ids(&shard)) {
-                    Some(Err(e)) => Some(e.to_string()),
-                    // Samples of a game the record file lacks: it lost lines (cut at a line end).
-                    Some(Ok(g)) if g.iter().any(|&id| !ids.contains(&(id as u64))) => Some(format!(
-                        "{} lacks games whose samples are in {} (the file was cut)",
-                        p.display(),
-                        shard.display()
-                    )),
-                    _ => {
-                        recorded.extend(ids);
-                        None
+                // Samples per game as the records count them, and as the shard holds them (a
+                // shard that is not here, e.g. on a worker that pulls only the records, is not
+                // checked).
+                let want: BTreeMap<u64, u64> = records.iter().map(|r| (r.game_id, u64::from(r.samples))).collect();
+                let check = |ids: Vec<i64>| {
+                    let mut have: BTreeMap<u64, u64> = want.keys().map(|&id| (id, 0)).collect();
+                    for id in ids {
+                        *have.entry(id as u64).or_default() += 1;
                     }
+                    if have.len() > want.len() {
+                        // Samples of a game the record file lacks: it lost lines (cut at a line end).
+                        Some(format!(
+                            "{} lacks games whose samples are in {} (the file was cut)",
+                            p.display(),
+                            shard.display()
+                        ))
+                    } else {
+                        let bad = have.iter().find(|&(id, n)| want.get(id) != Some(n));
+                        bad.map(|(id, n)| {
+                            format!(
+                                "{} holds {n} samples of game {id}, and {} records {}",
+                                shard.display(),
+                                p.display(),
+                                want.get(id).copied().unwrap_or(0)
+                            )
+                        })
+                    }
+                };
+                let problem = match shard.exists().then(|| shard_game_ids(&shard)) {
+                    Some(Err(e)) => Some(e.to_string()),
+                    Some(Ok(ids)) => check(ids),
+                    None => None,
+                };
+                if problem.is_none() {
+                    recorded.extend(want.keys().copied());
                 }
+                problem
             }
         };
         if let Some(problem) = problem {
@@ -730,6 +753,16 @@ mod tests {
             assert_eq!(games_done(dir.path(), 1), 3);
             recover(&out, [1, 2, 2], 3).unwrap();
             assert!(out.games.join("gen0001-w0-000001.jsonl.damaged-3").exists());
+            assert_eq!(games_done(dir.path(), 1), 2);
+            // Another shard under the record file's name (a game's samples counted
+            // differently): set aside too.
+            let mut pending: Vec<SpooledGame> = ids[2..].iter().map(|&id| game(id, 3)).collect();
+            let mut seq = out.next_seq();
+            merge(&out, &mut pending, &mut seq).unwrap();
+            let other = ShardData::concat(&[&game(ids[2], 2).data, &game(ids[3], 3).data]).unwrap();
+            write_shard(&shard, &other).unwrap();
+            recover(&out, [1, 2, 2], 3).unwrap();
+            assert!(out.shards.join("gen0001-w0-000001.npz.damaged-4").exists());
             assert_eq!(games_done(dir.path(), 1), 2);
         }
     }
