@@ -733,11 +733,13 @@ mod tests {
             assert_eq!(games_done(dir.path(), 1), 2);
             assert_eq!(out.next_ids(&done, 2).unwrap(), ids[2..].to_vec(), "the same ids again");
             assert_eq!(out.next_seq(), 1);
+            let play_again = || {
+                let mut pending: Vec<SpooledGame> = ids[2..].iter().map(|&id| game(id, 3)).collect();
+                merge(&out, &mut pending, &mut out.next_seq()).unwrap();
+            };
             // Played again: the new pair reads, and a second damage of the same
             // name is set aside beside the first.
-            let mut pending: Vec<SpooledGame> = ids[2..].iter().map(|&id| game(id, 3)).collect();
-            let mut seq = out.next_seq();
-            merge(&out, &mut pending, &mut seq).unwrap();
+            play_again();
             assert_eq!(games_done(dir.path(), 1), 4);
             fs::write(&record, b"{").unwrap();
             recover(&out, [1, 2, 2], 3).unwrap();
@@ -745,9 +747,7 @@ mod tests {
             assert_eq!(games_done(dir.path(), 1), 2);
             // A record file cut at a line end parses, but its shard holds the lost game's
             // samples: set aside too.
-            let mut pending: Vec<SpooledGame> = ids[2..].iter().map(|&id| game(id, 3)).collect();
-            let mut seq = out.next_seq();
-            merge(&out, &mut pending, &mut seq).unwrap();
+            play_again();
             let text = fs::read_to_string(&record).unwrap();
             fs::write(&record, text.lines().next().unwrap().to_string() + "\n").unwrap();
             assert_eq!(games_done(dir.path(), 1), 3);
@@ -756,9 +756,7 @@ mod tests {
             assert_eq!(games_done(dir.path(), 1), 2);
             // Another shard under the record file's name (a game's samples counted
             // differently): set aside too.
-            let mut pending: Vec<SpooledGame> = ids[2..].iter().map(|&id| game(id, 3)).collect();
-            let mut seq = out.next_seq();
-            merge(&out, &mut pending, &mut seq).unwrap();
+            play_again();
             let other = ShardData::concat(&[&game(ids[2], 2).data, &game(ids[3], 3).data]).unwrap();
             write_shard(&shard, &other).unwrap();
             recover(&out, [1, 2, 2], 3).unwrap();

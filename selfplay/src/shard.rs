@@ -193,12 +193,7 @@ pub fn write_shard(path: &Path, data: &ShardData) -> Result<(), ShardError> {
 /// # Errors
 /// [`ShardError`] naming the file and what is wrong.
 pub fn shard_len(path: &Path) -> Result<usize, ShardError> {
-    let p = path.display().to_string();
-    let corrupt = |message: String| ShardError::Corrupt { path: p.clone(), message };
-    let file = File::open(path).map_err(|source| ShardError::Io { path: p.clone(), source })?;
-    let mut npz = NpzReader::new(file).map_err(|e| corrupt(e.to_string()))?;
-    let value: Array1<f32> = npz.by_name("value.npy").map_err(|e| corrupt(format!("value: {e}")))?;
-    Ok(value.len())
+    Ok(read_array::<f32>(path, "value")?.len())
 }
 
 /// The game id of every sample of a shard, read from its `game_id` array
@@ -209,12 +204,16 @@ pub fn shard_len(path: &Path) -> Result<usize, ShardError> {
 /// # Errors
 /// [`ShardError`] naming the file and what is wrong.
 pub fn shard_game_ids(path: &Path) -> Result<Vec<i64>, ShardError> {
+    Ok(read_array::<i64>(path, "game_id")?.to_vec())
+}
+
+/// One one-dimensional array of a shard, by name (without `.npy`).
+fn read_array<T: ndarray_npy::ReadableElement>(path: &Path, name: &str) -> Result<Array1<T>, ShardError> {
     let p = path.display().to_string();
     let corrupt = |message: String| ShardError::Corrupt { path: p.clone(), message };
     let file = File::open(path).map_err(|source| ShardError::Io { path: p.clone(), source })?;
     let mut npz = NpzReader::new(file).map_err(|e| corrupt(e.to_string()))?;
-    let ids: Array1<i64> = npz.by_name("game_id.npy").map_err(|e| corrupt(format!("game_id: {e}")))?;
-    Ok(ids.to_vec())
+    npz.by_name(&format!("{name}.npy")).map_err(|e| corrupt(format!("{name}: {e}")))
 }
 
 /// Reads a shard for a game with `input_shape` and `num_actions` and checks
