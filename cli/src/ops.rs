@@ -1,6 +1,7 @@
 //! The operations that subcommands and the pipeline share: self-play into
 //! shard files, one generation of training, matches between player specs.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -291,9 +292,13 @@ pub fn train_generation<G: GameState>(
         t.replay_window as usize
     };
     let window = ReplayWindow::load(&run.shards(), size, G::INPUT_SHAPE, G::NUM_ACTIONS);
-    for s in &window.skipped {
-        eprintln!("warning: skipped {s}");
+    // Each damaged shard once per process (a pipeline loads a window per generation).
+    static WARNED: std::sync::Mutex<BTreeSet<String>> = std::sync::Mutex::new(BTreeSet::new());
+    let mut warned = WARNED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    for s in window.skipped.iter().filter(|s| warned.insert(s.to_string())) {
+        eprintln!("warning: skipped {s} (not said again in this process's later windows)");
     }
+    drop(warned);
     for s in &window.warnings {
         eprintln!("warning: {s}");
     }
