@@ -348,6 +348,10 @@ pub struct ExportReport {
     pub dir: PathBuf,
     /// `(batch size, max |Rust - TorchScript|)` for each checked batch size.
     pub checks: Vec<(i64, f32)>,
+    /// An ONNX file of an earlier export was in the directory and was
+    /// removed: it holds another network (`tools/export_onnx.py` writes the
+    /// new one).
+    pub removed_onnx: bool,
 }
 
 /// The game-specific parts of the description, from the game's own
@@ -479,7 +483,9 @@ fn max_abs_diff(a: &Tensor, b: &Tensor) -> Result<f32, ModelError> {
 /// Writes the bundle of `ck` (on the CPU) for game `G` into `dir`: weights,
 /// the traced TorchScript module (checked against the Rust network at batch
 /// sizes [`CHECK_BATCH_SIZES`]) and, last, `model.json` (`description`, with
-/// its `tensors` set from the weights written). `ck`'s variables are frozen
+/// its `tensors` and `weights_crc64` set from the weights written). An
+/// earlier export's `model.onnx` in `dir` is removed first
+/// ([`ExportReport::removed_onnx`]): it would be another network's. `ck`'s variables are frozen
 /// (they stop requiring gradients) for tracing.
 ///
 /// # Errors
@@ -495,6 +501,13 @@ pub fn export_bundle<G: GameState>(
         return Err(ModelError::Config("export needs the checkpoint loaded on the CPU".into()));
     }
     fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
+    // An ONNX file of an earlier export into this directory is another network's:
+    // it goes first, so that no moment has new weights beside it.
+    let onnx = dir.join(ONNX_FILE);
+    let removed_onnx = onnx.exists();
+    if removed_onnx {
+        fs::remove_file(&onnx).map_err(io(format!("removing the earlier {}", onnx.display())))?;
+    }
     let pid = std::process::id();
     // Weights: through a temporary name that keeps the .safetensors suffix (it selects the format).
     let weights = dir.join(WEIGHTS_FILE);
@@ -546,7 +559,7 @@ pub fn export_bundle<G: GameState>(
     description.weights_crc64 = Some(weights_checksum(&bytes));
     let json = serde_json::to_string_pretty(&description).map_err(|e| ModelError::Config(e.to_string()))?;
     write_atomic(&dir.join(DESCRIPTION_FILE), json.as_bytes())?;
-    Ok(ExportReport { dir: dir.to_path_buf(), checks })
+    Ok(ExportReport { dir: dir.to_path_buf(), checks, removed_onnx })
 }
 
 /// Reads `dir/model.json`.

@@ -329,7 +329,12 @@ fn bundle_lists_and_checks_its_tensors() {
     let mut ck = Checkpoint::new_random::<MartianChess>(&rules, &tiny(), Device::Cpu, 2).unwrap();
     let desc = describe::<MartianChess>(&ck.meta, "c.safetensors", Vec::new()).unwrap();
     let bundle = dir.path().join("bundle");
-    export_bundle::<MartianChess>(&mut ck, &desc, &bundle).unwrap();
+    let first = export_bundle::<MartianChess>(&mut ck, &desc, &bundle).unwrap();
+    assert!(!first.removed_onnx);
+    // An earlier export's ONNX file is another network's: a new export removes it.
+    std::fs::write(bundle.join("model.onnx"), b"an earlier network").unwrap();
+    let again = export_bundle::<MartianChess>(&mut ck, &desc, &bundle).unwrap();
+    assert!(again.removed_onnx && !bundle.join("model.onnx").exists());
     let d = read_description(&bundle).unwrap();
     let tensors = d.tensors.clone().expect("model.json lists the tensors");
     assert_eq!(tensors["policy.fc.weight"], vec![1024, 2 * 32]);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use martian_evaluate::MatchResult;
-use martian_model::export::{describe, export_bundle, EvalInfo};
+use martian_model::export::{describe, export_bundle, EvalInfo, ONNX_FILE};
 use martian_model::{Checkpoint, ConfigModel};
 use martian_rules::GameState;
 use martian_selfplay::names::{generation_prefix, parse_generation_prefix};
@@ -71,6 +71,9 @@ fn export_game<G: GameState>(weights: &Path, rules: &serde_json::Value, out: &Pa
         None => println!("  no evaluation results found beside the checkpoint"),
     }
     let venv = std::env::var("MARTIAN_ZERO_VENV").unwrap_or_else(|_| "~/.cache/martian-zero/venv".into());
+    if report.removed_onnx {
+        println!("  removed the earlier export's {ONNX_FILE} (another network's): write this one's with the line below");
+    }
     println!("  ONNX: {venv}/bin/python tools/export_onnx.py {}", report.dir.display());
     Ok(())
 }
