@@ -72,7 +72,9 @@ fn export_game<G: GameState>(weights: &Path, rules: &serde_json::Value, out: &Pa
     }
     let venv = std::env::var("MARTIAN_ZERO_VENV").unwrap_or_else(|_| "~/.cache/martian-zero/venv".into());
     if report.removed_onnx {
-        println!("  removed the earlier export's {ONNX_FILE} (another network's): write this one's with the line below");
+        println!(
+            "  removed the earlier export's {ONNX_FILE} (another network's): write this one's with the line below"
+        );
     }
     println!("  ONNX: {venv}/bin/python tools/export_onnx.py {}", report.dir.display());
     Ok(())
