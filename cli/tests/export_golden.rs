@@ -117,6 +117,14 @@ fn golden<G: GameState>(dir: &Path, cfg: &ModelConfig, states: &[G]) -> f32 {
     for f in ["model.json", "model.safetensors", "model.pt", "model.onnx"] {
         assert!(bundle.join(f).exists(), "{f} missing from the bundle");
     }
+    // export_onnx.py records the ONNX file's CRC-64 (its Python CRC against the crc crate's).
+    let d = martian_model::export::read_description(&bundle).expect("model.json reads after export_onnx.py");
+    let onnx = std::fs::read(bundle.join("model.onnx")).unwrap();
+    assert_eq!(d.onnx_crc64, Some(martian_model::checkpoint::weights_checksum(&onnx)));
+    assert_eq!(
+        d.weights_crc64,
+        Some(martian_model::checkpoint::weights_checksum(&std::fs::read(bundle.join("model.safetensors")).unwrap()))
+    );
 
     // Encode the positions.
     let [c, h, w] = G::INPUT_SHAPE;

@@ -83,6 +83,12 @@ pub struct ModelDescription {
     /// before it was added (their weights load unchecked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights_crc64: Option<String>,
+    /// CRC-64/ECMA-182 of `model.onnx` (16 lowercase hex digits), added by
+    /// `tools/export_onnx.py` once the ONNX file passes its checks; the web
+    /// page refuses an ONNX file that does not match it. Absent before then,
+    /// and in bundles written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onnx_crc64: Option<String>,
     /// Input tensor layout.
     pub input: InputSpec,
     /// Policy head: action encoding.
@@ -422,6 +428,7 @@ pub fn describe<G: GameState>(
         architecture: Architecture::from_config(&meta.model),
         tensors: meta.tensors.clone(),
         weights_crc64: None,
+        onnx_crc64: None,
         input,
         policy,
         value: value_spec(&meta.model),

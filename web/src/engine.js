@@ -66,6 +66,13 @@ export async function loadNetwork(modelJsonText, fetchOnnx, source, backend) {
     throw new Error(`${source}: ${e.message}`);
   }
   const bytes = await fetchOnnx(info.onnx_file);
+  if (info.onnx_crc64) {
+    const got = crc64Hex(bytes);
+    if (got !== info.onnx_crc64) {
+      throw new Error(`${source}: ${info.onnx_file}: its CRC-64 is ${got}, model.json records ${info.onnx_crc64}: `
+        + 'the file is corrupt or was changed after it was written');
+    }
+  }
   const eps = await providers(backend);
   let session;
   let used = eps[0];
@@ -102,6 +109,36 @@ export async function loadNetworkFromFiles(files, backend) {
     if (!onnx) throw new Error(`choose ${name} together with model.json`);
     return new Uint8Array(await onnx.arrayBuffer());
   }, `${json.name} (local file)`, backend);
+}
+
+// CRC-64/ECMA-182 (polynomial 0x42F0E1EBA9EA3693, not reflected, init 0, no final xor;
+// b"123456789" -> 6c40df5f0b497347), as model.json's onnx_crc64 records it
+// (tools/export_onnx.py). The 64-bit state is kept in two unsigned 32-bit halves.
+const CRC64_TABLE = (() => {
+  const hi = new Uint32Array(256);
+  const lo = new Uint32Array(256);
+  const poly = 0x42F0E1EBA9EA3693n;
+  const mask = 0xFFFFFFFFFFFFFFFFn;
+  for (let i = 0; i < 256; i++) {
+    let c = BigInt(i) << 56n;
+    for (let k = 0; k < 8; k++) c = (c & (1n << 63n)) ? ((c << 1n) ^ poly) & mask : (c << 1n) & mask;
+    hi[i] = Number(c >> 32n);
+    lo[i] = Number(c & 0xFFFFFFFFn);
+  }
+  return { hi, lo };
+})();
+
+/** CRC-64/ECMA-182 of `bytes` (a Uint8Array) as 16 lowercase hex digits. */
+export function crc64Hex(bytes) {
+  const { hi: th, lo: tl } = CRC64_TABLE;
+  let hi = 0;
+  let lo = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const idx = ((hi >>> 24) ^ bytes[i]) & 0xFF;
+    hi = (((hi << 8) | (lo >>> 24)) ^ th[idx]) >>> 0;
+    lo = ((lo << 8) ^ tl[idx]) >>> 0;
+  }
+  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
 }
 
 function softmax3(a, b, c) {

@@ -41,6 +41,18 @@ mkdirSync(artifacts, { recursive: true });
   writeFileSync(join(dst, 'model.json'), JSON.stringify(d));
   copyFileSync(join(src, 'model.onnx'), join(dst, 'model.onnx'));
 }
+// A bundle whose ONNX file changed after model.json recorded its CRC-64.
+{
+  const src = join(dist, 'models', 'martian-chess');
+  const dst = join(dist, 'models', 'test-damaged-onnx');
+  mkdirSync(dst, { recursive: true });
+  const d = JSON.parse(readFileSync(join(src, 'model.json'), 'utf8'));
+  assert.match(d.onnx_crc64 || '', /^[0-9a-f]{16}$/, 'export_onnx.py records the ONNX checksum');
+  copyFileSync(join(src, 'model.json'), join(dst, 'model.json'));
+  const onnx = readFileSync(join(src, 'model.onnx'));
+  onnx[onnx.length - 1] ^= 1;
+  writeFileSync(join(dst, 'model.onnx'), onnx);
+}
 
 const server = await serve(dist);
 const base = `http://127.0.0.1:${server.address().port}/`;
@@ -309,6 +321,8 @@ try {
     /is a martian-chess model, but the game chosen is jetan/, 'bundle for the other game');
   summary.wrong_rules = await mismatch('game=martian-chess&backend=wasm&model=models/test-other-rules/',
     /rules specification .* version 0; this page implements/, 'bundle of another rules version');
+  summary.damaged_onnx = await mismatch('game=martian-chess&backend=wasm&model=models/test-damaged-onnx/',
+    /model\.onnx: its CRC-64 is [0-9a-f]{16}, model\.json records [0-9a-f]{16}/, 'ONNX file changed after export');
   summary.local_files_wrong_game = await localFiles();
   summary.wrong_url = await mismatch('game=martian-chess&backend=wasm&model=models/none/', /HTTP 404/, 'missing bundle');
   summary.screenshots = ['martian-chess-playing.png', 'martian-chess-finished.png', 'jetan-playing.png', 'jetan-finished.png']

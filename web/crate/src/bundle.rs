@@ -36,6 +36,10 @@ pub struct BundleInfo {
     pub onnx_file: String,
     /// A one-line description: architecture, training step, last evaluation.
     pub summary: String,
+    /// The ONNX file's CRC-64/ECMA-182 as `model.json` records it (16
+    /// lowercase hex digits; `tools/export_onnx.py` adds it), checked by the
+    /// page against the file it loads; `None` in bundles without it.
+    pub onnx_crc64: Option<String>,
 }
 
 fn field<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
@@ -116,6 +120,13 @@ fn check_game<G: GameState>(v: &Value) -> Result<BundleInfo, String> {
         _ => ["input".to_string(), "output".to_string()],
     };
     let onnx_file = field(v, &["files", "onnx"]).and_then(Value::as_str).unwrap_or("model.onnx").to_string();
+    let onnx_crc64 = match v.get("onnx_crc64") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) if c.len() == 16 && c.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Some(c.to_ascii_lowercase())
+        }
+        Some(other) => return Err(format!("the bundle's onnx_crc64 is {other}, not 16 hexadecimal digits")),
+    };
     let arch = |k: &str| field(v, &["architecture", k]).and_then(Value::as_u64).unwrap_or(0);
     let step = field(v, &["training", "step"]).and_then(Value::as_u64).unwrap_or(0);
     let mut summary = format!("{name}, {} blocks x {} channels, step {step}", arch("blocks"), arch("channels"));
@@ -133,5 +144,6 @@ fn check_game<G: GameState>(v: &Value) -> Result<BundleInfo, String> {
         onnx_names,
         onnx_file,
         summary,
+        onnx_crc64,
     })
 }

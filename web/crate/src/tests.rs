@@ -105,6 +105,12 @@ fn bundle_checks_name_the_mismatch() {
     assert!(with("game", "jetan".into()).contains("rules specification"));
     assert!(with("rules", serde_json::json!({"no_such_switch": 1})).contains("rules"));
     assert!(bundle::check_bundle("{").unwrap_err().contains("not valid JSON"));
+    // The ONNX file's checksum passes through (lower case); a malformed one is named.
+    assert_eq!(info.onnx_crc64, None);
+    let mut c = good.clone();
+    c["onnx_crc64"] = "6C40DF5F0B497347".into();
+    assert_eq!(bundle::check_bundle(&c.to_string()).unwrap().onnx_crc64.as_deref(), Some("6c40df5f0b497347"));
+    assert!(with("onnx_crc64", "12ab".into()).contains("not 16 hexadecimal digits"));
 }
 
 #[test]
