@@ -304,20 +304,18 @@ def main():
         print(f"error: outputs differ by more than {TOLERANCE}: {bad}", file=sys.stderr)
         return 1
     if os.path.abspath(out) == os.path.abspath(os.path.join(args.bundle, desc["files"]["onnx"])):
-        crc = record_onnx_checksum(args.bundle, out)
+        crc = record_onnx_checksum(args.bundle, desc, out)
         print(f"  recorded its CRC-64 {crc} in model.json (onnx_crc64)")
     return 0
 
 
-def record_onnx_checksum(bundle, onnx_path):
+def record_onnx_checksum(bundle, desc, onnx_path):
     """Adds `onnx_crc64` (the ONNX file's CRC-64/ECMA-182, 16 hex digits) to the bundle's
-    model.json, through a temporary file and a rename; returns it."""
+    model.json (`desc`, as read), through a temporary file and a rename; returns it."""
     with open(onnx_path, "rb") as f:
         crc = f"{crc64_ecma182(f.read()):016x}"
     path = os.path.join(bundle, "model.json")
-    with open(path, encoding="utf-8") as f:
-        desc = json.load(f)
-    desc["onnx_crc64"] = crc
+    desc = dict(desc, onnx_crc64=crc)
     tmp = os.path.join(bundle, f".tmp-{os.getpid()}-model.json")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(desc, f, indent=2)

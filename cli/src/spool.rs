@@ -388,41 +388,33 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
         let problem = match read_records(&p) {
             Err(e) => Some(format!("{e:#}")),
             Ok(records) => {
-                // Samples per game as the records count them, and as the shard holds them (a
-                // shard that is not here, e.g. on a worker that pulls only the records, is not
-                // checked).
-                let want: BTreeMap<u64, u64> = records.iter().map(|r| (r.game_id, u64::from(r.samples))).collect();
-                let check = |ids: Vec<i64>| {
-                    let mut have: BTreeMap<u64, u64> = want.keys().map(|&id| (id, 0)).collect();
-                    for id in ids {
-                        *have.entry(id as u64).or_default() += 1;
-                    }
-                    if have.len() > want.len() {
-                        // Samples of a game the record file lacks: it lost lines (cut at a line end).
-                        Some(format!(
-                            "{} lacks games whose samples are in {} (the file was cut)",
-                            p.display(),
-                            shard.display()
-                        ))
-                    } else {
-                        let bad = have.iter().find(|&(id, n)| want.get(id) != Some(n));
-                        bad.map(|(id, n)| {
+                // Samples per game as the records count them and as the shard holds them: they
+                // differ for a record file cut at a line end, or another shard under its name. A
+                // shard that is not here (a worker that pulls only the records) is not checked.
+                let want: BTreeMap<u64, u64> =
+                    records.iter().filter(|r| r.samples > 0).map(|r| (r.game_id, u64::from(r.samples))).collect();
+                let problem = match shard.exists().then(|| shard_game_ids(&shard)) {
+                    Some(Err(e)) => Some(e.to_string()),
+                    Some(Ok(ids)) => {
+                        let mut have = BTreeMap::<u64, u64>::new();
+                        for id in ids {
+                            *have.entry(id as u64).or_default() += 1;
+                        }
+                        have.keys().chain(want.keys()).find(|id| have.get(id) != want.get(id)).map(|id| {
+                            let n = |m: &BTreeMap<u64, u64>| m.get(id).copied().unwrap_or(0);
                             format!(
-                                "{} holds {n} samples of game {id}, and {} records {}",
+                                "{} holds {} samples of game {id}, and {} records {}",
                                 shard.display(),
+                                n(&have),
                                 p.display(),
-                                want.get(id).copied().unwrap_or(0)
+                                n(&want)
                             )
                         })
                     }
-                };
-                let problem = match shard.exists().then(|| shard_game_ids(&shard)) {
-                    Some(Err(e)) => Some(e.to_string()),
-                    Some(Ok(ids)) => check(ids),
                     None => None,
                 };
                 if problem.is_none() {
-                    recorded.extend(want.keys().copied());
+                    recorded.extend(records.iter().map(|r| r.game_id));
                 }
                 problem
             }
