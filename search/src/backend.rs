@@ -73,6 +73,15 @@ pub struct DeviceBatch {
     /// Values per row of [`DeviceBatch::values`]; 0 when the backend filled
     /// [`DeviceBatch::wdl`] instead. Set by the backend.
     pub value_width: usize,
+    /// Set by a backend that returns at once and says when its outputs are
+    /// back instead of blocking until then (the [`SimulatedDevice`] with
+    /// `wait=deadline`): the instant from which the outputs may be read.
+    /// Whoever reads them waits for it ([`DeviceBatch::wait_ready`]). `None`
+    /// (a backend that blocks, as a GPU's host thread does): ready now.
+    pub ready_at: Option<Instant>,
+    /// Set with [`DeviceBatch::ready_at`]: the device time the batch took,
+    /// seconds (its passes, not the time it queued behind earlier batches).
+    pub device_seconds: Option<f64>,
 }
 
 impl DeviceBatch {
@@ -105,6 +114,24 @@ impl DeviceBatch {
         self.actions.clear();
         self.offsets.clear();
         self.offsets.push(0);
+    }
+
+    /// Waits until the outputs count as back ([`DeviceBatch::ready_at`]; no
+    /// wait when it is `None` or past) and clears it. Returns the time waited.
+    pub fn wait_ready(&mut self) -> Duration {
+        let Some(t) = self.ready_at.take() else { return Duration::ZERO };
+        let now = Instant::now();
+        if t > now {
+            std::thread::sleep(t - now);
+            now.elapsed()
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// Whether the outputs are not back yet ([`DeviceBatch::ready_at`] in the future).
+    pub fn is_pending(&self) -> bool {
+        self.ready_at.is_some_and(|t| t > Instant::now())
     }
 
     /// Adds a row's legal moves (their action indices) without encoding its
@@ -343,6 +370,7 @@ impl<G: GameState, B: Backend> Evaluator<G> for BackendEvaluator<B> {
             return Ok(());
         }
         self.backend.run(&mut self.batch)?;
+        self.batch.wait_ready();
         self.batch.check_outputs()?;
         for (r, e) in out.iter_mut().enumerate() {
             self.batch.decode_row(r, e);
@@ -367,13 +395,32 @@ pub enum SimOutput {
     Uniform,
 }
 
+/// How a [`SimulatedDevice`] spends a forward pass's time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimWait {
+    /// The device's thread sleeps until the pass is done (the default): a
+    /// timer wakes it for every pass, and on a machine whose cores are all
+    /// busy that wake-up takes a core from another thread.
+    Sleep,
+    /// The device's thread returns at once with the instant the pass is done
+    /// ([`DeviceBatch::ready_at`]; passes queue behind each other, as on one
+    /// device) and the reader waits for it: no timer wake-up on the device's
+    /// thread, as with a GPU's host thread that spins while it waits (CUDA's
+    /// default when a process has fewer contexts than cores) on a core of its
+    /// own. Only callers that honour `ready_at` may use it (the self-play
+    /// drivers and [`BackendEvaluator`] do).
+    Deadline,
+}
+
 /// A backend that behaves like an accelerator without one: each forward pass
 /// (each chunk of at most `max_batch` rows) keeps the calling thread busy for
 /// `batch_ms` milliseconds plus `per_position_us` microseconds per row, most of
 /// it asleep (the CPU is free meanwhile, as with a GPU), and returns outputs
 /// that are a cheap deterministic function of each row's input
 /// ([`SimOutput`]), independent of the rest of the batch. Sleeping overshoots
-/// by the timer slack (tens of microseconds per call).
+/// by the timer slack (tens of microseconds per call). With `wait=deadline`
+/// ([`SimWait::Deadline`]) the thread does not sleep: it returns at once and
+/// the batch says when its outputs are back ([`DeviceBatch::ready_at`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimulatedDevice {
     /// Fixed time per forward pass, milliseconds.
@@ -390,12 +437,16 @@ pub struct SimulatedDevice {
     /// (`softmax=host`, the host work of a backend without it). The priors
     /// are the same, bit for bit ([`softmax_in_place`] either way).
     pub softmax_on_device: bool,
+    /// How a pass's time is spent ([`SimWait`]).
+    pub wait: SimWait,
+    /// With [`SimWait::Deadline`]: when the last pass handed out is done.
+    busy_until: Option<Instant>,
 }
 
 impl SimulatedDevice {
-    /// Parses `batch_ms=A,per_position_us=B[,max_batch=N][,output=hash|uniform][,softmax=device|host]`
+    /// Parses `batch_ms=A,per_position_us=B[,max_batch=N][,output=hash|uniform][,softmax=device|host][,wait=sleep|deadline]`
     /// (any order; `max_batch` defaults to `usize::MAX`, `output` to `hash`,
-    /// `softmax` to `device`).
+    /// `softmax` to `device`, `wait` to `sleep`).
     ///
     /// # Errors
     /// A message naming the unknown key, the bad value, or a key given twice.
@@ -406,6 +457,8 @@ impl SimulatedDevice {
             max_batch: usize::MAX,
             output: SimOutput::Hash,
             softmax_on_device: true,
+            wait: SimWait::Sleep,
+            busy_until: None,
         };
         let (mut a, mut b) = (false, false);
         let mut seen: Vec<&str> = Vec::new();
@@ -453,9 +506,16 @@ impl SimulatedDevice {
                         o => return Err(format!("simulated device: softmax must be device or host, got {o:?}")),
                     }
                 }
+                "wait" => {
+                    d.wait = match v.trim() {
+                        "sleep" => SimWait::Sleep,
+                        "deadline" => SimWait::Deadline,
+                        o => return Err(format!("simulated device: wait must be sleep or deadline, got {o:?}")),
+                    }
+                }
                 other => {
                     return Err(format!(
-                    "simulated device: unknown key {other:?} (expected batch_ms, per_position_us, max_batch, output, softmax)"
+                    "simulated device: unknown key {other:?} (expected batch_ms, per_position_us, max_batch, output, softmax, wait)"
                 ))
                 }
             }
@@ -492,10 +552,16 @@ impl Backend for SimulatedDevice {
         batch.values.clear();
         batch.value_width = 0;
         batch.softmax_on_device = self.softmax_on_device;
+        batch.ready_at = None;
+        batch.device_seconds = None;
+        let entry = Instant::now();
+        let mut busy = Duration::ZERO;
         let mut start = 0;
         while start < batch.rows {
             let end = (start + self.max_batch).min(batch.rows);
-            let deadline = Instant::now() + self.pass_time(end - start);
+            let pass = self.pass_time(end - start);
+            busy += pass;
+            let deadline = Instant::now() + pass;
             for r in start..end {
                 let moves = &batch.actions[batch.offsets[r]..batch.offsets[r + 1]];
                 let l0 = batch.logits.len();
@@ -524,10 +590,18 @@ impl Backend for SimulatedDevice {
                 }
             }
             let now = Instant::now();
-            if deadline > now {
+            if self.wait == SimWait::Sleep && deadline > now {
                 std::thread::sleep(deadline - now);
             }
             start = end;
+        }
+        if self.wait == SimWait::Deadline {
+            // The passes start when the device is free (one device: first
+            // in, first out) and take their simulated time from then.
+            let ready = self.busy_until.map_or(entry, |t| t.max(entry)) + busy;
+            self.busy_until = Some(ready);
+            batch.ready_at = Some(ready);
+            batch.device_seconds = Some(busy.as_secs_f64());
         }
         Ok(())
     }
@@ -679,6 +753,59 @@ mod tests {
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         assert!(p.iter().any(|&x| (x - p[0]).abs() > 1e-4), "priors are not uniform");
         assert!(one[0].value.abs() <= 0.8);
+    }
+
+    /// `wait=deadline`: the device's thread returns at once, the batch says
+    /// when its outputs are back (passes queue one after another, each taking
+    /// its simulated time), the outputs are those of `wait=sleep`, and
+    /// [`BackendEvaluator`] waits for them.
+    #[test]
+    fn deadline_wait_returns_at_once_and_queues_the_passes() {
+        assert_eq!(SimulatedDevice::parse("batch_ms=1,per_position_us=1").unwrap().wait, SimWait::Sleep);
+        let e = SimulatedDevice::parse("batch_ms=1,per_position_us=1,wait=soon").unwrap_err();
+        assert!(e.contains("wait must be sleep or deadline"), "{e}");
+        let (s, m) = start_and_moves();
+        let (t, tm) = after_move(2);
+        let batch = || {
+            let mut b = DeviceBatch::default();
+            b.clear::<Jetan>();
+            b.push_row(&s, &m);
+            b.push_row(&t, &tm);
+            b
+        };
+        // Two rows in passes of one (max_batch 1): 2 x (2 s + 0.05 s) per batch.
+        let mut dev = SimulatedDevice::parse("batch_ms=2000,per_position_us=50000,max_batch=1,wait=deadline").unwrap();
+        let t0 = Instant::now();
+        let mut a = batch();
+        dev.run(&mut a).unwrap();
+        let mut b = batch();
+        dev.run(&mut b).unwrap();
+        let back = Instant::now();
+        let per_batch = Duration::from_millis(4100);
+        assert!(back - t0 < per_batch, "returned without sleeping");
+        let (ra, rb) = (a.ready_at.unwrap(), b.ready_at.unwrap());
+        assert!(ra >= t0 + per_batch && ra <= back + per_batch, "the first batch's passes");
+        let close = |x: Duration, y: Duration| x.abs_diff(y) < Duration::from_micros(1);
+        assert!(close(rb - ra, per_batch), "the second batch queues behind the first: {:?}", rb - ra);
+        for d in [a.device_seconds, b.device_seconds] {
+            assert!((d.unwrap() - 4.1).abs() < 1e-6, "{d:?}");
+        }
+        assert!(a.is_pending());
+        let mut slept = batch();
+        SimulatedDevice::parse("batch_ms=0,per_position_us=0,max_batch=1").unwrap().run(&mut slept).unwrap();
+        assert_eq!((slept.ready_at, slept.device_seconds), (None, None));
+        assert_eq!((&a.logits, &a.wdl), (&slept.logits, &slept.wdl), "the same outputs");
+        // A past deadline is no wait; a near one is waited for.
+        a.ready_at = Some(Instant::now());
+        assert_eq!(a.wait_ready(), Duration::ZERO);
+        assert!(!a.is_pending() && a.ready_at.is_none());
+        let mut ev =
+            BackendEvaluator::new(SimulatedDevice::parse("batch_ms=30,per_position_us=0,wait=deadline").unwrap());
+        let t1 = Instant::now();
+        let mut out = Vec::new();
+        Evaluator::<Jetan>::evaluate(&mut ev, &[&s], &[&m], &mut out).unwrap();
+        assert!(t1.elapsed() >= Duration::from_millis(30), "the evaluator waits for the outputs");
+        assert_eq!(out.len(), 1);
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub mod mcts;
 pub mod puct;
 
 pub use alphabeta::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, StaticEval, ALPHABETA_VERSION};
-pub use backend::{softmax_in_place, Backend, BackendEvaluator, DeviceBatch, SimOutput, SimulatedDevice};
+pub use backend::{softmax_in_place, Backend, BackendEvaluator, DeviceBatch, SimOutput, SimWait, SimulatedDevice};
 pub use cache::{CachedEvaluator, EvalCache, KeyHasher, KeyMap};
 pub use config::{MctsConfig, RootSelection};
 pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};

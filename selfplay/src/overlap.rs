@@ -463,7 +463,7 @@ fn device_loop<B: Backend>(device: &mut B, jobs: Receiver<Job>, done: Sender<Don
                 .unwrap_or_else(|| "unknown panic".into());
             Err(EvalError(format!("the device failed: {msg}")))
         });
-        let seconds = t.elapsed().as_secs_f64();
+        let seconds = job.batch.device_seconds.take().unwrap_or_else(|| t.elapsed().as_secs_f64());
         if done.send(Done { group: job.group, batch: job.batch, result, seconds }).is_err() {
             break;
         }
@@ -614,6 +614,17 @@ where
                     done
                 }
             };
+            let mut done = done;
+            if done.batch.is_pending() {
+                // A device that says when its outputs are back (the
+                // simulated device's `wait=deadline`): not back yet, so as
+                // above, the pending group's batch goes first.
+                if let Some(p) = pending.take() {
+                    send_alone(groups, p, use_cache, &to_device, sh)?;
+                }
+                sh.stats.wait_seconds += done.batch.wait_ready().as_secs_f64();
+            }
+            done.batch.ready_at = None;
             let group = &mut groups[g];
             sh.stats.device_seconds += done.seconds;
             group.in_flight = false;

@@ -177,6 +177,29 @@ fn groups_and_devices_change_nothing_for_a_batch_independent_device() {
     }
 }
 
+/// A device that returns at once and says when its outputs are back (the
+/// simulated device's `wait=deadline`) plays the same games, and the driver
+/// waits for each batch: the wall time covers the device time, which is the
+/// passes' simulated time.
+#[test]
+fn a_device_that_says_when_its_outputs_are_back_is_waited_for() {
+    let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+    let (sp, mcts) = cfg(1, 6);
+    let (base, _) = overlapped(&start, 9, &sp, &mcts, &mut [sim()]).unwrap();
+    let (sp, mcts) = cfg(2, 6);
+    let dev = SimulatedDevice::parse("batch_ms=2,per_position_us=0,wait=deadline").unwrap();
+    let (g, st) = overlapped(&start, 9, &sp, &mcts, &mut [dev]).unwrap();
+    assert!(by_id(&g) == by_id(&base), "other games");
+    assert!(st.batches > 10, "{st:?}");
+    let want = st.batches as f64 * 0.002;
+    assert!((st.device_seconds - want).abs() < 1e-6, "device time {} for {} batches", st.device_seconds, st.batches);
+    assert!(
+        st.seconds >= want,
+        "the driver did not wait for the outputs: {} s for {want} s of device time",
+        st.seconds
+    );
+}
+
 #[test]
 fn the_same_seed_gives_the_same_games_in_the_same_order_with_groups() {
     let start = Jetan::new_game(&JetanRules { max_plies: 50, ..Default::default() }).unwrap();

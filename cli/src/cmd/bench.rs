@@ -8,7 +8,8 @@ use clap::Subcommand;
 use martian_model::{Checkpoint, ConfigModel, NetBackend, Precision};
 use martian_rules::{perft, GameKind, GameState, Move};
 use martian_search::{
-    Backend, BackendEvaluator, CachedEvaluator, DeviceBatch, Mcts, MctsConfig, SimulatedDevice, UniformEvaluator,
+    Backend, BackendEvaluator, CachedEvaluator, DeviceBatch, Mcts, MctsConfig, SimWait, SimulatedDevice,
+    UniformEvaluator,
 };
 use martian_selfplay::{play_games, play_games_on_devices, FinishedGame, PlayParams, SelfplayConfig, SelfplayStats};
 use martian_train::Metrics;
@@ -81,11 +82,13 @@ enum What {
         #[arg(long, default_value_t = 16)]
         games: u64,
         /// Instead of the network, a simulated accelerator on its own thread:
-        /// `batch_ms=A,per_position_us=B[,max_batch=N][,output=hash|uniform][,softmax=device|host]`
+        /// `batch_ms=A,per_position_us=B[,max_batch=N][,output=hash|uniform][,softmax=device|host][,wait=sleep|deadline]`
         /// (A ms per forward pass plus B µs per position, asleep; outputs from a hash
         /// of the input, or exactly the uniform evaluator's with `output=uniform`;
         /// the softmax over the legal moves on the device, as the CUDA backend takes
-        /// it, or on the host with `softmax=host`).
+        /// it, or on the host with `softmax=host`; with `wait=deadline` the device's
+        /// thread does not sleep but hands each batch back at once with the instant
+        /// its outputs are back, and the driver waits for that).
         #[arg(long, value_name = "SPEC")]
         simulate_device: Option<String>,
         /// Game groups per device (overrides `selfplay.groups`).
@@ -496,12 +499,17 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
     };
     match (&o.sim, &ck) {
         (Some(d), _) => println!(
-            "{what}, simulated device: {} ms per pass + {} µs per position, max_batch {}, output {:?}, softmax on the {}",
+            "{what}, simulated device: {} ms per pass + {} µs per position, max_batch {}, output {:?}, softmax on the {}, \
+             {}",
             d.batch_ms,
             d.per_position_us,
             if d.max_batch == usize::MAX { "unlimited".to_string() } else { d.max_batch.to_string() },
             d.output,
-            if d.softmax_on_device { "device" } else { "host" }
+            if d.softmax_on_device { "device" } else { "host" },
+            match d.wait {
+                SimWait::Sleep => "its thread asleep for each pass",
+                SimWait::Deadline => "outputs handed back with their ready time (no sleep on its thread)",
+            }
         ),
         (None, _) => println!(
             "{what}, network {} blocks x {} channels in {}, fixed_batch {}",
