@@ -2,8 +2,9 @@
 //! that loads a checkpoint, weights checked against the declared architecture,
 //! and rules / architecture mismatches that name each differing field.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+
+use common::{err, mz, write};
 
 const BASE: &str = r#"
 game = "martian-chess"
@@ -29,19 +30,6 @@ simulations = 2
 final_pairs = 1
 "#;
 
-fn mz(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn write(path: &Path, text: &str) -> String {
-    std::fs::write(path, text).unwrap();
-    path.to_str().unwrap().to_string()
-}
-
 /// The lines of `err` that carry the architecture notice.
 fn notices(err: &str) -> Vec<String> {
     err.lines().filter(|l| l.starts_with("notice:")).map(String::from).collect()
@@ -56,7 +44,7 @@ fn one_architecture_rule_for_every_command() {
     let r = run.to_str().unwrap();
     // A run started and stopped before generation 1: the untrained gen 0.
     let o = mz(&["pipeline", "--config", &base, "--run-dir", r, "--stop-after", "0"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", err(&o));
     let ck = run.join("models/gen0000.safetensors");
     assert!(ck.exists());
     let ck = ck.to_str().unwrap();
@@ -71,32 +59,32 @@ fn one_architecture_rule_for_every_command() {
     // selfplay --out and evaluate: the checkpoint's architecture, with the same notice.
     let out = d("out");
     let o = mz(&["selfplay", "--config", &other, "--model", ck, "--games", "1", "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let sp = notices(&stderr(&o));
-    assert_eq!(sp.len(), 1, "{}", stderr(&o));
+    assert!(o.status.success(), "{}", err(&o));
+    let sp = notices(&err(&o));
+    assert_eq!(sp.len(), 1, "{}", err(&o));
     for f in fields {
         assert!(sp[0].contains(f), "{}", sp[0]);
     }
     assert!(!sp[0].contains("channels"), "only the differing fields: {}", sp[0]);
     let o = mz(&["evaluate", "--config", &other, "--a", ck, "--b", "random", "--games", "2"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(notices(&stderr(&o)), sp, "the same notice everywhere");
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(notices(&err(&o)), sp, "the same notice everywhere");
     // With the matching config there is no notice.
     let o = mz(&["evaluate", "--config", &base, "--a", ck, "--b", "random", "--games", "2"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(notices(&stderr(&o)).is_empty(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(notices(&err(&o)).is_empty(), "{}", err(&o));
 
     // Writing into a run directory whose config fixes the architecture: an error naming the fields.
     let run2 = d("run2");
     let o = mz(&["selfplay", "--config", &other, "--run-dir", run2.to_str().unwrap(), "--model", ck, "--games", "1"]);
     assert!(!o.status.success());
     for f in fields {
-        assert!(stderr(&o).contains(f), "{}", stderr(&o));
+        assert!(err(&o).contains(f), "{}", err(&o));
     }
     for cmd in ["train", "pipeline"] {
         let o = mz(&[cmd, "--config", &other, "--run-dir", r]);
         assert!(!o.status.success(), "{cmd}");
-        let e = stderr(&o);
+        let e = err(&o);
         assert!(e.contains("[model] fields differ (run directory vs config)"), "{cmd}: {e}");
         for f in fields {
             assert!(e.contains(f), "{cmd}: {e}");
@@ -106,21 +94,21 @@ fn one_architecture_rule_for_every_command() {
     // default value is no difference.
     let rules = write(&d("rules.toml"), &BASE.replace("[model]", "[rules]\nmax_plies = 120\nno_undo = false\n[model]"));
     let o = mz(&["train", "--config", &rules, "--run-dir", r]);
-    let e = stderr(&o);
+    let e = err(&o);
     assert!(
         e.contains("[rules] switches differ (run directory vs config): max_plies 300 vs 120; no_undo true vs false"),
         "{e}"
     );
     let same = write(&d("same.toml"), &BASE.replace("[model]", "[rules]\nmax_plies = 300\n[model]"));
     let o = mz(&["train", "--config", &same, "--run-dir", r]);
-    assert!(stderr(&o).contains("replay window"), "{}", stderr(&o));
+    assert!(err(&o).contains("replay window"), "{}", err(&o));
     // A checkpoint under other rules names the switch.
     let o = mz(&["evaluate", "--config", &rules, "--a", ck, "--b", "random", "--games", "2"]);
     assert!(!o.status.success());
     assert!(
-        stderr(&o).contains("rules differ (checkpoint vs config): max_plies 300 vs 120; no_undo true vs false"),
+        err(&o).contains("rules differ (checkpoint vs config): max_plies 300 vs 120; no_undo true vs false"),
         "{}",
-        stderr(&o)
+        err(&o)
     );
 
     // The records that selfplay wrote carry the rules.
@@ -136,7 +124,7 @@ fn weights_that_do_not_fit_the_sidecar_are_refused_by_every_loader() {
     let base = write(&d("base.toml"), BASE);
     let run = d("run");
     let o = mz(&["pipeline", "--config", &base, "--run-dir", run.to_str().unwrap(), "--stop-after", "0"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", err(&o));
     let ck = run.join("models/gen0000.safetensors");
     // The sidecar claims 1 block over 2-block weights (an old sidecar: no tensor list).
     let side = ck.with_extension("json");
@@ -155,7 +143,7 @@ fn weights_that_do_not_fit_the_sidecar_are_refused_by_every_loader() {
     ] {
         let o = mz(&args);
         assert!(!o.status.success(), "{args:?} must fail");
-        let e = stderr(&o);
+        let e = err(&o);
         assert!(e.contains("unexpected tensors") && e.contains("blocks.1.a.conv.weight"), "{args:?}: {e}");
         assert!(!e.contains("panicked"), "{e}");
     }

@@ -2,69 +2,35 @@
 //! the network (checkpoint, bundle or run directory), `play` is a small REPL,
 //! and the commands refuse bad input before they print or create anything.
 
-use std::io::Write;
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-/// A Jetan run under non-default rules (as configs/jetan-quick.toml), with a
-/// network small enough to create in a second.
-const JETAN: &str = r#"
-game = "jetan"
-seed = 2
-threads = 1
-[rules]
-no_capture_limit = 80
-max_plies = 300
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[selfplay]
-games_in_flight = 2
-simulations = 4
-cheap_simulations = 2
-games_per_shard = 2
-[train]
-batch_size = 16
-[evaluate]
-pairs = 1
-simulations = 2
-final_pairs = 0
-[pipeline]
-generations = 1
-games_per_generation = 2
-"#;
+use common::{edited, err, mz, mz_stdin, out, MICRO, TINY};
 
-fn mz(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
-}
-
-/// Runs `martian-zero args` with `input` on stdin.
-fn mz_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run martian-zero");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
-    child.wait_with_output().expect("wait")
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+/// A Jetan run under non-default rules (as configs/jetan-quick.toml): [`TINY`]
+/// with seed 2, two games in flight of four simulations, two games a shard.
+fn jetan() -> String {
+    edited(
+        TINY,
+        &[
+            ("game", r#""jetan""#),
+            ("seed", "2"),
+            ("rules.no_capture_limit", "80"),
+            ("rules.max_plies", "300"),
+            ("selfplay.games_in_flight", "2"),
+            ("selfplay.simulations", "4"),
+            ("selfplay.games_per_shard", "2"),
+        ],
+        &[],
+    )
 }
 
 /// A Jetan run directory with its untrained, promoted generation 0.
 fn jetan_run(dir: &Path) -> std::path::PathBuf {
     let cfg = dir.join("jetan.toml");
-    std::fs::write(&cfg, JETAN).unwrap();
+    std::fs::write(&cfg, jetan()).unwrap();
     let run = dir.join("run");
     let o =
         mz(&["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", run.to_str().unwrap(), "--stop-after", "0"]);
@@ -355,39 +321,27 @@ fn gauntlet_anchor_must_be_a_player() {
     assert!(out(&o).contains("anchor greedy = 0"), "{}", out(&o));
 }
 
-/// A run small enough for a few seconds per generation.
-const MICRO: &str = r#"
-game = "martian-chess"
-seed = 3
-threads = 1
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[search]
-leaves_per_batch = 2
-[selfplay]
-games_in_flight = 4
-simulations = 8
-cheap_simulations = 2
-full_search_prob = 1.0
-games_per_shard = 2
-[train]
-batch_size = 16
-steps_per_generation = 400
-replay_window = 2000
-log_every = 2
-checkpoint_every = 3
-[evaluate]
-pairs = 1
-simulations = 4
-gate_score = 0.0
-final_pairs = 0
-[pipeline]
-generations = 2
-games_per_generation = 4
-"#;
+/// A run small enough for a few seconds per generation: [`MICRO`] with one
+/// thread, only full searches, 400 training steps, the default optimizer and
+/// learning rate, no final evaluation and no ladder.
+fn micro() -> String {
+    edited(
+        MICRO,
+        &[
+            ("threads", "1"),
+            ("selfplay.full_search_prob", "1.0"),
+            ("train.steps_per_generation", "400"),
+            ("evaluate.final_pairs", "0"),
+        ],
+        &[
+            "train.optimizer",
+            "train.learning_rate",
+            "evaluate.ladder",
+            "evaluate.ladder_every",
+            "evaluate.ladder_pairs",
+        ],
+    )
+}
 
 #[test]
 fn pipeline_terminal_summaries_log_and_interrupt() {
@@ -395,7 +349,7 @@ fn pipeline_terminal_summaries_log_and_interrupt() {
     use std::os::unix::process::ExitStatusExt;
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("micro.toml");
-    std::fs::write(&cfg, MICRO).unwrap();
+    std::fs::write(&cfg, micro()).unwrap();
     let run = dir.path().join("run");
     let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
     let o = mz(&["pipeline", "--config", c, "--run-dir", r, "--stop-after", "1"]);

@@ -2,54 +2,17 @@
 //! with its own thread and game groups) through `martian-zero selfplay`, the
 //! device settings' errors, and `bench selfplay` with the simulated device.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-/// Martian Chess with a network small enough to create in a second.
-const BASE: &str = r#"
-game = "martian-chess"
-seed = 3
-threads = 1
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[selfplay]
-games_in_flight = 3
-simulations = 6
-cheap_simulations = 2
-games_per_shard = 4
-[train]
-batch_size = 16
-[evaluate]
-pairs = 1
-simulations = 2
-final_pairs = 0
-[pipeline]
-generations = 1
-games_per_generation = 2
-"#;
+use common::{err, mz, out, write, TINY};
 
-fn mz(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// `BASE` with `extra` top-level lines and `[selfplay]` lines.
+/// [`TINY`] with `top` lines at the top level and `selfplay` lines in `[selfplay]`.
 fn config(dir: &Path, name: &str, top: &str, selfplay: &str) -> String {
     let text =
-        BASE.replace("[model]", &format!("{top}\n[model]")).replace("[selfplay]", &format!("[selfplay]\n{selfplay}"));
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+        TINY.replace("[model]", &format!("{top}\n[model]")).replace("[selfplay]", &format!("[selfplay]\n{selfplay}"));
+    write(&dir.join(name), &text)
 }
 
 /// Every file under `dir/games` and `dir/shards`, by name, with its bytes.

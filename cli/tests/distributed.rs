@@ -15,6 +15,8 @@
 //!
 //! Without moto the S3 tests fail and say how to install it.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -25,42 +27,25 @@ use std::time::{Duration, Instant};
 use futures::TryStreamExt;
 use object_store::{ObjectStore, ObjectStoreExt};
 
-const CONFIG: &str = r#"
-game = "martian-chess"
-seed = 5
-threads = 1
-torch_threads = 1
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[search]
-leaves_per_batch = 2
-[selfplay]
-games_in_flight = 2
-simulations = 8
-cheap_simulations = 2
-full_search_prob = 0.5
-games_per_shard = 2
-[train]
-batch_size = 16
-steps_per_generation = 4
-replay_window = 2000
-log_every = 2
-checkpoint_every = 2
-optimizer = "adamw"
-learning_rate = 0.001
-[evaluate]
-pairs = 1
-simulations = 4
-gate_score = 0.0
-final_pairs = 1
-ladder_every = 0
-[pipeline]
-generations = 2
-games_per_generation = 4
-"#;
+use common::{edited, MICRO};
+
+/// [`MICRO`] with seed 5, one thread, one torch thread, two games in flight,
+/// four training steps (a checkpoint every two) and no ladder.
+fn micro() -> String {
+    edited(
+        MICRO,
+        &[
+            ("seed", "5"),
+            ("threads", "1"),
+            ("torch_threads", "1"),
+            ("selfplay.games_in_flight", "2"),
+            ("train.steps_per_generation", "4"),
+            ("train.checkpoint_every", "2"),
+            ("evaluate.ladder_every", "0"),
+        ],
+        &["evaluate.ladder", "evaluate.ladder_pairs"],
+    )
+}
 
 const BUCKET: &str = "runs";
 
@@ -236,7 +221,7 @@ impl Backend {
 
 fn config_file(dir: &Path) -> String {
     let p = dir.join("dist.toml");
-    std::fs::write(&p, CONFIG).unwrap();
+    std::fs::write(&p, micro()).unwrap();
     p.display().to_string()
 }
 
@@ -396,7 +381,7 @@ fn workers_and_trainer(b: &Backend) {
     // is still playing when it is killed (with two, a worker that started late could play only the
     // last generation's games and be done before the kill; with three, CI's load once delayed the
     // test's look at the store until worker 1 had played all three).
-    let text = CONFIG
+    let text = micro()
         .replace("games_per_generation = 4", "games_per_generation = 24")
         .replace("generations = 2", "generations = 4");
     std::fs::write(&cfg, text).unwrap();
@@ -547,7 +532,7 @@ fn a_run_named_as_a_path_and_as_a_file_url_has_one_claim_per_role() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_file(dir.path());
     // A run that does not end while the test looks at it.
-    std::fs::write(&cfg, CONFIG.replace("games_per_generation = 4", "games_per_generation = 100000")).unwrap();
+    std::fs::write(&cfg, micro().replace("games_per_generation = 4", "games_per_generation = 100000")).unwrap();
     let run = dir.path().join("run");
     let (path, url) = (run.display().to_string(), format!("file://{}", run.display()));
     let cache = dir.path().join("cache");

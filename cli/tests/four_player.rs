@@ -4,63 +4,30 @@
 //! name in errors. Learning results are measured runs (BENCHMARKS.md), not
 //! asserted here.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
-const MICRO: &str = r#"
-game = "martian-chess-4p"
-seed = 5
-threads = 2
-[rules]
-max_plies = 60
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[search]
-leaves_per_batch = 2
-[selfplay]
-games_in_flight = 4
-simulations = 8
-cheap_simulations = 2
-full_search_prob = 0.5
-games_per_shard = 2
-[train]
-batch_size = 16
-steps_per_generation = 4
-replay_window = 2000
-log_every = 2
-checkpoint_every = 2
-optimizer = "adamw"
-learning_rate = 0.001
-[evaluate]
-pairs = 1
-simulations = 4
-gate_score = 0.0
-final_pairs = 1
-ladder = ["alphabeta:depth=1"]
-ladder_pairs = 1
-[pipeline]
-generations = 1
-games_per_generation = 4
-"#;
+use common::{edited, mz, mz_stdin, MICRO};
 
-fn mz(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
+/// [`MICRO`] for the four-player game: seed 5, 60 plies, four training steps,
+/// one generation and a depth-1 alpha-beta ladder after it.
+fn micro() -> String {
+    edited(
+        MICRO,
+        &[
+            ("game", r#""martian-chess-4p""#),
+            ("seed", "5"),
+            ("rules.max_plies", "60"),
+            ("train.steps_per_generation", "4"),
+            ("train.checkpoint_every", "2"),
+            ("evaluate.ladder", r#"["alphabeta:depth=1"]"#),
+            ("pipeline.generations", "1"),
+        ],
+        &["evaluate.ladder_every"],
+    )
 }
 
 fn engine(args: &[&str], input: &str) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
-        .arg("engine")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start engine");
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = mz_stdin(&[&["engine"], args].concat(), input);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
@@ -69,7 +36,7 @@ fn engine(args: &[&str], input: &str) -> String {
 fn team_game_trains_exports_and_plays_through_the_engine() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("micro4.toml");
-    std::fs::write(&cfg, MICRO).unwrap();
+    std::fs::write(&cfg, micro()).unwrap();
     let run = dir.path().join("run");
     let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
     let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
@@ -156,7 +123,7 @@ fn perft_show_and_evaluate_know_the_four_player_game() {
     // A team match: alpha-beta depth 1 (A + A) against random moves (B + B).
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("micro4.toml");
-    std::fs::write(&cfg, MICRO).unwrap();
+    std::fs::write(&cfg, micro()).unwrap();
     let out = mz(&[
         "evaluate",
         "--config",

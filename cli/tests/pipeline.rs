@@ -1,50 +1,11 @@
 //! End to end: a micro pipeline runs two generations, resumes after an
 //! interruption, and the run directory holds what the README describes.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
-const MICRO: &str = r#"
-game = "martian-chess"
-seed = 3
-threads = 2
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[search]
-leaves_per_batch = 2
-[selfplay]
-games_in_flight = 4
-simulations = 8
-cheap_simulations = 2
-full_search_prob = 0.5
-games_per_shard = 2
-[train]
-batch_size = 16
-steps_per_generation = 6
-replay_window = 2000
-log_every = 2
-checkpoint_every = 3
-optimizer = "adamw"
-learning_rate = 0.001
-[evaluate]
-pairs = 1
-simulations = 4
-gate_score = 0.0
-final_pairs = 1
-ladder = ["alphabeta:depth=1", "alphabeta:depth=2"]
-ladder_every = 2
-ladder_pairs = 1
-[pipeline]
-generations = 2
-games_per_generation = 4
-"#;
-
-fn mz(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
-}
+use common::{mz, MICRO};
 
 fn count(dir: &Path, suffix: &str) -> usize {
     std::fs::read_dir(dir)

@@ -7,62 +7,28 @@
 //! (generation 1 of 2 done) and `full` (both generations and the final
 //! evaluation done).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const MICRO: &str = r#"
-game = "martian-chess"
-seed = 5
-threads = 2
-torch_threads = 1
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[search]
-leaves_per_batch = 2
-[selfplay]
-games_in_flight = 4
-simulations = 8
-cheap_simulations = 2
-full_search_prob = 0.5
-games_per_shard = 2
-[train]
-batch_size = 16
-steps_per_generation = 6
-replay_window = 2000
-log_every = 2
-checkpoint_every = 3
-optimizer = "adamw"
-learning_rate = 0.001
-[evaluate]
-pairs = 1
-simulations = 4
-gate_score = 0.0
-final_pairs = 1
-ladder = ["alphabeta:depth=1"]
-ladder_every = 2
-ladder_pairs = 1
-[pipeline]
-generations = 2
-games_per_generation = 4
-"#;
+use common::{edited, mz, MICRO};
 
-fn mz(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
+/// [`MICRO`] with seed 5, one torch thread and a ladder of depth-1 alpha-beta only.
+fn micro() -> String {
+    edited(MICRO, &[("seed", "5"), ("torch_threads", "1"), ("evaluate.ladder", r#"["alphabeta:depth=1"]"#)], &[])
 }
 
 fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-/// Writes `MICRO` with each `(from, to)` replacement into `dir/name`.
+/// Writes [`micro`] with each `(from, to)` replacement into `dir/name`.
 fn config(dir: &Path, name: &str, changes: &[(&str, &str)]) -> PathBuf {
-    let mut s = MICRO.to_string();
+    let mut s = micro();
     for (from, to) in changes {
         assert!(s.contains(from), "{from}");
         s = s.replace(from, to);

@@ -3,60 +3,34 @@
 //! bundle, and may change its precision between generations; `bench
 //! precision` and the `--set` overrides of `bench`.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-/// Martian Chess with a network small enough to create in a second.
-const BASE: &str = r#"
-game = "martian-chess"
-device = "cpu"
-seed = 3
-threads = 1
-[rules]
-max_plies = 60
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[selfplay]
-games_in_flight = 3
-simulations = 6
-cheap_simulations = 2
-games_per_shard = 4
-[train]
-batch_size = 16
-steps_per_generation = 3
-[evaluate]
-pairs = 1
-simulations = 2
-final_pairs = 0
-ladder_every = 0
-[pipeline]
-generations = 1
-games_per_generation = 3
-"#;
+use common::{edited, err, mz, out, write, TINY};
 
-fn mz(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
+/// [`TINY`] on the CPU with 60 plies, three training steps, three games a
+/// generation and no ladder.
+fn base() -> String {
+    edited(
+        TINY,
+        &[
+            ("device", r#""cpu""#),
+            ("rules.max_plies", "60"),
+            ("train.steps_per_generation", "3"),
+            ("evaluate.ladder_every", "0"),
+            ("pipeline.games_per_generation", "3"),
+        ],
+        &[],
+    )
 }
 
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// `BASE` with `model` lines added to `[model]` and `generations` generations.
+/// [`base`] with `model` lines added to `[model]` and `generations` generations.
 fn config(dir: &Path, name: &str, model: &str, generations: u32) -> String {
-    let text = BASE
+    let text = base()
         .replace("[model]", &format!("[model]\n{model}"))
         .replace("generations = 1", &format!("generations = {generations}"));
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+    write(&dir.join(name), &text)
 }
 
 /// `name -> dtype` of every tensor in a safetensors file (from its JSON header).

@@ -1,0 +1,148 @@
+//! Helpers shared by the command-line tests: running the binary, its output
+//! as text, and the small configs the tests start from.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// A micro Martian Chess pipeline: two generations of four games, a few
+/// seconds each, gated and laddered against alpha-beta.
+pub const MICRO: &str = r#"
+game = "martian-chess"
+seed = 3
+threads = 2
+[model]
+blocks = 1
+channels = 8
+policy_channels = 2
+value_hidden = 8
+[search]
+leaves_per_batch = 2
+[selfplay]
+games_in_flight = 4
+simulations = 8
+cheap_simulations = 2
+full_search_prob = 0.5
+games_per_shard = 2
+[train]
+batch_size = 16
+steps_per_generation = 6
+replay_window = 2000
+log_every = 2
+checkpoint_every = 3
+optimizer = "adamw"
+learning_rate = 0.001
+[evaluate]
+pairs = 1
+simulations = 4
+gate_score = 0.0
+final_pairs = 1
+ladder = ["alphabeta:depth=1", "alphabeta:depth=2"]
+ladder_every = 2
+ladder_pairs = 1
+[pipeline]
+generations = 2
+games_per_generation = 4
+"#;
+
+/// Martian Chess with a network small enough to create in a second.
+pub const TINY: &str = r#"
+game = "martian-chess"
+seed = 3
+threads = 1
+[model]
+blocks = 1
+channels = 8
+policy_channels = 2
+value_hidden = 8
+[selfplay]
+games_in_flight = 3
+simulations = 6
+cheap_simulations = 2
+games_per_shard = 4
+[train]
+batch_size = 16
+[evaluate]
+pairs = 1
+simulations = 2
+final_pairs = 0
+[pipeline]
+generations = 1
+games_per_generation = 2
+"#;
+
+/// Runs `martian-zero args` and returns its output.
+pub fn mz(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_martian-zero")).args(args).output().expect("run martian-zero")
+}
+
+/// Runs `martian-zero args` with `input` on stdin.
+pub fn mz_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run martian-zero");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
+
+/// The standard output of `o` as text.
+pub fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The standard error of `o` as text.
+pub fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `text` to `path` and returns the path as a string.
+pub fn write(path: &Path, text: &str) -> String {
+    std::fs::write(path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// `toml` (one key per line) with each `("section.key", "value")` of `set`
+/// replacing that key's line, or added at the end of its section (a missing
+/// section goes before the first one), and each key of `unset` (which must be
+/// there) removed; a key without a section is a top-level one.
+pub fn edited(toml: &str, set: &[(&str, &str)], unset: &[&str]) -> String {
+    let mut lines: Vec<String> = toml.lines().map(String::from).collect();
+    // The lines of `section` ("" for the top level): from its first line to the next header.
+    let span = |lines: &[String], section: &str| -> Option<(usize, usize)> {
+        let start =
+            if section.is_empty() { 0 } else { lines.iter().position(|l| l.trim() == format!("[{section}]"))? + 1 };
+        let end = lines[start..].iter().position(|l| l.starts_with('[')).map_or(lines.len(), |i| start + i);
+        Some((start, end))
+    };
+    let find = |lines: &[String], path: &str| -> Option<usize> {
+        let (section, key) = path.rsplit_once('.').unwrap_or(("", path));
+        let (start, end) = span(lines, section)?;
+        (start..end).find(|&i| lines[i].split_once('=').is_some_and(|(k, _)| k.trim() == key))
+    };
+    for &(path, value) in set {
+        let (section, key) = path.rsplit_once('.').unwrap_or(("", path));
+        let line = format!("{key} = {value}");
+        if let Some(i) = find(&lines, path) {
+            lines[i] = line;
+        } else if let Some((_, end)) = span(&lines, section) {
+            lines.insert(end, line);
+        } else {
+            let (_, first) = span(&lines, "").unwrap();
+            lines.splice(first..first, [format!("[{section}]"), line]);
+        }
+    }
+    for &path in unset {
+        let i = find(&lines, path).unwrap_or_else(|| panic!("no {path} to remove"));
+        lines.remove(i);
+    }
+    let mut text = lines.join("\n");
+    if toml.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
