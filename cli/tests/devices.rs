@@ -125,6 +125,15 @@ fn bench_selfplay_compares_the_drivers_on_a_simulated_device() {
     assert_eq!(order(3), ["overlapped", "uniform"], "{text}");
     // Three rounds are too few for a 95 % interval of the median, and it says so.
     assert!(text.contains("no 95% interval of the median from 3 rounds (it takes 6 or more)"), "{text}");
+    // A device that hands its batches back with their ready time: the lockstep and
+    // overlapped drivers both wait for it, and the header says which form ran.
+    let o = bench_sim(&c, "batch_ms=2,per_position_us=5,wait=deadline", &["--compare"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    assert!(text.contains("handed back with their ready time"), "{text}");
+    assert!(text.contains("lockstep driver") && text.contains("overlapped driver:"), "{text}");
+    let o = bench_sim(&c, "batch_ms=2,per_position_us=5,wait=later", &[]);
+    assert!(!o.status.success() && err(&o).contains("wait must be sleep or deadline"), "{}", err(&o));
     let o = mz(&["bench", "selfplay", "--config", &c, "--drivers", "uniform,sideways"]);
     assert!(!o.status.success() && err(&o).contains("sideways"), "{}", err(&o));
     let o = mz(&["bench", "selfplay", "--config", &c, "--drivers", "uniform", "--compare"]);
