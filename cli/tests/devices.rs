@@ -127,11 +127,15 @@ fn bench_selfplay_compares_the_drivers_on_a_simulated_device() {
     assert!(text.contains("no 95% interval of the median from 3 rounds (it takes 6 or more)"), "{text}");
     // A device that hands its batches back with their ready time: the lockstep and
     // overlapped drivers both wait for it, and the header says which form ran.
-    let o = bench_sim(&c, "batch_ms=2,per_position_us=5,wait=deadline", &["--compare"]);
+    let json = dir.path().join("figures.json");
+    let o =
+        bench_sim(&c, "batch_ms=2,per_position_us=5,wait=deadline", &["--compare", "--json", json.to_str().unwrap()]);
     assert!(o.status.success(), "{}", err(&o));
     let text = out(&o);
     assert!(text.contains("handed back with their ready time"), "{text}");
     assert!(text.contains("lockstep driver") && text.contains("overlapped driver:"), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["simulated_device"], "batch_ms=2,per_position_us=5,output=hash,softmax=device,wait=deadline");
     let o = bench_sim(&c, "batch_ms=2,per_position_us=5,wait=later", &[]);
     assert!(!o.status.success() && err(&o).contains("wait must be sleep or deadline"), "{}", err(&o));
     let o = mz(&["bench", "selfplay", "--config", &c, "--drivers", "uniform,sideways"]);

@@ -526,6 +526,26 @@ impl SimulatedDevice {
         Ok(d)
     }
 
+    /// The device as a spec that [`SimulatedDevice::parse`] reads back to an
+    /// equal device, every key written (`max_batch` left out when unlimited):
+    /// for reports and JSON figures.
+    pub fn spec(&self) -> String {
+        let mut s = format!("batch_ms={},per_position_us={}", self.batch_ms, self.per_position_us);
+        if self.max_batch != usize::MAX {
+            s.push_str(&format!(",max_batch={}", self.max_batch));
+        }
+        let output = match self.output {
+            SimOutput::Hash => "hash",
+            SimOutput::Uniform => "uniform",
+        };
+        let softmax = if self.softmax_on_device { "device" } else { "host" };
+        let wait = match self.wait {
+            SimWait::Sleep => "sleep",
+            SimWait::Deadline => "deadline",
+        };
+        s + &format!(",output={output},softmax={softmax},wait={wait}")
+    }
+
     /// Simulated time of one forward pass of `rows` rows.
     pub fn pass_time(&self, rows: usize) -> Duration {
         Duration::from_secs_f64((self.batch_ms * 1e3 + self.per_position_us * rows as f64) * 1e-6)
@@ -762,6 +782,18 @@ mod tests {
     #[test]
     fn deadline_wait_returns_at_once_and_queues_the_passes() {
         assert_eq!(SimulatedDevice::parse("batch_ms=1,per_position_us=1").unwrap().wait, SimWait::Sleep);
+        for spec in [
+            "batch_ms=0.05,per_position_us=0.2,output=uniform,wait=deadline",
+            "batch_ms=2,per_position_us=5,max_batch=64,softmax=host",
+            "per_position_us=0,batch_ms=0",
+        ] {
+            let d = SimulatedDevice::parse(spec).unwrap();
+            assert_eq!(SimulatedDevice::parse(&d.spec()).unwrap(), d, "{spec} -> {}", d.spec());
+        }
+        assert_eq!(
+            SimulatedDevice::parse("batch_ms=0.05,per_position_us=0.2,wait=deadline").unwrap().spec(),
+            "batch_ms=0.05,per_position_us=0.2,output=hash,softmax=device,wait=deadline"
+        );
         let e = SimulatedDevice::parse("batch_ms=1,per_position_us=1,wait=soon").unwrap_err();
         assert!(e.contains("wait must be sleep or deadline"), "{e}");
         let (s, m) = start_and_moves();

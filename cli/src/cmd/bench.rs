@@ -664,7 +664,7 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
         let v = serde_json::json!({
             "bench": "selfplay",
             "config": config_json(cfg, device),
-            "simulated_device": o.sim.as_ref().map(|d| format!("{d:?}")),
+            "simulated_device": o.sim.as_ref().map(SimulatedDevice::spec),
             "games_in_flight": sp.games_in_flight,
             "groups": sp.groups,
             "simulations": sp.simulations,
