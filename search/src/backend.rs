@@ -581,7 +581,7 @@ impl Backend for SimulatedDevice {
             let end = (start + self.max_batch).min(batch.rows);
             let pass = self.pass_time(end - start);
             busy += pass;
-            let deadline = Instant::now() + pass;
+            let deadline = (self.wait == SimWait::Sleep).then(|| Instant::now() + pass);
             for r in start..end {
                 let moves = &batch.actions[batch.offsets[r]..batch.offsets[r + 1]];
                 let l0 = batch.logits.len();
@@ -609,9 +609,11 @@ impl Backend for SimulatedDevice {
                     softmax_in_place(&mut batch.logits[l0..]);
                 }
             }
-            let now = Instant::now();
-            if self.wait == SimWait::Sleep && deadline > now {
-                std::thread::sleep(deadline - now);
+            if let Some(d) = deadline {
+                let now = Instant::now();
+                if d > now {
+                    std::thread::sleep(d - now);
+                }
             }
             start = end;
         }

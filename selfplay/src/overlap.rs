@@ -598,7 +598,7 @@ where
         if groups[g].in_flight {
             let dev = groups[g].device;
             let stopped = || EvalError(format!("device {dev} stopped"));
-            let done = match from_device[dev].try_recv() {
+            let mut done = match from_device[dev].try_recv() {
                 Ok(done) => done,
                 Err(TryRecvError::Disconnected) => return Err(stopped()),
                 Err(TryRecvError::Empty) => {
@@ -614,7 +614,6 @@ where
                     done
                 }
             };
-            let mut done = done;
             if done.batch.is_pending() {
                 // A device that says when its outputs are back (the
                 // simulated device's `wait=deadline`): not back yet, so as
