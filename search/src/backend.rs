@@ -181,6 +181,46 @@ impl DeviceBatch {
         position.encode_packed(&mut self.planes[r * c..(r + 1) * c]);
     }
 
+    /// Empties the batch for game `G` for rows that the caller sizes first
+    /// ([`DeviceBatch::push_row_len`]) and writes afterwards in place
+    /// ([`DeviceBatch::row_buffers`], e.g. game by game in parallel). Unlike
+    /// [`DeviceBatch::clear`] it keeps the action buffer's length, so that
+    /// sizing it for the next batch writes only what it grows by.
+    pub fn clear_for_rows<G: GameState>(&mut self) {
+        self.shape = G::INPUT_SHAPE;
+        self.num_actions = G::NUM_ACTIONS;
+        self.rows = 0;
+        self.offsets.clear();
+        self.offsets.push(0);
+    }
+
+    /// Adds a row of `legal` legal moves whose action indices and planes the
+    /// caller writes afterwards into [`DeviceBatch::row_buffers`]. Returns the
+    /// row's index.
+    pub fn push_row_len(&mut self, legal: usize) -> usize {
+        let end = self.offsets.last().copied().unwrap_or(0) + legal;
+        self.offsets.push(end);
+        self.rows += 1;
+        self.rows - 1
+    }
+
+    /// The action indices (`offsets[rows]` entries, row after row) and the
+    /// packed planes (`rows x planes_per_row()`) of the batch's rows, sized
+    /// to them, for the caller to write. The action buffer is resized to
+    /// exactly the rows' legal moves (so [`DeviceBatch::check_outputs`]
+    /// compares the device's logits with them); entries it kept from an
+    /// earlier batch hold stale values until written.
+    pub fn row_buffers(&mut self) -> (&mut [u32], &mut [PackedPlane]) {
+        let n = self.offsets.last().copied().unwrap_or(0);
+        self.actions.resize(n, 0);
+        let c = self.planes_per_row();
+        let p = self.rows * c;
+        if self.planes.len() < p {
+            self.planes.resize(p, PackedPlane::default());
+        }
+        (&mut self.actions[..], &mut self.planes[..p])
+    }
+
     /// The packed planes of the `rows` rows (grown when needed), for encoding
     /// them (`planes_per_row()` per row).
     pub fn plane_rows(&mut self) -> &mut [PackedPlane] {

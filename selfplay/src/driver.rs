@@ -216,12 +216,14 @@ pub struct SelfplayStats {
     /// (overlapped driver).
     pub device_seconds: f64,
     /// Seconds of the CPU side's tree work: expansion and back-up of
-    /// evaluated leaves, move choice, selection of the next leaves.
+    /// evaluated leaves, move choice, selection of the next leaves. With the
+    /// overlapped driver this and the next three are per worker thread (the
+    /// mean over its workers), so that `x / seconds` is a thread's share.
     pub search_seconds: f64,
-    /// Seconds assembling batches (overlapped driver: copying the misses'
-    /// action indices into the batch and encoding their packed planes
-    /// straight into it; the look-ups run in the parallel tree phase,
-    /// `search_seconds`).
+    /// Seconds assembling batches (overlapped driver: giving the misses
+    /// their rows, copying their action indices into the batch and encoding
+    /// their packed planes straight into it; the look-ups run in the
+    /// parallel tree phase, `search_seconds`).
     pub encode_seconds: f64,
     /// Seconds filling the evaluation cache with device outputs (overlapped
     /// driver; the softmax over the legal moves runs in the parallel tree

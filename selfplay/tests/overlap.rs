@@ -213,6 +213,76 @@ fn the_same_seed_gives_the_same_games_in_the_same_order_with_groups() {
     assert_eq!(got, ids(11), "every id played once");
 }
 
+/// A simulated device whose outputs depend on the batch (every row's win and
+/// loss probabilities swap when the batch has an odd number of rows), so a
+/// game depends on the games it shares its batches with, and whose passes
+/// take a random extra 0-300 µs, different in every run, so that the
+/// worker threads interleave differently from run to run.
+struct Jittery {
+    inner: SimulatedDevice,
+    state: u64,
+}
+
+impl Jittery {
+    fn new() -> Self {
+        let seed =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |d| d.as_nanos() as u64);
+        Jittery { inner: sim(), state: seed }
+    }
+}
+
+impl Backend for Jittery {
+    fn run(&mut self, batch: &mut DeviceBatch) -> Result<(), EvalError> {
+        self.inner.run(batch)?;
+        if batch.rows % 2 == 1 {
+            batch.wdl.chunks_mut(3).for_each(|w| w.swap(0, 2));
+        }
+        self.state = martian_rules::mix64(self.state);
+        std::thread::sleep(Duration::from_micros(self.state % 300));
+        Ok(())
+    }
+}
+
+/// The games, their samples and the order in which they reach the callback
+/// depend on the seed, the groups and the devices only: not on the number
+/// of threads (which sets how many worker threads share the groups) nor on
+/// how the threads' turns interleave, also with a device whose outputs
+/// depend on the batch.
+#[test]
+fn games_and_their_order_do_not_depend_on_threads_or_timing() {
+    let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+    let (sp, mcts) = cfg(4, 8);
+    let run = |threads: usize, sp: &SelfplayConfig| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| overlapped(&start, 20, sp, &mcts, &mut [Jittery::new()]).unwrap().0)
+    };
+    let base = run(2, &sp);
+    assert_eq!(base.len(), 20);
+    for threads in [1, 2, 4] {
+        let other = run(threads, &sp);
+        assert_eq!(records(&other), records(&base), "{threads} threads: other games or another order");
+        assert!(other.iter().zip(&base).all(|(x, y)| x.samples == y.samples), "{threads} threads: other samples");
+    }
+    // The device's batch dependence shows: one group batches the games otherwise.
+    let (one, _) = cfg(1, 8);
+    assert!(by_id(&run(2, &one)) != by_id(&base), "the batch-dependent device plays the same games in one group");
+}
+
+/// With fewer games in flight than groups, every id is still played once
+/// (the groups without a game of their own are left out).
+#[test]
+fn every_id_is_played_with_more_groups_than_games_in_flight() {
+    let start = MartianChess::new_game(&MartianRules::default()).unwrap();
+    for (groups, in_flight) in [(3, 2), (4, 1), (2, 3)] {
+        let (sp, mcts) = cfg(groups, in_flight);
+        let (g, st) = overlapped(&start, 7, &sp, &mcts, &mut [sim()]).unwrap();
+        let mut got: Vec<u64> = g.iter().map(|g| g.record.game_id).collect();
+        got.sort_unstable();
+        assert_eq!(got, ids(7), "{groups} groups, {in_flight} in flight");
+        assert_eq!(st.games, 7);
+    }
+}
+
 /// A device whose first pass waits (up to 20 s) until the other device has
 /// started one: only a driver that runs the CPU phase of the second device's
 /// games while the first device is busy lets it go on at once.

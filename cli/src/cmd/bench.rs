@@ -411,7 +411,7 @@ fn selfplay_line(what: &str, st: &SelfplayStats) -> String {
         format!("{what}: {:.1} positions/s, {:.0} leaf evaluations/s", st.moves as f64 / s, st.evaluations as f64 / s);
     if st.devices > 0 {
         line.push_str(&format!(
-            ", {:.0} device rows/s (mean batch {:.1}), device busy {:.1}% ({} device{}); CPU thread: tree \
+            ", {:.0} device rows/s (mean batch {:.1}), device busy {:.1}% ({} device{}); per worker thread: tree \
              (with decode, cache look-ups) {:.1}%, batch assembly (with encode) {:.1}%, cache inserts {:.1}%, waiting for the device {:.1}%, writing games {:.1}%",
             st.device_rows as f64 / s,
             st.device_rows as f64 / st.batches.max(1) as f64,
