@@ -135,8 +135,7 @@ impl DeviceBatch {
     }
 
     /// Adds a row's legal moves (their action indices) without encoding its
-    /// planes: the caller encodes the rows afterwards, e.g. in parallel into
-    /// [`DeviceBatch::plane_rows`]. Returns the row's index.
+    /// planes (the caller encodes them afterwards). Returns the row's index.
     pub fn push_actions<G: GameState>(&mut self, position: &G, moves: &[Move]) -> usize {
         position.action_indices(moves, &mut self.actions);
         self.offsets.push(self.actions.len());
@@ -219,16 +218,6 @@ impl DeviceBatch {
             self.planes.resize(p, PackedPlane::default());
         }
         (&mut self.actions[..], &mut self.planes[..p])
-    }
-
-    /// The packed planes of the `rows` rows (grown when needed), for encoding
-    /// them (`planes_per_row()` per row).
-    pub fn plane_rows(&mut self) -> &mut [PackedPlane] {
-        let n = self.rows * self.planes_per_row();
-        if self.planes.len() < n {
-            self.planes.resize(n, PackedPlane::default());
-        }
-        &mut self.planes[..n]
     }
 
     /// Checks that the batch holds `rows` rows of planes and `rows + 1` offsets.
@@ -883,20 +872,29 @@ mod tests {
     }
 
     #[test]
-    fn rows_encoded_into_plane_rows_equal_push_row() {
+    fn rows_written_into_row_buffers_equal_push_row() {
         let (s, m) = start_and_moves();
         let mut a = DeviceBatch::default();
         a.clear::<Jetan>();
         a.push_row(&s, &m);
         a.push_row(&s, &m[..3]);
-        // The overlapped driver's way: the action indices first, then the
-        // planes encoded in place into a reused buffer longer than the batch.
-        let mut b = DeviceBatch { planes: vec![PackedPlane::filled(100, 9.0); 3 * 24], ..Default::default() };
-        b.clear::<Jetan>();
+        // The overlapped driver's way: the rows sized first, then their
+        // action indices and planes written in place into reused buffers
+        // longer than the batch (stale entries from an earlier batch).
+        let mut b = DeviceBatch {
+            planes: vec![PackedPlane::filled(100, 9.0); 3 * 24],
+            actions: vec![77; 500],
+            ..Default::default()
+        };
+        b.clear_for_rows::<Jetan>();
         let acts: Vec<u32> = m.iter().map(|&mv| s.action_index(mv) as u32).collect();
-        assert_eq!(b.push_row_actions(&acts), 0);
-        assert_eq!(b.push_row_actions(&acts[..3]), 1);
-        for row in b.plane_rows().chunks_mut(24) {
+        assert_eq!(b.push_row_len(acts.len()), 0);
+        assert_eq!(b.push_row_len(3), 1);
+        let (actions, planes) = b.row_buffers();
+        assert_eq!((actions.len(), planes.len()), (acts.len() + 3, 48));
+        actions[..acts.len()].copy_from_slice(&acts);
+        actions[acts.len()..].copy_from_slice(&acts[..3]);
+        for row in planes.chunks_mut(24) {
             s.encode_packed(row);
         }
         assert_eq!((b.rows, &b.offsets, &b.actions), (a.rows, &a.offsets, &a.actions));

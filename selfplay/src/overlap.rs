@@ -725,19 +725,16 @@ fn worker_loop<G: GameState>(members: Vec<Member<'_, '_, G>>, stop: &AtomicBool)
     let mut groups: Vec<_> = members
         .into_iter()
         .map(|m| {
-            let (reply, replies) = channel::<Done>();
-            (Group::new(Vec::new(), m.device), m, reply, replies)
-        })
-        .collect();
-    let run = catch_unwind(AssertUnwindSafe(|| -> Result<(), EvalError> {
-        for (group, m, _, _) in groups.iter_mut() {
             let sh = &m.sh;
             let slots = sh.ids[..sh.started]
                 .iter()
                 .map(|&id| Slot::new(sh.params.start, sh.mcts, id, sh.params.seed))
                 .collect();
-            *group = Group::new(slots, m.device);
-        }
+            let (reply, replies) = channel::<Done>();
+            (Group::new(slots, m.device), m, reply, replies)
+        })
+        .collect();
+    let run = catch_unwind(AssertUnwindSafe(|| -> Result<(), EvalError> {
         while !stop.load(Ordering::Relaxed) && groups.iter().any(|x| !x.0.done) {
             for (group, m, reply, replies) in groups.iter_mut() {
                 if !group.done && !stop.load(Ordering::Relaxed) {
