@@ -648,6 +648,10 @@ mod tests {
                 format!("{base}[search]\nleaf_threat_check = true\nterminal_children = false\n"),
                 "search.leaf_threat_check",
             ),
+            (format!("{base}[search]\nterminal_children = false\n"), "search.trap_plies"),
+            (format!("{base}[search]\ntrap_plies = 2\n"), "search.trap_plies"),
+            (format!("{base}[search]\ntrap_visits = 0\n"), "search.trap_visits"),
+            (format!("{base}[search]\ndraw_penalty = 0.7\n"), "search.draw_penalty"),
             (format!("{base}[selfplay]\npolicy_target_pruning = true\n"), "search.forced_playouts_k"),
             (
                 format!(
@@ -736,11 +740,14 @@ mod tests {
         let e = RunConfig::parse(&format!("{base}[model]\nvalue_players = 4\n")).unwrap_err().to_string();
         assert!(e.contains("2 value players"), "{e}");
         let e = RunConfig::parse(&format!(
-            "{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n[search]\nsolver = true\n"
+            "{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n[search]\nleaf_threat_check = true\n"
         ))
         .unwrap_err()
         .to_string();
-        assert!(e.contains("search.solver") && e.contains("4 value players"), "{e}");
+        assert!(e.contains("search.leaf_threat_check") && e.contains("4 value players"), "{e}");
+        // The solver and the trap proofs are on by default and turned off by the tree there.
+        RunConfig::parse(&format!("{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n[search]\nsolver = true\n"))
+            .unwrap();
         RunConfig::parse(&format!("{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n")).unwrap();
         let e = RunConfig::parse(&format!(
             "{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n[evaluate]\ngate = \"sprt\"\n"

@@ -203,6 +203,9 @@ pub fn bootstrap_games<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDi
         while s.outcome().is_none() {
             let mv = if played.len() < cfg.evaluate.opening_plies as usize {
                 s.legal_moves(&mut moves);
+                if moves.iter().any(|&m| s.is_opening_move(m)) {
+                    moves.retain(|&m| s.is_opening_move(m)); // no Escape spent (GameState::is_opening_move)
+                }
                 *moves.choose(&mut rng).context("a position without an outcome has legal moves")?
             } else {
                 let mv = teacher.choose_move(&s).map_err(|e| anyhow!("bootstrap teacher: {e}"))?;

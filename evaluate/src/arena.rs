@@ -68,7 +68,8 @@ pub struct MatchResult {
 }
 
 /// Plays a random opening of `plies` plies from `start` (stopping early if a
-/// move would end the game). Deterministic in `seed`.
+/// move would end the game), among the moves the game admits in openings
+/// (`GameState::is_opening_move`: no Jetan Escape). Deterministic in `seed`.
 pub fn random_opening<G: GameState>(start: &G, plies: u32, seed: u64) -> (G, Vec<Move>) {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut s = start.clone();
@@ -76,6 +77,7 @@ pub fn random_opening<G: GameState>(start: &G, plies: u32, seed: u64) -> (G, Vec
     let mut moves = Vec::new();
     for _ in 0..plies {
         s.legal_moves(&mut moves);
+        moves.retain(|&m| s.is_opening_move(m));
         moves.shuffle(&mut rng);
         let next = moves.iter().copied().find(|&m| {
             let mut t = s.clone();

@@ -484,6 +484,32 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
         has_winning_move_by_play(self)
     }
 
+    /// Whether the side that just moved (not the side to move) would have a
+    /// move that wins at once if it were its turn again: a threat, in the
+    /// sense of the decisive-move checks of Teytaud & Teytaud ("On the
+    /// huge benefit of decisive moves in Monte-Carlo tree search
+    /// algorithms", CIG 2010). The search's shallow proofs
+    /// (`martian_search::mcts` "Trap proofs") use it to skip the moves that
+    /// cannot start a forced win in three plies: such a win needs a threat
+    /// after its first move. It may answer `true` where there is no threat
+    /// (the proofs stay exact, only slower) and must never answer `false`
+    /// where there is one. `false` once the game is over. The default is
+    /// `true` (no pruning); each game overrides it with a test that
+    /// allocates nothing.
+    fn threatens_win(&self) -> bool {
+        self.outcome().is_none()
+    }
+
+    /// Whether a random opening (matches' opening books, self-play's random
+    /// first plies) may play `mv`, a legal move here: moves that spend a
+    /// once-a-game right are left out, so that openings do not decide what
+    /// the players would have kept (Jetan: the Princess's Escape, spec §6).
+    /// The default admits every move.
+    fn is_opening_move(&self, mv: Move) -> bool {
+        let _ = mv;
+        true
+    }
+
     /// The final point difference of a finished game from `side`'s view:
     /// `side`'s points minus the opponent's, in the game's own units (Martian
     /// Chess: pips captured, spec §6; the difference decides the result, §9).

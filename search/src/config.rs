@@ -93,6 +93,31 @@ pub struct MctsConfig {
     /// the solver then marks it proven). Costs one `has_winning_move` per
     /// child per expansion (`BENCHMARKS.md`). Default false.
     pub leaf_threat_check: bool,
+    /// Trap proofs (MCTS-minimax hybrid, Baier & Winands, IEEE TCIAIG 2015;
+    /// module `mcts`, "prove"): plies of the shallow exact proofs the tree
+    /// runs through the game interface (`GameState::has_winning_move`,
+    /// `GameState::threatens_win`). 0: none. 1: the two-ply threat check of
+    /// [`MctsConfig::leaf_threat_check`] at every expansion (a child whose
+    /// side to move wins at once is a proven loss for the move into it).
+    /// 3: that, and a leaf whose side to move forces a win within three
+    /// plies is valued as the proven win it is; and for every move of the
+    /// root before the search, and of every node once it holds
+    /// [`MctsConfig::trap_visits`] visits, whether the opponent then forces a
+    /// win within three plies (a trap: such a move is a proven loss). Needs
+    /// `terminal_children`; two-player games only (off with more value
+    /// players). The cost per simulation is in `BENCHMARKS.md`. Default 3.
+    pub trap_plies: u32,
+    /// Visits after which a node's moves get the trap proofs of
+    /// [`MctsConfig::trap_plies`] = 3 (the root always does). Default 8; >= 1.
+    pub trap_visits: u32,
+    /// Draw utility in the search, lc0's "draw score" made symmetric: a move
+    /// that ends the game in a draw (Jetan's Chief taken by another piece, a
+    /// repetition, a cap) is worth `-draw_penalty` to the side that plays it,
+    /// so that neither side takes a draw its evaluation rates as even. The
+    /// game's result, and every training target, stay the rules' own (a draw
+    /// is 0). Range 0..=0.5. Default 0; self-play draws one per game from
+    /// `selfplay.draw_penalty` when that is set.
+    pub draw_penalty: f32,
 }
 
 /// The rule that picks the root child of each simulation ([`MctsConfig::root_selection`]).
@@ -116,7 +141,7 @@ impl Default for MctsConfig {
             noise_fraction: 0.25,
             leaves_per_batch: 1,
             terminal_children: true,
-            solver: false,
+            solver: true,
             root_selection: RootSelection::Puct,
             gumbel_considered: 16,
             gumbel_c_visit: 50.0,
@@ -124,6 +149,9 @@ impl Default for MctsConfig {
             play_tree_reuse: false,
             forced_playouts_k: 0.0,
             leaf_threat_check: false,
+            trap_plies: 3,
+            trap_visits: 8,
+            draw_penalty: 0.0,
         }
     }
 }
@@ -170,27 +198,43 @@ impl MctsConfig {
                 self.forced_playouts_k
             ));
         }
+        if ![0, 1, 3].contains(&self.trap_plies) {
+            return Err(format!("search.trap_plies must be 0, 1 or 3, got {}", self.trap_plies));
+        }
+        if self.trap_visits == 0 {
+            return Err("search.trap_visits must be >= 1, got 0".to_string());
+        }
+        if !(0.0..=0.5).contains(&self.draw_penalty) {
+            return Err(format!("search.draw_penalty must be in 0..=0.5, got {}", self.draw_penalty));
+        }
         if self.leaf_threat_check && !self.terminal_children {
             return Err("search.leaf_threat_check extends search.terminal_children: set terminal_children = true \
                         (or leaf_threat_check = false)"
                 .to_string());
+        }
+        if self.trap_plies > 0 && !self.terminal_children {
+            return Err(format!(
+                "search.trap_plies = {} needs search.terminal_children = true (or trap_plies = 0)",
+                self.trap_plies
+            ));
         }
         Ok(())
     }
 
     /// [`MctsConfig::validate`], and that the settings fit a game of `players`
     /// value players (`GameState::num_players`): with more than two (max^n,
-    /// four-player free-for-all) the MCTS-solver and the leaf threat check
-    /// are refused, since their proofs (a win for one side is a loss for the
-    /// other) assume a two-player zero-sum game.
+    /// four-player free-for-all) the leaf threat check and a draw penalty are
+    /// refused, since they assume a two-player zero-sum game. The solver and
+    /// the trap proofs, on by default, are turned off by the tree there
+    /// ([`crate::Mcts::new`]).
     ///
     /// # Errors
-    /// As [`MctsConfig::validate`], or `search.solver ...` /
-    /// `search.leaf_threat_check ...` naming the number of players.
+    /// As [`MctsConfig::validate`], or `search.leaf_threat_check ...` /
+    /// `search.draw_penalty ...` naming the number of players.
     pub fn validate_for_players(&self, players: usize) -> Result<(), String> {
         self.validate()?;
         if players > 2 {
-            for (name, on) in [("solver", self.solver), ("leaf_threat_check", self.leaf_threat_check)] {
+            for (name, on) in [("leaf_threat_check", self.leaf_threat_check), ("draw_penalty", self.draw_penalty > 0.0)] {
                 if on {
                     return Err(format!(
                         "search.{name} = true assumes a two-player zero-sum game, and this game has {players} value \

@@ -297,6 +297,12 @@ impl<G: GameState> Slot<G> {
         // Ties between equally good moves follow a seeded order per game
         // (`Mcts::tie_seed`), not the move generator's order.
         slot.tree.set_tie_seed(slot.rng.gen());
+        // Each game its own draw utility in [0, search.draw_penalty] (randomised,
+        // as KataGo and lc0 vary theirs per game); no draw when it is off.
+        if cfg.draw_penalty > 0.0 {
+            let d = slot.rng.gen::<f32>() * cfg.draw_penalty;
+            slot.tree.set_draw_penalty(d);
+        }
         slot
     }
 

@@ -486,6 +486,15 @@ impl GameState for Jetan {
         self.winning_move_exists()
     }
 
+    fn threatens_win(&self) -> bool {
+        self.threat_exists()
+    }
+
+    /// Every move but an Escape (§6): a random opening keeps both Escapes.
+    fn is_opening_move(&self, mv: Move) -> bool {
+        !self.is_escape(mv)
+    }
+
     fn hash(&self) -> u64 {
         self.pos.hash
     }

@@ -212,8 +212,31 @@ impl Jetan {
         {
             return has_winning_move_by_play(self);
         }
+        self.captures_a_royal(self.pos.stm)
+    }
+
+    /// [`crate::GameState::threatens_win`] for Jetan: whether the side that
+    /// just moved reaches the enemy Princess (or, with its Chief, the enemy
+    /// Chief) as if it were to move again. Under the two switches where other
+    /// moves win (see [`Jetan::winning_move_exists`]) it answers `true`, which
+    /// the interface allows. No allocation.
+    pub(crate) fn threat_exists(&self) -> bool {
+        if self.pos.outcome.is_some() {
+            return false;
+        }
+        if self.rules.no_legal_moves == NoLegalMoves::Loses || self.rules.small_material == SmallMaterial::Seed000Adjudication
+        {
+            return true;
+        }
+        self.captures_a_royal(self.pos.stm.opponent())
+    }
+
+    /// Whether a piece of `me` reaches a square whose capture wins at once:
+    /// the enemy Princess (§8.1), the enemy Chief with `me`'s Chief (§8.2;
+    /// with any piece under `CapturerWins`). Piece moves do not depend on
+    /// whose turn it is, so this answers for either side.
+    fn captures_a_royal(&self, me: Side) -> bool {
         let t = tables();
-        let me = self.pos.stm;
         let pcs = &self.pos.pieces[me.index()];
         let theirs = &self.pos.pieces[me.opponent().index()];
         let (princess, chief) = (theirs[Piece::Princess.index()], theirs[Piece::Chief.index()]);

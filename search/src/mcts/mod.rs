@@ -29,6 +29,7 @@
 //! [`Mcts::advance`] keeps the subtree of the played move (tree reuse) by
 //! copying it into a second arena, so memory stays bounded by one search tree.
 
+mod prove;
 mod tree;
 
-pub use tree::{tie_rank, Gather, Mcts, Node, NodeKind, QRescale, SearchResult};
+pub use tree::{game_value, tie_rank, Gather, Mcts, Node, NodeKind, QRescale, SearchResult};

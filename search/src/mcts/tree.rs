@@ -6,6 +6,7 @@ use martian_rules::{mix64, GameState, Move, MAX_PLAYERS};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
+use super::prove::Prover;
 use crate::config::{MctsConfig, RootSelection};
 use crate::evaluator::{EvalError, Evaluation, Evaluator};
 use crate::puct::{c_puct, puct_score};
@@ -64,8 +65,26 @@ pub struct Node {
     /// The proven game value of the node for its side to move (+1, 0 or -1):
     /// with [`MctsConfig::solver`], set on an expanded node once its children
     /// prove it; with [`MctsConfig::leaf_threat_check`], set to +1 on a child
-    /// whose side to move can win at once, before it is visited.
+    /// whose side to move can win at once, before it is visited; with
+    /// [`MctsConfig::trap_plies`], set by the shallow proofs.
     pub solved: Option<f32>,
+    /// Plies from this node's position to the end of the game under the
+    /// proof of its exact value ([`Node::exact`]): 0 for a finished game; a
+    /// proven win counts its shortest forced line, a proven loss its longest
+    /// resistance (the solver keeps both as children are proven). Meaningless
+    /// while the value is unknown.
+    pub plies: u16,
+    /// The value the side to move here can secure at once by a move that
+    /// ends the game without a win (a draw: Jetan's Chief taken by another
+    /// piece, a repetition; in the search's units, so with
+    /// [`MctsConfig::draw_penalty`] `-draw_penalty`), else -1: a bound, so
+    /// the chooser of this node never counts it above `-floor` (score-bounded
+    /// MCTS, Cazenave & Saffidine 2010). Set at expansion.
+    pub floor: f32,
+    /// The trap proofs of [`MctsConfig::trap_plies`] have been run on this
+    /// node's children (at the root before the search, elsewhere once the
+    /// node has [`MctsConfig::trap_visits`] visits).
+    pub children_checked: bool,
 }
 
 impl Node {
@@ -81,6 +100,9 @@ impl Node {
             num_children: 0,
             kind: NodeKind::Unexpanded,
             solved: None,
+            plies: 0,
+            floor: -1.0,
+            children_checked: false,
         }
     }
 
@@ -95,10 +117,24 @@ impl Node {
         }
     }
 
-    /// Mean value for the side that chose the edge, or `None` if unvisited.
+    /// Mean value for the side that chose the edge, or `None` if unvisited;
+    /// never above the bound the side to move here holds ([`Node::floor`]).
     #[inline]
     pub fn q(&self) -> Option<f32> {
-        (self.visits > 0).then(|| self.value_sum / self.visits as f32)
+        (self.visits > 0).then(|| (self.value_sum / self.visits as f32).min(-self.floor))
+    }
+}
+
+/// The game-theoretic value (+1, 0 or -1) of an exact value in the search's
+/// units: a draw valued with [`MctsConfig::draw_penalty`] is still a draw.
+#[inline]
+pub fn game_value(e: f32) -> f32 {
+    if e >= 1.0 {
+        1.0
+    } else if e <= -1.0 {
+        -1.0
+    } else {
+        0.0
     }
 }
 
@@ -133,6 +169,12 @@ pub struct SearchResult {
     /// root's side to move (+1 win, 0 draw, -1 loss), `None` when unproven;
     /// parallel to `visits` (all `None` without the solver).
     pub exact: Vec<Option<f32>>,
+    /// With the solver: plies from the root to the end of the game under
+    /// each proven root move (the move itself included: 1 for a move that
+    /// wins at once), parallel to `visits`; 0 where `exact` is `None`.
+    /// [`SearchResult::best_move`] plays the shortest win and, when every
+    /// move is lost, the longest resistance.
+    pub exact_plies: Vec<u16>,
     /// With [`RootSelection::Gumbel`]: the move sequential halving chose
     /// (the surviving candidate with the most visits and the largest
     /// `g + log prior + sigma(completed Q)`).
@@ -181,18 +223,22 @@ impl SearchResult {
         self.exact.get(i).copied().flatten()
     }
 
-    /// The move to play without sampling: a proven win if there is one (the
-    /// solver); else the Gumbel root search's choice ([`SearchResult::chosen`]);
-    /// else the most visited move that is not a proven loss (unless all are);
-    /// ties go to the higher prior, then to the higher Q, and among moves tied
-    /// on all three ([`SearchResult::tied_best`]) to the smallest [`tie_rank`]
-    /// under [`SearchResult::tie_seed`]. So the same search gives the same
-    /// move, and the choice among fully tied moves does not follow legal-move
+    /// The move to play without sampling: the shortest proven win if there
+    /// is one (the solver; lc0 and alpha-beta do the same); else the Gumbel
+    /// root search's choice ([`SearchResult::chosen`]); else the most visited
+    /// move that is not a proven loss; when every move is a proven loss, the
+    /// longest resistance ([`SearchResult::exact_plies`]). Ties go to the
+    /// higher prior, then to the higher Q, and among moves tied on all three
+    /// ([`SearchResult::tied_best`]) to the smallest [`tie_rank`] under
+    /// [`SearchResult::tie_seed`]. So the same search gives the same move,
+    /// and the choice among fully tied moves does not follow legal-move
     /// order. `None` when there are no root moves.
     pub fn best_move(&self) -> Option<Move> {
         let n = self.visits.len();
-        if let Some(m) = self.best_among(|i| self.exact_at(i).is_some_and(|v| v >= 1.0)) {
-            return Some(m);
+        let plies = |i: usize| self.exact_plies.get(i).copied().unwrap_or(0);
+        let won = |i: usize| self.exact_at(i).is_some_and(|v| v >= 1.0);
+        if let Some(short) = (0..n).filter(|&i| won(i)).map(plies).min() {
+            return self.best_among(|i| won(i) && plies(i) == short);
         }
         if let Some(m) = self.chosen {
             return Some(m);
@@ -201,7 +247,8 @@ impl SearchResult {
         if (0..n).any(not_lost) {
             self.best_among(not_lost)
         } else {
-            self.best_among(|_| true)
+            let long = (0..n).map(plies).max().unwrap_or(0);
+            self.best_among(|i| plies(i) == long)
         }
     }
 
@@ -271,6 +318,10 @@ pub struct Mcts<G: GameState> {
     /// Forced playouts ([`MctsConfig::forced_playouts_k`]) act in the current
     /// search: it began with root noise, PUCT root selection and k > 0.
     forced: bool,
+    /// Scratch of the shallow proofs ([`MctsConfig::trap_plies`]).
+    prover: Prover<G>,
+    /// A child's position for [`Mcts::check_children`].
+    probe: G,
 }
 
 /// State of one Gumbel root search: the candidates and the halving schedule.
@@ -307,7 +358,11 @@ impl<G: GameState> Mcts<G> {
             // in a config, and a tree never runs them on a game of more players.
             cfg.solver = false;
             cfg.leaf_threat_check = false;
+            cfg.trap_plies = 0;
+            cfg.draw_penalty = 0.0;
         }
+        let prover = Prover::new(&root);
+        let probe = root.clone();
         let mut t = Mcts {
             cfg,
             players,
@@ -326,6 +381,8 @@ impl<G: GameState> Mcts<G> {
             tie_seed: 0,
             gumbel: GumbelRoot::default(),
             forced: false,
+            prover,
+            probe,
         };
         let r = t.root_node();
         t.nodes.push(r);
@@ -381,6 +438,18 @@ impl<G: GameState> Mcts<G> {
         }
     }
 
+    /// The value of a finished game for its side to move, in the search's
+    /// units: +1 / -1 for a win / loss; a draw is `+draw_penalty`, so the
+    /// side whose move ended the game in a draw gets `-draw_penalty`
+    /// ([`MctsConfig::draw_penalty`]).
+    #[inline]
+    fn terminal_value(&self, o: martian_rules::Outcome, stm: martian_rules::Side) -> f32 {
+        match o.winner {
+            None => self.cfg.draw_penalty,
+            Some(_) => o.value_for(stm),
+        }
+    }
+
     /// The search settings.
     pub fn config(&self) -> &MctsConfig {
         &self.cfg
@@ -409,8 +478,8 @@ impl<G: GameState> Mcts<G> {
     /// The principal variation: from the root, repeatedly the best child by
     /// the rule of [`SearchResult::best_move`] (visits, then prior, then Q,
     /// then [`tie_rank`] under [`Mcts::tie_seed`]), while it has visits; at
-    /// most `max_len` moves. Its first move is [`Mcts::best_move`] when that
-    /// move has visits.
+    /// most `max_len` moves; with the solver, a proven win's shortest line.
+    /// Its first move is [`Mcts::best_move`].
     pub fn principal_variation(&self, max_len: usize) -> Vec<Move> {
         let seed = self.tie_seed();
         let mut pv = Vec::new();
@@ -441,11 +510,36 @@ impl<G: GameState> Mcts<G> {
                     },
                 };
             }
+            // The solver: a proven win's line is its shortest one, as the move to play.
+            if self.cfg.solver {
+                let children = first..first + n.num_children as usize;
+                if let Some(w) = children
+                    .filter(|&i| self.nodes[i].exact().is_some_and(|e| e <= -1.0))
+                    .min_by_key(|&i| (self.nodes[i].plies, tie_rank(seed, self.nodes[i].mv)))
+                {
+                    best = Some(w);
+                }
+            }
+            if idx == 0 {
+                // The first move is the move to play (a proven win, the longest resistance).
+                if let Some(m) = self.best_move() {
+                    best = Some(first + self.root_children().iter().position(|c| c.mv == m).unwrap_or(0));
+                }
+            }
             let Some(b) = best else { break };
             pv.push(self.nodes[b].mv);
             idx = b;
         }
         pv
+    }
+
+    /// Sets [`MctsConfig::draw_penalty`] for the searches from now on (self-play
+    /// draws one per game). Ignored, like the config's, with more than two
+    /// value players. Values already backed up are kept.
+    pub fn set_draw_penalty(&mut self, draw_penalty: f32) {
+        if !self.many() {
+            self.cfg.draw_penalty = draw_penalty.clamp(0.0, 0.5);
+        }
     }
 
     /// Sets the seed of the tree's tie-breaks (0 until set; kept by
@@ -604,6 +698,22 @@ impl<G: GameState> Mcts<G> {
                             return Gather::Terminal;
                         }
                     }
+                    if !node.children_checked
+                        && self.cfg.trap_plies >= 3
+                        && (idx == 0 || node.visits >= self.cfg.trap_visits)
+                    {
+                        // Trap proofs for every move of a node the search keeps coming back to.
+                        self.check_children(idx as usize);
+                        if self.cfg.solver {
+                            let path = std::mem::take(&mut self.path);
+                            self.propagate_solved(&path);
+                            self.path = path;
+                            if let (true, Some(v)) = (idx != 0, self.nodes[idx as usize].solved) {
+                                self.backup_path(v);
+                                return Gather::Terminal;
+                            }
+                        }
+                    }
                     let child =
                         if idx == 0 && self.gumbel.ready { self.gumbel_root_child() } else { self.select_child(idx) };
                     let mv = self.nodes[child as usize].mv;
@@ -635,6 +745,14 @@ impl<G: GameState> Mcts<G> {
                     return Gather::Terminal;
                 }
                 NodeKind::Pending => return Gather::Collision,
+                NodeKind::Unexpanded if idx != 0 && self.cfg.solver && node.solved.is_some() => {
+                    // Proven before its first visit (a trap proof): no evaluation needed.
+                    self.backup_path(node.solved.unwrap_or(0.0));
+                    let path = std::mem::take(&mut self.path);
+                    self.propagate_solved(&path);
+                    self.path = path;
+                    return Gather::Terminal;
+                }
                 NodeKind::Unexpanded => {
                     if self.many() {
                         if let Some(values) = self.scratch.player_values() {
@@ -645,7 +763,7 @@ impl<G: GameState> Mcts<G> {
                         }
                     }
                     if let Some(outcome) = self.scratch.outcome() {
-                        let v = outcome.value_for(self.scratch.side_to_move());
+                        let v = self.terminal_value(outcome, self.scratch.side_to_move());
                         self.nodes[idx as usize].kind = NodeKind::Terminal(v);
                         self.backup_path(v);
                         if self.cfg.solver {
@@ -700,8 +818,10 @@ impl<G: GameState> Mcts<G> {
             }
         }
         let parent_q = self.value_for_player_to_move(idx as usize);
-        // lc0's first-play urgency: the reduction grows with the prior mass already explored.
-        let fpu = parent_q - self.cfg.fpu_reduction * visited_mass.max(0.0).sqrt();
+        // lc0's first-play urgency: the reduction grows with the prior mass already
+        // explored; never below a loss, so an unvisited move never ranks under a
+        // move known to lose.
+        let fpu = (parent_q - self.cfg.fpu_reduction * visited_mass.max(0.0).sqrt()).max(-1.0);
         let c = c_puct(parent_n as f32, self.cfg.c_puct_init, self.cfg.c_puct_base);
         let sqrt_n = (parent_n.max(1) as f32).sqrt();
         let mut best = 0usize;
@@ -713,22 +833,36 @@ impl<G: GameState> Mcts<G> {
         // Forced playouts (Wu 2019, §3.1): n < sqrt(k P N), compared squared.
         let forced_scale = if idx == 0 && self.forced { self.cfg.forced_playouts_k * parent_n as f32 } else { 0.0 };
         let mut forced: Option<(usize, f32)> = None;
+        // The solver: the shortest proven win, and the longest proven loss
+        // (played only when every move is lost), each `(child, plies)`.
+        let mut win: Option<(usize, u16)> = None;
+        let mut longest_loss: Option<(usize, u16)> = None;
         for (i, ch) in children.iter().enumerate() {
             let n = ch.visits + ch.in_flight;
             let exact = if solver { ch.exact() } else { None };
             // Virtual loss: each in-flight visit counts as a loss for the chooser.
             let q = match (exact, n, ch.kind) {
-                // The solver: a proven win for the chooser is taken, a proven
-                // loss never (unless every move loses: then the first scored
-                // stays), a proven draw is worth exactly 0.
-                (Some(e), _, _) if -e >= 1.0 => return (first + i) as u32,
-                (Some(e), _, _) if -e <= -1.0 => continue,
+                // The solver: a proven win for the chooser is taken (the
+                // shortest), a proven loss never unless every move loses
+                // (then the longest), a proven draw is worth its exact value.
+                (Some(e), _, _) if -e >= 1.0 => {
+                    if win.is_none_or(|(_, p)| ch.plies < p) {
+                        win = Some((i, ch.plies));
+                    }
+                    continue;
+                }
+                (Some(e), _, _) if -e <= -1.0 => {
+                    if longest_loss.is_none_or(|(_, p)| ch.plies > p) {
+                        longest_loss = Some((i, ch.plies));
+                    }
+                    continue;
+                }
                 (Some(e), _, _) => -e,
                 // An unvisited terminal child: its exact value for the chooser;
                 // an unvisited child the threat check proved: likewise.
                 (None, 0, NodeKind::Terminal(v)) => self.terminal_for_chooser(v),
-                (None, 0, _) => ch.solved.map_or(fpu, |v| -v),
-                _ => (ch.value_sum - ch.in_flight as f32) / n as f32,
+                (None, 0, _) => ch.solved.map_or(fpu, |v| -v).min(-ch.floor),
+                _ => ((ch.value_sum - ch.in_flight as f32) / n as f32).min(-ch.floor),
             };
             let s = puct_score(q, ch.prior, n as f32, c, sqrt_n);
             if forced_scale > 0.0
@@ -753,6 +887,14 @@ impl<G: GameState> Mcts<G> {
                     best = i;
                     best_rank = Some(r);
                 }
+            }
+        }
+        if let Some((w, _)) = win {
+            return (first + w) as u32;
+        }
+        if best_score == f32::NEG_INFINITY {
+            if let Some((l, _)) = longest_loss {
+                return (first + l) as u32;
             }
         }
         if let Some((f, _)) = forced {
@@ -797,7 +939,9 @@ impl<G: GameState> Mcts<G> {
             let first = self.nodes.len() as u32;
             let mut proven_win = false;
             let many = self.players > 2;
-            let threat = self.cfg.leaf_threat_check && self.cfg.terminal_children && !many;
+            let threat = (self.cfg.leaf_threat_check || self.cfg.trap_plies >= 1) && self.cfg.terminal_children && !many;
+            // The best a move that ends the game without a win secures the leaf's mover.
+            let mut floor = -1.0f32;
             // With the threat check: every move so far loses at once or hands the opponent a win.
             let mut all_lost = threat && !p.moves.is_empty();
             let chooser = p.state.player_to_move();
@@ -823,25 +967,57 @@ impl<G: GameState> Mcts<G> {
                     self.scratch.clone_from(&p.state);
                     self.scratch.play_unchecked(mv);
                     if let Some(o) = self.scratch.outcome() {
-                        let v = o.value_for(self.scratch.side_to_move());
+                        let v = match o.winner {
+                            None => self.cfg.draw_penalty,
+                            Some(_) => o.value_for(self.scratch.side_to_move()),
+                        };
                         child.kind = NodeKind::Terminal(v);
                         proven_win |= v <= -1.0;
                         all_lost &= v >= 1.0;
+                        if v > -1.0 {
+                            floor = floor.max(-v);
+                        }
                     } else if threat && self.scratch.has_winning_move() {
                         // The second ply: the opponent wins at once after this move,
                         // an exact win for the child's side to move.
                         child.solved = Some(1.0);
+                        child.plies = 1;
                     } else {
                         all_lost = false;
                     }
                 }
                 self.nodes.push(child);
             }
+            // Three plies: a forced win of the leaf's mover (a trap it can spring)
+            // makes the leaf exact before the network's value is used.
+            let trap_move = if !many && !proven_win && self.cfg.trap_plies >= 3 {
+                match self.prover.winning_line(&p.state, self.cfg.trap_plies) {
+                    Some((3, Some(m))) => Some(m),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            let trap_win = trap_move.is_some();
+            if let Some(m) = trap_move {
+                // The move that springs it: every reply loses at once (two plies).
+                if let Some(c) = self.nodes[first as usize..].iter_mut().find(|c| c.mv == m) {
+                    c.solved = Some(-1.0);
+                    c.plies = 2;
+                }
+            }
             {
                 let n = &mut self.nodes[leaf as usize];
                 n.first_child = first;
                 n.num_children = p.moves.len() as u32;
                 n.kind = NodeKind::Expanded;
+                if !many {
+                    n.floor = floor;
+                }
+                if trap_win {
+                    n.solved = Some(1.0);
+                    n.plies = 3;
+                }
             }
             // A leaf whose mover can win at once is worth +1 to that mover,
             // whatever the network says (a one-ply MCTS-solver step), so the move
@@ -858,12 +1034,13 @@ impl<G: GameState> Mcts<G> {
                     n.value_sum += values[n.mover as usize];
                 }
             } else {
-                let leaf_value = if proven_win {
+                let leaf_value = if proven_win || trap_win {
                     1.0
                 } else if all_lost {
                     -1.0
                 } else {
-                    eval.value.clamp(-1.0, 1.0)
+                    // Never below what a drawing move secures (the leaf's floor).
+                    eval.value.clamp(-1.0, 1.0).max(floor)
                 };
                 let mut v = -leaf_value;
                 for &i in p.path.iter().rev() {
@@ -902,8 +1079,15 @@ impl<G: GameState> Mcts<G> {
             let exact = match self.nodes[i].kind {
                 NodeKind::Terminal(v) => Some(v),
                 NodeKind::Expanded => {
-                    if self.nodes[i].solved.is_none() {
-                        self.nodes[i].solved = self.solve_from_children(i);
+                    // Redone on every pass, so that a shorter win (or a longer
+                    // resistance) found later replaces the first proof's length.
+                    if let Some((v, plies)) = self.solve_from_children(i) {
+                        let n = &mut self.nodes[i];
+                        let shorter_known = n.solved.is_some_and(|old| old >= 1.0) && v >= 1.0 && n.plies <= plies;
+                        if !shorter_known {
+                            n.solved = Some(v);
+                            n.plies = plies;
+                        }
                     }
                     self.nodes[i].solved
                 }
@@ -915,25 +1099,59 @@ impl<G: GameState> Mcts<G> {
         }
     }
 
-    /// The value node `i` is proven to have for its side to move: +1 when a
-    /// child is a proven loss for its own side to move, the best child value
-    /// when every child is proven, else `None`.
-    fn solve_from_children(&self, i: usize) -> Option<f32> {
+    /// The value node `i` is proven to have for its side to move, with its
+    /// plies to the end ([`Node::plies`]): +1 when a child is a proven loss
+    /// for its own side to move (the shortest such line), the best child
+    /// value when every child is proven (a loss by its longest line), else
+    /// `None`.
+    fn solve_from_children(&self, i: usize) -> Option<(f32, u16)> {
         let n = &self.nodes[i];
         if n.num_children == 0 {
             return None;
         }
         let first = n.first_child as usize;
         let mut best = f32::NEG_INFINITY;
+        let mut best_plies = 0u16;
+        let mut win: Option<u16> = None;
         let mut all = true;
         for c in &self.nodes[first..first + n.num_children as usize] {
+            let plies = c.plies.saturating_add(1);
             match c.exact() {
-                Some(e) if -e >= 1.0 => return Some(1.0),
-                Some(e) => best = best.max(-e),
+                Some(e) if -e >= 1.0 => win = Some(win.map_or(plies, |w| w.min(plies))),
+                Some(e) => {
+                    let v = -e;
+                    if v > best || (v == best && (if v <= -1.0 { plies > best_plies } else { plies < best_plies })) {
+                        best = v;
+                        best_plies = plies;
+                    }
+                }
                 None => all = false,
             }
         }
-        all.then_some(best)
+        if let Some(w) = win {
+            return Some((1.0, w));
+        }
+        all.then_some((best, best_plies))
+    }
+
+    /// The trap proofs for every child of node `idx`, whose position is in
+    /// `self.scratch` ([`MctsConfig::trap_plies`]): a child whose side to move
+    /// (the opponent of `idx`'s) forces a win within `trap_plies` plies gets
+    /// that exact value and its length. Marks the node checked.
+    fn check_children(&mut self, idx: usize) {
+        self.nodes[idx].children_checked = true;
+        let first = self.nodes[idx].first_child as usize;
+        for k in first..first + self.nodes[idx].num_children as usize {
+            if self.nodes[k].exact().is_some() {
+                continue;
+            }
+            self.probe.clone_from(&self.scratch);
+            self.probe.play_unchecked(self.nodes[k].mv);
+            if let Some(plies) = self.prover.win_within(&self.probe, self.cfg.trap_plies) {
+                self.nodes[k].solved = Some(1.0);
+                self.nodes[k].plies = plies;
+            }
+        }
     }
 
     /// Builds the Gumbel root search of the current search once the root is
@@ -1264,17 +1482,39 @@ impl<G: GameState> Mcts<G> {
         let priors = children.iter().map(|c| c.prior).collect();
         let q = children.iter().map(Node::q).collect();
         let root_value = self.value_for_player_to_move(0);
-        let exact = children.iter().map(|c| if self.cfg.solver { c.exact().map(|e| -e) } else { None }).collect();
-        SearchResult { visits, priors, q, root_value, tie_seed: self.tie_seed(), exact, chosen: self.gumbel_choice() }
+        let solver = self.cfg.solver;
+        let exact = children.iter().map(|c| if solver { c.exact().map(|e| game_value(-e)) } else { None }).collect();
+        let exact_plies = children
+            .iter()
+            .map(|c| if solver && c.exact().is_some() { c.plies.saturating_add(1) } else { 0 })
+            .collect();
+        SearchResult {
+            visits,
+            priors,
+            q,
+            root_value,
+            tie_seed: self.tie_seed(),
+            exact,
+            exact_plies,
+            chosen: self.gumbel_choice(),
+        }
     }
 
-    /// With [`MctsConfig::solver`], the root's proven value for its side to move.
+    /// With [`MctsConfig::solver`], the root's proven game value for its side
+    /// to move: +1, 0 or -1 ([`game_value`]: a draw is 0 whatever
+    /// [`MctsConfig::draw_penalty`] the search used).
     pub fn root_exact(&self) -> Option<f32> {
         if self.cfg.solver {
-            self.nodes[0].solved
+            self.nodes[0].solved.map(game_value)
         } else {
             None
         }
+    }
+
+    /// With [`MctsConfig::solver`] and a proven root: plies to the end of
+    /// the game under the proof (the shortest win, the longest loss).
+    pub fn root_exact_plies(&self) -> Option<u16> {
+        (self.cfg.solver && self.nodes[0].solved.is_some()).then_some(self.nodes[0].plies)
     }
 
     /// Picks the move to play: with `temperature <= 0.001`, with Gumbel root
