@@ -105,7 +105,10 @@ pub struct MctsConfig {
     /// [`MctsConfig::trap_visits`] visits, whether the opponent then forces a
     /// win within three plies (a trap: such a move is a proven loss). Needs
     /// `terminal_children`; two-player games only (off with more value
-    /// players). The cost per simulation is in `BENCHMARKS.md`. Default 3.
+    /// players). 5: as 3, and the root's moves are also proven against
+    /// forced wins of the opponent within five plies (once per search; the
+    /// five-ply proofs skip first moves without a threat). The cost per
+    /// simulation is in `BENCHMARKS.md`. Default 3.
     pub trap_plies: u32,
     /// Visits after which a node's moves get the trap proofs of
     /// [`MctsConfig::trap_plies`] = 3 (the root always does). Default 8; >= 1.
@@ -198,8 +201,8 @@ impl MctsConfig {
                 self.forced_playouts_k
             ));
         }
-        if ![0, 1, 3].contains(&self.trap_plies) {
-            return Err(format!("search.trap_plies must be 0, 1 or 3, got {}", self.trap_plies));
+        if ![0, 1, 3, 5].contains(&self.trap_plies) {
+            return Err(format!("search.trap_plies must be 0, 1, 3 or 5, got {}", self.trap_plies));
         }
         if self.trap_visits == 0 {
             return Err("search.trap_visits must be >= 1, got 0".to_string());

@@ -59,6 +59,12 @@ enum What {
         /// Forced playouts' k (`search.forced_playouts_k`; the searches have root noise).
         #[arg(long, default_value_t = 0.0)]
         forced_playouts_k: f32,
+        /// Plies of the trap proofs (`search.trap_plies`: 0, 1 or 3; default the config default, 3).
+        #[arg(long)]
+        trap_plies: Option<u32>,
+        /// The MCTS-solver (`search.solver`; default the config default, true).
+        #[arg(long)]
+        solver: Option<bool>,
     },
     /// Alpha-beta nodes per second: fixed-depth searches along a random game (one thread).
     Alphabeta {
@@ -179,8 +185,15 @@ enum What {
 pub fn run(a: Args) -> Result<()> {
     match a.what {
         What::Perft { game, depth } => with_game!(game, G => bench_perft::<G>(depth)),
-        What::Mcts { game, simulations, searches, leaf_threat_check, forced_playouts_k } => {
-            let cfg = MctsConfig { leaf_threat_check, forced_playouts_k, ..MctsConfig::default() };
+        What::Mcts { game, simulations, searches, leaf_threat_check, forced_playouts_k, trap_plies, solver } => {
+            let d = MctsConfig::default();
+            let cfg = MctsConfig {
+                leaf_threat_check,
+                forced_playouts_k,
+                trap_plies: trap_plies.unwrap_or(d.trap_plies),
+                solver: solver.unwrap_or(d.solver),
+                ..d
+            };
             cfg.validate().map_err(anyhow::Error::msg)?;
             with_game!(game, G => bench_mcts::<G>(cfg, simulations, searches))
         }
@@ -269,7 +282,9 @@ fn bench_mcts<G: GameState>(cfg: MctsConfig, simulations: u32, searches: u32) ->
     let mut pos = G::new_game(&G::Rules::default())?;
     let mut rng = StdRng::seed_from_u64(7);
     let levers = format!(
-        "{}{}",
+        "{}, trap proofs {} plies{}{}",
+        if cfg.solver { ", solver" } else { "" },
+        cfg.trap_plies,
         if cfg.leaf_threat_check { ", leaf threat check" } else { "" },
         if cfg.forced_playouts_k > 0.0 {
             format!(", forced playouts k = {}", cfg.forced_playouts_k)

@@ -12,107 +12,150 @@
 //!
 //! Everything goes through the game interface: `has_winning_move` (a decisive
 //! move, Teytaud & Teytaud 2010) and `threatens_win` (prunes the first moves
-//! that cannot start a forced win: a win in three plies needs a threat after
-//! its first move). A proof is exact; `threatens_win` may only make it slower.
+//! that cannot start a forced win, save a zugzwang: a win in three plies
+//! needs a threat after its first move unless every reply creates one). A
+//! proof is exact; the pruned form only finds fewer of them.
 
 use martian_rules::{GameState, Move};
 
-/// Scratch states and move lists of the proofs, reused so that a proof
-/// allocates nothing once the lists have capacity `G::MAX_MOVES`.
-pub(crate) struct Prover<G: GameState> {
+/// The deepest proof: wins within this many plies (odd).
+pub(crate) const MAX_PROOF_PLIES: u32 = 5;
+
+/// Scratch of one level of a proof (two plies: a first move and the replies).
+struct Level<G> {
     a: G,
     b: G,
     first: Vec<Move>,
     replies: Vec<Move>,
-    /// The reply that refuted the last candidate first move (killer
-    /// heuristic): tried first on the next candidate.
+    /// The reply that refuted the last candidate first move at this level
+    /// (killer heuristic): tried first on the next candidate.
     killer: Option<Move>,
+}
+
+/// Scratch states and move lists of the proofs, one [`Level`] per two plies,
+/// reused so that a proof allocates nothing once the lists have capacity
+/// `G::MAX_MOVES`.
+pub(crate) struct Prover<G: GameState> {
+    levels: Vec<Level<G>>,
 }
 
 impl<G: GameState> Prover<G> {
     pub(crate) fn new(g: &G) -> Prover<G> {
-        Prover {
-            a: g.clone(),
-            b: g.clone(),
-            first: Vec::with_capacity(G::MAX_MOVES),
-            replies: Vec::with_capacity(G::MAX_MOVES),
-            killer: None,
-        }
+        let levels = (0..MAX_PROOF_PLIES / 2)
+            .map(|_| Level {
+                a: g.clone(),
+                b: g.clone(),
+                first: Vec::with_capacity(G::MAX_MOVES),
+                replies: Vec::with_capacity(G::MAX_MOVES),
+                killer: None,
+            })
+            .collect();
+        Prover { levels }
     }
 
     /// Plies to the shortest forced win of `g`'s side to move, if it has one
-    /// within `max_plies` (1 or 3; other values are read as the largest of
-    /// those not above them; 0 proves nothing): 1 when a move wins at once,
-    /// 3 when a move leaves the opponent without a winning move of its own,
-    /// without a move that ends the game otherwise (a draw), and with every
-    /// reply answered by a win at once. `None` when there is none that short
-    /// or the game is over.
-    pub(crate) fn win_within(&mut self, g: &G, max_plies: u32) -> Option<u16> {
-        self.winning_line(g, max_plies).map(|(plies, _)| plies)
+    /// within `max_plies` (1, 3 or 5; an even value counts as the odd one
+    /// below it; 0 proves nothing): 1 when a move wins at once; `k + 2` when
+    /// a move leaves the opponent without a winning move of its own and every
+    /// reply (none of which may end the game otherwise, as a draw would) is
+    /// answered by a forced win within `k`. `None` when there is none that
+    /// short or the game is over.
+    pub(crate) fn win_within(&mut self, g: &G, max_plies: u32, exhaustive: bool) -> Option<u16> {
+        self.winning_line(g, max_plies, exhaustive).map(|(plies, _)| plies)
     }
 
     /// [`Prover::win_within`] with the first move of a forced win of that
     /// length: `None` as the move for a win at once (`has_winning_move` does
     /// not say which move; the tree's terminal children do), the move for a
-    /// win in three.
-    pub(crate) fn winning_line(&mut self, g: &G, max_plies: u32) -> Option<(u16, Option<Move>)> {
+    /// longer win.
+    ///
+    /// Without `exhaustive`, first moves after which the side to move has no
+    /// threat (`GameState::threatens_win`) are skipped: several times faster,
+    /// and it misses only the wins that start with a zugzwang (every reply
+    /// opens a line without a threat before it), so what it proves is still
+    /// exact. With `exhaustive` every first move of a three-ply proof is
+    /// tried (five-ply proofs always skip them).
+    pub(crate) fn winning_line(&mut self, g: &G, max_plies: u32, exhaustive: bool) -> Option<(u16, Option<Move>)> {
         if max_plies == 0 || g.outcome().is_some() {
             return None;
         }
         if g.has_winning_move() {
             return Some((1, None));
         }
-        if max_plies < 3 {
-            return None;
-        }
-        let me = g.side_to_move();
-        g.legal_moves(&mut self.first);
-        self.killer = None;
-        for k in 0..self.first.len() {
-            let m = self.first[k];
-            self.a.clone_from(g);
-            self.a.play_unchecked(m);
-            // A move that ends the game does not win (else `has_winning_move`
-            // had said so); a move without a threat cannot force a win next.
-            if self.a.outcome().is_some() || !self.a.threatens_win() || self.a.has_winning_move() {
-                continue;
+        let max = max_plies.min(MAX_PROOF_PLIES);
+        let mut plies = 3;
+        while plies <= max {
+            // Exhaustive only at three plies: five would try every first move's
+            // every reply with a three-ply proof each.
+            if let Some(m) = win_in(&mut self.levels, g, plies, exhaustive && plies == 3) {
+                return Some((plies as u16, Some(m)));
             }
-            if self.every_reply_loses_at_once(me) {
-                return Some((3, Some(m)));
-            }
+            plies += 2;
         }
         None
     }
 
-    /// With `self.a` the position after a candidate first move (the opponent
-    /// to move, no winning move of its own): whether every reply leaves `me`
-    /// a win at once. A reply that ends the game refutes unless it is `me`'s
-    /// win. The killer reply goes first.
-    fn every_reply_loses_at_once(&mut self, me: martian_rules::Side) -> bool {
-        self.a.legal_moves(&mut self.replies);
-        if self.replies.is_empty() {
-            return false;
+}
+
+/// A first move of `g`'s side to move that forces a win within `plies`
+/// (>= 3), given that it has no win at once; `levels[0]` is this level's
+/// scratch, the rest the deeper levels'.
+fn win_in<G: GameState>(levels: &mut [Level<G>], g: &G, plies: u32, exhaustive: bool) -> Option<Move> {
+    let Some((lv, rest)) = levels.split_first_mut() else { return None };
+    let me = g.side_to_move();
+    let mut first = std::mem::take(&mut lv.first);
+    g.legal_moves(&mut first);
+    lv.killer = None;
+    let mut found = None;
+    for &m in &first {
+        lv.a.clone_from(g);
+        lv.a.play_unchecked(m);
+        // A move that ends the game does not win (else `has_winning_move`
+        // had said so); a move without a threat cannot force a win next,
+        // save a zugzwang.
+        if lv.a.outcome().is_some() || (!exhaustive && !lv.a.threatens_win()) || lv.a.has_winning_move() {
+            continue;
         }
-        if let Some(k) = self.killer {
-            if let Some(i) = self.replies.iter().position(|&r| r == k) {
-                self.replies.swap(0, i);
-            }
+        if every_reply_loses(lv, rest, me, plies - 2) {
+            found = Some(m);
+            break;
         }
-        for i in 0..self.replies.len() {
-            let r = self.replies[i];
-            self.b.clone_from(&self.a);
-            self.b.play_unchecked(r);
-            let refuted = match self.b.outcome() {
-                Some(o) => o.winner != Some(me),
-                None => !self.b.has_winning_move(),
-            };
-            if refuted {
-                self.killer = Some(r);
-                return false;
-            }
-        }
-        true
     }
+    lv.first = first;
+    found
+}
+
+/// With `lv.a` the position after a candidate first move (the opponent to
+/// move, no winning move of its own): whether every reply leaves `me` a
+/// forced win within `plies` (1, or 3 through the deeper `rest`). A reply
+/// that ends the game refutes unless it is `me`'s win. The killer reply goes
+/// first.
+fn every_reply_loses<G: GameState>(lv: &mut Level<G>, rest: &mut [Level<G>], me: martian_rules::Side, plies: u32) -> bool {
+    let mut replies = std::mem::take(&mut lv.replies);
+    lv.a.legal_moves(&mut replies);
+    if let Some(k) = lv.killer {
+        if let Some(i) = replies.iter().position(|&r| r == k) {
+            replies.swap(0, i);
+        }
+    }
+    let mut ok = !replies.is_empty();
+    for &r in &replies {
+        lv.b.clone_from(&lv.a);
+        lv.b.play_unchecked(r);
+        let won = match lv.b.outcome() {
+            Some(o) => o.winner == Some(me),
+            None if lv.b.has_winning_move() => true,
+            None if plies >= 3 => win_in(rest, &lv.b, plies, false).is_some(),
+            None => false,
+        };
+        if !won {
+            lv.killer = Some(r);
+            ok = false;
+            break;
+        }
+    }
+    lv.replies = replies;
+    ok
 }
 
 #[cfg(test)]
@@ -160,7 +203,7 @@ mod tests {
     /// seeded random games (where wins within three plies are common).
     fn agrees_with_minimax<G: GameState>(start: G, games: u64, every: usize, max_checks: usize) -> (usize, usize) {
         let mut prover = Prover::new(&start);
-        let (mut checked, mut wins3) = (0, 0);
+        let (mut checked, mut wins3, mut missed) = (0, 0, 0);
         let mut moves = Vec::new();
         for seed in 0..games {
             let mut rng = StdRng::seed_from_u64(seed);
@@ -170,10 +213,14 @@ mod tests {
                 if ply % every == 0 {
                     let w1 = brute_win(&g, 1);
                     let w3 = brute_win(&g, 3);
-                    let p = prover.win_within(&g, 3);
+                    let p = prover.win_within(&g, 3, true);
                     assert_eq!(p.is_some(), w3, "{}: prover {p:?}, minimax {w3}", g.to_position());
                     assert_eq!(p == Some(1), w1, "{}: prover {p:?}, win at once {w1}", g.to_position());
-                    assert_eq!(prover.win_within(&g, 1).is_some(), w1);
+                    assert_eq!(prover.win_within(&g, 1, true).is_some(), w1);
+                    // The pruned form proves nothing false, and misses only zugzwangs.
+                    let q = prover.win_within(&g, 3, false);
+                    assert!(q.is_none() || q == p, "{}: pruned {q:?}, exhaustive {p:?}", g.to_position());
+                    missed += usize::from(q != p);
                     wins3 += usize::from(p == Some(3));
                     checked += 1;
                 }
@@ -183,7 +230,47 @@ mod tests {
                 ply += 1;
             }
         }
+        assert!(missed * 4 <= wins3.max(1), "the pruned form missed {missed} of {wins3} wins in three");
         (checked, wins3)
+    }
+
+    /// Every five-ply win the prover finds in seeded random Jetan games is a
+    /// forced win by plain minimax, and not a shorter one.
+    #[test]
+    fn jetan_five_ply_proofs_are_wins() {
+        let start = Jetan::new_game(&JetanRules::default()).unwrap();
+        let mut prover = Prover::new(&start);
+        let mut moves = Vec::new();
+        let mut verified = 0;
+        for seed in 0..60u64 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let mut g = start.clone();
+            while g.outcome().is_none() && verified < 3 {
+                if let Some((5, Some(m))) = prover.winning_line(&g, 5, false) {
+                    assert!(!brute_win(&g, 3), "{}: a shorter win exists", g.to_position());
+                    let me = g.side_to_move();
+                    let mut a = g.clone();
+                    a.play_unchecked(m);
+                    let mut replies = Vec::new();
+                    a.legal_moves(&mut replies);
+                    assert!(a.outcome().is_none() && !replies.is_empty());
+                    for r in replies {
+                        let mut b = a.clone();
+                        b.play_unchecked(r);
+                        let won = match b.outcome() {
+                            Some(o) => o.winner == Some(me),
+                            None => brute_win(&b, 3),
+                        };
+                        assert!(won, "{}: {} then {} escapes", g.to_position(), g.move_to_string(m), a.move_to_string(r));
+                    }
+                    verified += 1;
+                }
+                g.legal_moves(&mut moves);
+                let m = *moves.choose(&mut rng).unwrap();
+                g.play_unchecked(m);
+            }
+        }
+        assert!(verified >= 1, "no five-ply win found: not a test of them");
     }
 
     #[test]

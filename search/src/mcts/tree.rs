@@ -857,10 +857,22 @@ impl<G: GameState> Mcts<G> {
                     }
                     continue;
                 }
+                // A proven draw not yet visited ranks no higher than an unvisited
+                // sibling (first-play urgency): an exact "even" must not pull every
+                // simulation from moves nobody has looked at (issue 33, defect 3).
+                (Some(e), 0, _) => (-e).min(fpu),
                 (Some(e), _, _) => -e,
-                // An unvisited terminal child: its exact value for the chooser;
-                // an unvisited child the threat check proved: likewise.
-                (None, 0, NodeKind::Terminal(v)) => self.terminal_for_chooser(v),
+                // An unvisited terminal child: its exact value for the chooser (a
+                // draw no higher than first-play urgency, as above); an unvisited
+                // child the threat check proved: likewise.
+                (None, 0, NodeKind::Terminal(v)) => {
+                    let e = self.terminal_for_chooser(v);
+                    if e >= 1.0 || self.many() {
+                        e
+                    } else {
+                        e.min(fpu)
+                    }
+                }
                 (None, 0, _) => ch.solved.map_or(fpu, |v| -v).min(-ch.floor),
                 _ => ((ch.value_sum - ch.in_flight as f32) / n as f32).min(-ch.floor),
             };
@@ -991,7 +1003,7 @@ impl<G: GameState> Mcts<G> {
             // Three plies: a forced win of the leaf's mover (a trap it can spring)
             // makes the leaf exact before the network's value is used.
             let trap_move = if !many && !proven_win && self.cfg.trap_plies >= 3 {
-                match self.prover.winning_line(&p.state, self.cfg.trap_plies) {
+                match self.prover.winning_line(&p.state, 3, false) {
                     Some((3, Some(m))) => Some(m),
                     _ => None,
                 }
@@ -1137,7 +1149,9 @@ impl<G: GameState> Mcts<G> {
     /// The trap proofs for every child of node `idx`, whose position is in
     /// `self.scratch` ([`MctsConfig::trap_plies`]): a child whose side to move
     /// (the opponent of `idx`'s) forces a win within `trap_plies` plies gets
-    /// that exact value and its length. Marks the node checked.
+    /// that exact value and its length. At the root the proofs are
+    /// exhaustive (zugzwangs included); elsewhere, as at each expansion, they
+    /// skip first moves without a threat. Marks the node checked.
     fn check_children(&mut self, idx: usize) {
         self.nodes[idx].children_checked = true;
         let first = self.nodes[idx].first_child as usize;
@@ -1147,7 +1161,8 @@ impl<G: GameState> Mcts<G> {
             }
             self.probe.clone_from(&self.scratch);
             self.probe.play_unchecked(self.nodes[k].mv);
-            if let Some(plies) = self.prover.win_within(&self.probe, self.cfg.trap_plies) {
+            let max = if idx == 0 { self.cfg.trap_plies } else { self.cfg.trap_plies.min(3) };
+            if let Some(plies) = self.prover.win_within(&self.probe, max, idx == 0) {
                 self.nodes[k].solved = Some(1.0);
                 self.nodes[k].plies = plies;
             }
