@@ -1155,6 +1155,17 @@ impl<G: GameState> Mcts<G> {
     fn check_children(&mut self, idx: usize) {
         self.nodes[idx].children_checked = true;
         let first = self.nodes[idx].first_child as usize;
+        if idx == 0 && self.cfg.trap_plies >= 5 && self.nodes[0].exact().is_none() {
+            // The root's own forced win within five plies (three were proven at
+            // its expansion): the move that starts it is a proven win.
+            if let Some((5, Some(m))) = self.prover.winning_line(&self.scratch, 5, false) {
+                let n = self.nodes[0].num_children as usize;
+                if let Some(c) = self.nodes[first..first + n].iter_mut().find(|c| c.mv == m) {
+                    c.solved = Some(-1.0);
+                    c.plies = 4;
+                }
+            }
+        }
         for k in first..first + self.nodes[idx].num_children as usize {
             if self.nodes[k].exact().is_some() {
                 continue;
@@ -1536,8 +1547,9 @@ impl<G: GameState> Mcts<G> {
     /// search (whose Gumbel sample already explores), or when the solver has
     /// proven a winning move, [`Mcts::best_move`] (`rng` is not used); else a
     /// move sampled with probability proportional to `visits^(1/temperature)`,
-    /// proven losses left out while another visited move exists. `None` when
-    /// the root has no visited children.
+    /// proven losses left out while another visited move exists, proven draws
+    /// while an unproven visited move has a Q at least the draw's. `None`
+    /// when the root has no visited children.
     pub fn choose_move<R: Rng>(&self, temperature: f32, rng: &mut R) -> Option<Move> {
         let children = self.root_children();
         if children.iter().all(|c| c.visits == 0) {
@@ -1550,10 +1562,26 @@ impl<G: GameState> Mcts<G> {
         if solver && children.iter().any(|c| c.exact().is_some_and(|e| -e >= 1.0)) {
             return self.best_move();
         }
-        // The solver: proven losses are not sampled while another visited move exists.
+        // The solver: proven losses are not sampled while another visited move
+        // exists, and proven draws (a move that ends the game in a draw, or is
+        // proven to) not while an unproven visited move looks at least as good:
+        // sampling explores what the search is unsure of, and a draw ends the
+        // game with nothing to learn (issue 33: the early Chief-capture draws).
         let lost = |c: &Node| solver && c.exact().is_some_and(|e| -e <= -1.0);
+        let drawn = |c: &Node| solver && c.exact().is_some_and(|e| e.abs() < 1.0);
+        let best_open = children
+            .iter()
+            .filter(|c| c.visits > 0 && !(solver && c.exact().is_some()))
+            .filter_map(Node::q)
+            .fold(f32::NEG_INFINITY, f32::max);
         let avoid = children.iter().any(|c| c.visits > 0 && !lost(c));
-        let weight = |c: &Node| if avoid && lost(c) { 0 } else { c.visits };
+        let weight = |c: &Node| {
+            if avoid && lost(c) || drawn(c) && c.exact().is_some_and(|e| best_open >= -e) {
+                0
+            } else {
+                c.visits
+            }
+        };
         let max = children.iter().map(weight).max().unwrap_or(1).max(1) as f64;
         let inv_t = 1.0 / temperature as f64;
         let total: f64 = children.iter().map(|c| (weight(c) as f64 / max).powf(inv_t)).sum();
