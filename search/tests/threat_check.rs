@@ -1,4 +1,5 @@
-//! The two-ply threat check at leaves (`search.leaf_threat_check`): positions
+//! The two-ply threat check at leaves (`search.leaf_threat_check`, alone: the
+//! trap proofs of `search.trap_plies`, which include it, are off here): positions
 //! where one move avoids an immediate loss and every other move allows it.
 //! The positions come from seeded random games (side to move without a
 //! winning move of its own, exactly one move that does not hand the opponent
@@ -38,7 +39,7 @@ const MARTIAN: [(&str, &str); 4] = [
 /// In how many of `seeds` searches of `sims` simulations (uniform evaluator,
 /// tie seed and root noise varying with the seed) the move played is `save`.
 fn found<G: GameState>(pos: &G, save: Move, check: bool, sims: u32, seeds: u64, solver: bool) -> u64 {
-    let cfg = MctsConfig { leaf_threat_check: check, solver, ..MctsConfig::default() };
+    let cfg = MctsConfig { leaf_threat_check: check, solver, trap_plies: 0, ..MctsConfig::default() };
     (0..seeds)
         .filter(|&seed| {
             let mut tree = Mcts::new(cfg.clone(), pos.clone());
@@ -106,7 +107,7 @@ const ALL_LOST: [(&str, bool); 2] = [
 
 /// Root value and proven root value after `sims` simulations.
 fn root_after<G: GameState>(pos: &G, check: bool, solver: bool, sims: u32) -> (f32, Option<f32>) {
-    let cfg = MctsConfig { leaf_threat_check: check, solver, ..MctsConfig::default() };
+    let cfg = MctsConfig { leaf_threat_check: check, solver, trap_plies: 0, ..MctsConfig::default() };
     let mut tree = Mcts::new(cfg, pos.clone());
     let res = tree.search(&mut UniformEvaluator, sims, false, &mut StdRng::seed_from_u64(1)).unwrap();
     (res.root_value, tree.root_exact())
@@ -151,7 +152,7 @@ fn a_node_whose_every_move_loses_in_two_plies_is_lost() {
 /// exactly those the check marked (a win for the child's side to move).
 fn check_marks<G: GameState>(pos: &G) {
     for check in [true, false] {
-        let cfg = MctsConfig { leaf_threat_check: check, ..MctsConfig::default() };
+        let cfg = MctsConfig { leaf_threat_check: check, trap_plies: 0, solver: false, ..MctsConfig::default() };
         let mut tree = Mcts::new(cfg, pos.clone());
         tree.search(&mut UniformEvaluator, 1, false, &mut StdRng::seed_from_u64(1)).unwrap();
         let mut marked = 0;

@@ -209,12 +209,13 @@ fn solver_gives_exact_value_targets_and_q_weight_mixes_the_others() {
     assert_eq!(g.samples[0].value, 1.0);
     // Without the solver, the first target mixes the result (+1) with the
     // root's search value: (1 - 0.5) * 1 + 0.5 * q, below 1.
-    let g = one_game(&start, &cfg, &MctsConfig::default());
+    let no_solver = MctsConfig { solver: false, trap_plies: 0, ..Default::default() };
+    let g = one_game(&start, &cfg, &no_solver);
     let v = g.samples[0].value;
     assert!((0.0..1.0).contains(&v), "mixed target {v}");
     // And with weight 0, targets are results.
     let plain = SelfplayConfig { value_target_q_weight: 0.0, ..cfg };
-    let g = one_game(&start, &plain, &MctsConfig::default());
+    let g = one_game(&start, &plain, &no_solver);
     assert!(g.samples.iter().all(|s| [-1.0, 0.0, 1.0].contains(&s.value)));
 }
 
@@ -279,7 +280,8 @@ fn policy_target_pruning_prunes_the_targets_not_the_moves() {
     // targets; the move played is chosen from the unpruned visits, so the
     // games are the same with and without pruning.
     let start = MartianChess::new_game(&MartianRules { max_plies: 60, ..Default::default() }).unwrap();
-    let mcts = MctsConfig { forced_playouts_k: 2.0, ..Default::default() };
+    // Without the solver and the trap proofs: their exact values are not forced.
+    let mcts = MctsConfig { forced_playouts_k: 2.0, solver: false, trap_plies: 0, ..Default::default() };
     let cfg = SelfplayConfig { games_in_flight: 1, simulations: 64, full_search_prob: 1.0, ..Default::default() };
     let pruned_cfg = SelfplayConfig { policy_target_pruning: true, ..cfg.clone() };
     pruned_cfg.validate_with_search(&mcts).unwrap();
@@ -320,7 +322,8 @@ fn draw_value_orders_drawn_games_by_the_adjudication() {
     let start = Jetan::new_game(&rules).unwrap();
     let ids: Vec<u64> = (100..124).collect();
     let params = PlayParams { start: &start, game_ids: &ids, seed: 5, model_name: "uniform".into() };
-    let mcts = MctsConfig { leaves_per_batch: 2, ..Default::default() };
+    // Without the solver (whose proven positions keep their exact targets).
+    let mcts = MctsConfig { leaves_per_batch: 2, solver: false, trap_plies: 0, ..Default::default() };
     let run = |draw_value: f32| {
         let mut out = Vec::new();
         let cfg = SelfplayConfig { draw_value, ..quick_cfg() };
