@@ -675,3 +675,38 @@ fn bestmove_is_the_first_move_of_the_principal_variation() {
         assert_eq!(best(&lines), pv, "{visits} visits: {lines:?}");
     }
 }
+
+/// Issue 33's Jetan positions T1-T5 through the engine protocol (`engine
+/// --engine mcts-uniform`, the engine's default batch), at 100 and 400
+/// visits: the good-move sets are computed by minimax in
+/// `search/tests/jetan_traps.rs`, which also runs the same search over 20
+/// seeds; the engine's search is seeded once.
+#[test]
+fn uniform_mcts_answers_the_princess_trap_positions() {
+    const T12: &str = "a9a8 c2d3 e10i6 i2h3 j9i7 d1g4 i6f8 g1d4 g9h8 d4g5 f8e6 e1c3 e6g7 c3d6";
+    let cases: [(String, &[&str]); 5] = [
+        (format!("{T12} f10e7"), &["d6e7", "d6g7"]),
+        (T12.to_string(), &["g7e10", "g7i6", "g7i8", "g7j9"]),
+        (
+            "e10b8 f1i4 g9g8 i2h3 f10g7".to_string(),
+            &["i4c3", "i4c4", "i4d3", "i4e3", "i4f1", "i4f3", "i4g3", "i4i2", "i4i3", "i4j3"],
+        ),
+        ("e10b8 f1i4 g9g8 i2h3 f10g7 i4b6".to_string(), &["g7d5", "g7d6", "g7e5", "g7e6", "g7f5", "g7f6"]),
+        ("g9g8 f1e4 e10i8 g2g3 f10g7 e4h3 g7g5 h3c5 g5e5".to_string(), &["c5a3", "c5a4", "c5a5", "c5a6"]),
+    ];
+    let mut e = Engine::start(&["--engine", "mcts-uniform", "--info-ms", "1000"]);
+    e.send("hello");
+    e.until("ready ");
+    e.send("game jetan");
+    for (moves, good) in &cases {
+        for visits in [100, 400] {
+            e.send(&format!("position startpos moves {moves}"));
+            e.send(&format!("go visits {visits}"));
+            let out = e.until("bestmove ");
+            let best = out.last().expect("bestmove").trim_start_matches("bestmove ").to_string();
+            assert!(good.contains(&best.as_str()), "{moves} at {visits} visits: {best}, not one of {good:?}");
+        }
+    }
+    e.send("quit");
+    assert_eq!(e.wait_exit(), 0);
+}

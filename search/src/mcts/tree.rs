@@ -1575,6 +1575,9 @@ impl<G: GameState> Mcts<G> {
             .filter_map(Node::q)
             .fold(f32::NEG_INFINITY, f32::max);
         let avoid = children.iter().any(|c| c.visits > 0 && !lost(c));
+        if solver && children.iter().all(lost) {
+            return self.best_move(); // every move loses: the longest resistance
+        }
         let weight = |c: &Node| {
             if avoid && lost(c) || drawn(c) && c.exact().is_some_and(|e| best_open >= -e) {
                 0
