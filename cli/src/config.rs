@@ -746,8 +746,10 @@ mod tests {
         .to_string();
         assert!(e.contains("search.leaf_threat_check") && e.contains("4 value players"), "{e}");
         // The solver and the trap proofs are on by default and turned off by the tree there.
-        RunConfig::parse(&format!("{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n[search]\nsolver = true\n"))
-            .unwrap();
+        RunConfig::parse(&format!(
+            "{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n[search]\nsolver = true\n"
+        ))
+        .unwrap();
         RunConfig::parse(&format!("{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n")).unwrap();
         let e = RunConfig::parse(&format!(
             "{base}[rules]\nteams = false\n[model]\nvalue_players = 4\n[evaluate]\ngate = \"sprt\"\n"

@@ -237,7 +237,8 @@ impl MctsConfig {
     pub fn validate_for_players(&self, players: usize) -> Result<(), String> {
         self.validate()?;
         if players > 2 {
-            for (name, on) in [("leaf_threat_check", self.leaf_threat_check), ("draw_penalty", self.draw_penalty > 0.0)] {
+            for (name, on) in [("leaf_threat_check", self.leaf_threat_check), ("draw_penalty", self.draw_penalty > 0.0)]
+            {
                 if on {
                     return Err(format!(
                         "search.{name} = true assumes a two-player zero-sum game, and this game has {players} value \

@@ -228,4 +228,3 @@ fn without_the_trap_proofs_t3_is_missed() {
     }
     assert!(missed > 0, "the search without trap proofs found a safe move in every seed");
 }
-

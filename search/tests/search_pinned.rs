@@ -155,5 +155,3 @@ fn searches_with_the_levers_off_are_bit_identical_to_before() {
         assert_eq!(result, pinned, "{name}: the search changed");
     }
 }
-
-

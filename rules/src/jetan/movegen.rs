@@ -224,7 +224,8 @@ impl Jetan {
         if self.pos.outcome.is_some() {
             return false;
         }
-        if self.rules.no_legal_moves == NoLegalMoves::Loses || self.rules.small_material == SmallMaterial::Seed000Adjudication
+        if self.rules.no_legal_moves == NoLegalMoves::Loses
+            || self.rules.small_material == SmallMaterial::Seed000Adjudication
         {
             return true;
         }

@@ -94,7 +94,6 @@ impl<G: GameState> Prover<G> {
         }
         None
     }
-
 }
 
 /// A first move of `g`'s side to move that forces a win within `plies`
@@ -130,7 +129,12 @@ fn win_in<G: GameState>(levels: &mut [Level<G>], g: &G, plies: u32, exhaustive: 
 /// forced win within `plies` (1, or 3 through the deeper `rest`). A reply
 /// that ends the game refutes unless it is `me`'s win. The killer reply goes
 /// first.
-fn every_reply_loses<G: GameState>(lv: &mut Level<G>, rest: &mut [Level<G>], me: martian_rules::Side, plies: u32) -> bool {
+fn every_reply_loses<G: GameState>(
+    lv: &mut Level<G>,
+    rest: &mut [Level<G>],
+    me: martian_rules::Side,
+    plies: u32,
+) -> bool {
     let mut replies = std::mem::take(&mut lv.replies);
     lv.a.legal_moves(&mut replies);
     if let Some(k) = lv.killer {
@@ -261,7 +265,13 @@ mod tests {
                             Some(o) => o.winner == Some(me),
                             None => brute_win(&b, 3),
                         };
-                        assert!(won, "{}: {} then {} escapes", g.to_position(), g.move_to_string(m), a.move_to_string(r));
+                        assert!(
+                            won,
+                            "{}: {} then {} escapes",
+                            g.to_position(),
+                            g.move_to_string(m),
+                            a.move_to_string(r)
+                        );
                     }
                     verified += 1;
                 }
@@ -282,7 +292,8 @@ mod tests {
 
     #[test]
     fn martian_chess_proofs_equal_minimax() {
-        let (checked, wins3) = agrees_with_minimax(MartianChess::new_game(&MartianRules::default()).unwrap(), 40, 2, 400);
+        let (checked, wins3) =
+            agrees_with_minimax(MartianChess::new_game(&MartianRules::default()).unwrap(), 40, 2, 400);
         assert!(checked >= 200, "{checked}");
         let _ = wins3; // Martian Chess ends by an empty zone: three-ply wins are rare in random games.
     }

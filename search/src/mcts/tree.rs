@@ -951,7 +951,8 @@ impl<G: GameState> Mcts<G> {
             let first = self.nodes.len() as u32;
             let mut proven_win = false;
             let many = self.players > 2;
-            let threat = (self.cfg.leaf_threat_check || self.cfg.trap_plies >= 1) && self.cfg.terminal_children && !many;
+            let threat =
+                (self.cfg.leaf_threat_check || self.cfg.trap_plies >= 1) && self.cfg.terminal_children && !many;
             // The best a move that ends the game without a win secures the leaf's mover.
             let mut floor = -1.0f32;
             // With the threat check: every move so far loses at once or hands the opponent a win.
