@@ -100,7 +100,7 @@ impl<G: GameState> Prover<G> {
 /// (>= 3), given that it has no win at once; `levels[0]` is this level's
 /// scratch, the rest the deeper levels'.
 fn win_in<G: GameState>(levels: &mut [Level<G>], g: &G, plies: u32, exhaustive: bool) -> Option<Move> {
-    let Some((lv, rest)) = levels.split_first_mut() else { return None };
+    let (lv, rest) = levels.split_first_mut()?;
     let me = g.side_to_move();
     let mut first = std::mem::take(&mut lv.first);
     g.legal_moves(&mut first);
@@ -214,7 +214,7 @@ mod tests {
             let mut g = start.clone();
             let mut ply = 0usize;
             while g.outcome().is_none() && checked < max_checks {
-                if ply % every == 0 {
+                if ply.is_multiple_of(every) {
                     let w1 = brute_win(&g, 1);
                     let w3 = brute_win(&g, 3);
                     let p = prover.win_within(&g, 3, true);
