@@ -101,7 +101,7 @@ fn jetan_selfplay_of_a_seed_is_pinned() {
     let start = Jetan::new_game(&JetanRules { max_plies: 80, ..Default::default() }).unwrap();
     let (games, moves) = play(&start, 6);
     let d = digest(&games);
-    assert_eq!((games.len(), moves, d), (6, 180, 0x4dc0_6f51_bd02_3334), "digest {d:#018x}");
+    assert_eq!((games.len(), moves, d), (6, 399, 0x4dc0_6f51_bd02_3334), "digest {d:#018x}");
 }
 
 #[test]
@@ -109,5 +109,5 @@ fn martian_chess_selfplay_of_a_seed_is_pinned() {
     let start = MartianChess::new_game(&MartianRules::default()).unwrap();
     let (games, moves) = play(&start, 6);
     let d = digest(&games);
-    assert_eq!((games.len(), moves, d), (6, 187, 0x94ae_fd3b_d8aa_67ca), "digest {d:#018x}");
+    assert_eq!((games.len(), moves, d), (6, 199, 0x94ae_fd3b_d8aa_67ca), "digest {d:#018x}");
 }
