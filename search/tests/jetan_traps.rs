@@ -118,13 +118,15 @@ fn words(s: &str) -> Vec<String> {
 
 /// How many of 20 seeded searches (tie seed and generator) of `visits`
 /// simulations play one of `good`; the moves played otherwise.
-fn searches_finding(g: &Jetan, good: &[String], visits: u32) -> (usize, Vec<String>) {
+/// `trap_plies` as given (the default: 3).
+fn searches_finding(g: &Jetan, good: &[String], visits: u32, trap_plies: u32) -> (usize, Vec<String>) {
     let mut bad = Vec::new();
     let mut found = 0;
     for seed in 0..20u64 {
         // Sequential, or 8 leaves a batch as `engine` and `analyse` search.
         let batch = if seed % 2 == 0 { 1 } else { 8 };
-        let mut tree = Mcts::new(MctsConfig { leaves_per_batch: batch, ..MctsConfig::default() }, g.clone());
+        let cfg = MctsConfig { leaves_per_batch: batch, trap_plies, ..MctsConfig::default() };
+        let mut tree = Mcts::new(cfg, g.clone());
         tree.set_tie_seed(seed);
         let res = tree.search(&mut UniformEvaluator, visits, false, &mut StdRng::seed_from_u64(seed)).unwrap();
         let mv = g.move_to_string(res.best_move().unwrap());
@@ -157,7 +159,7 @@ fn selfplay_misses(g: &Jetan, good: &[String], visits: u32) -> Vec<String> {
 
 fn check(name: &str, g: &Jetan, good: &[String]) {
     for visits in [100, 400] {
-        let (found, bad) = searches_finding(g, good, visits);
+        let (found, bad) = searches_finding(g, good, visits, MctsConfig::default().trap_plies);
         assert_eq!(found, 20, "{name} at {visits} visits: a good move in {found} of 20 searches; played {bad:?}");
         let bad = selfplay_misses(g, good, visits);
         assert!(bad.is_empty(), "{name} at {visits} visits, self-play's choice: played {bad:?}");
@@ -218,13 +220,7 @@ fn t5_resists_longest() {
 fn without_the_trap_proofs_t3_is_missed() {
     let g = after("e10b8 f1i4 g9g8 i2h3 f10g7");
     let good = sorted(safe_moves(&g));
-    let mut missed = 0;
-    for seed in 0..20u64 {
-        let cfg = MctsConfig { trap_plies: 0, leaves_per_batch: 1, ..MctsConfig::default() };
-        let mut tree = Mcts::new(cfg, g.clone());
-        tree.set_tie_seed(seed);
-        let res = tree.search(&mut UniformEvaluator, 400, false, &mut StdRng::seed_from_u64(seed)).unwrap();
-        missed += usize::from(!good.contains(&g.move_to_string(res.best_move().unwrap())));
-    }
+    let (found, _) = searches_finding(&g, &good, 400, 0);
+    let missed = 20 - found;
     assert!(missed > 0, "the search without trap proofs found a safe move in every seed");
 }
