@@ -83,22 +83,7 @@ pub fn resolve_model(path: &Path) -> Result<std::path::PathBuf> {
         );
     }
     let run = crate::rundir::RunDir::existing(path)?;
-    run.best().ok_or_else(|| {
-        let best = path.join("best");
-        match std::fs::read_to_string(&best).map(|s| s.trim().to_string()) {
-            Ok(name) if !name.is_empty() => anyhow::anyhow!(
-                "run directory {}: {} names {name:?}, which is missing or incomplete in {}",
-                path.display(),
-                best.display(),
-                path.join("models").display()
-            ),
-            _ => anyhow::anyhow!(
-                "run directory {} has no promoted checkpoint yet ({} is missing or empty)",
-                path.display(),
-                best.display()
-            ),
-        }
-    })
+    run.best().ok_or_else(|| run.no_best_error())
 }
 
 /// Loads the network at `path` (see [`resolve_model`]) on `device` under the

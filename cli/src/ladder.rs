@@ -89,13 +89,19 @@ pub fn calibration<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, d
     let ladder = cfg.evaluate.ladder_specs(G::KIND);
     let pairs = cfg.evaluate.ladder_pairs;
     let path = calibration_path(run);
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        if let Ok(c) = serde_json::from_str::<Calibration>(&text) {
-            if c.ladder == ladder && c.pairs == pairs && c.alphabeta_version == ALPHABETA_VERSION {
-                return Ok(c);
+    if path.exists() {
+        match crate::records::read_json::<Calibration>(&path, "a ladder calibration") {
+            Ok(c) if c.ladder == ladder && c.pairs == pairs && c.alphabeta_version == ALPHABETA_VERSION => {
+                return Ok(c)
+            }
+            Ok(_) => {
+                eprintln!("ladder: {} is for another ladder or version; calibrating again", crate::mirror::shown(&path))
+            }
+            Err(e) => {
+                let aside = crate::records::set_aside(&path)?;
+                eprintln!("warning: {e:#}; set aside as {}; calibrating again", aside.display());
             }
         }
-        eprintln!("ladder: {} is for another ladder or version; calibrating again", crate::mirror::shown(&path));
     }
     let specs: Vec<PlayerSpec> = ladder.iter().map(|s| PlayerSpec::parse(s)).collect::<Result<_, _>>()?;
     let mut matches = Vec::new();
@@ -136,9 +142,14 @@ pub fn play<G: AbGame>(
 ) -> Result<LadderRecord> {
     let path = record_path(run, g);
     if path.exists() {
-        let text = std::fs::read_to_string(&path)?;
-        return serde_json::from_str(&text)
-            .with_context(|| format!("reading {} (delete it to play the ladder again)", crate::mirror::shown(&path)));
+        // A damaged record is set aside and the ladder played again (seeded: the same games).
+        match crate::records::read_json(&path, "a ladder record") {
+            Ok(rec) => return Ok(rec),
+            Err(e) => {
+                let aside = crate::records::set_aside(&path)?;
+                eprintln!("warning: {e:#}; set aside as {}; playing generation {g}'s ladder again", aside.display());
+            }
+        }
     }
     let cal = calibration::<G>(cfg, rules, run, device)?;
     let elo_of = |name: &str| cal.ratings.get(name).map(|r| r.elo).unwrap_or(0.0);
@@ -176,14 +187,21 @@ pub fn play<G: AbGame>(
     Ok(rec)
 }
 
-/// Every ladder record of the run directory `root`, by generation (files
-/// that do not parse are left out).
+/// True when generation `g`'s ladder record is there and reads (a damaged one
+/// is played again by [`play`]).
+pub fn record_usable(run: &RunDir, g: u32) -> bool {
+    crate::records::read_json::<LadderRecord>(&record_path(run, g), "a ladder record").is_ok()
+}
+
+/// Every ladder record of the run directory `root`, by generation (damaged
+/// files are left out: the report names them, the pipeline plays them again).
 pub fn records(root: &std::path::Path) -> Vec<LadderRecord> {
     let Ok(rd) = std::fs::read_dir(root.join("eval")) else { return Vec::new() };
     let mut v: Vec<LadderRecord> = rd
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with("ladder-gen"))
-        .filter_map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| crate::records::read_json(&e.path(), "a ladder record").ok())
         .collect();
     v.sort_by_key(|r| r.generation);
     v

@@ -12,6 +12,7 @@ mod ladder;
 mod metrics;
 mod mirror;
 mod ops;
+mod records;
 mod rundir;
 mod spool;
 mod store;

@@ -146,33 +146,39 @@ pub fn path(root: &Path) -> PathBuf {
     root.join("generations.jsonl")
 }
 
-/// The lines of `R/generations.jsonl` by generation (lines that do not parse are skipped).
-pub fn read(root: &Path) -> BTreeMap<u32, GenerationMetrics> {
-    read_checked(root).0
-}
-
-/// [`read`], and the 1-based numbers of the non-empty lines that did not
-/// parse (a damaged file), for a reader that says what it left out.
-pub fn read_checked(root: &Path) -> (BTreeMap<u32, GenerationMetrics>, Vec<usize>) {
-    let text = std::fs::read_to_string(path(root)).unwrap_or_default();
-    let (mut all, mut bad) = (BTreeMap::new(), Vec::new());
-    for (i, l) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        match serde_json::from_str::<GenerationMetrics>(l) {
-            Ok(m) => {
-                all.insert(m.generation, m);
-            }
-            Err(_) => bad.push(i + 1),
+/// The lines of `R/generations.jsonl` by generation, for a reader of
+/// history: what it leaves out (damaged lines, an
+/// unreadable file) is noted in `skipped`.
+pub fn read_reporting(root: &Path, skipped: &mut crate::records::Skipped) -> BTreeMap<u32, GenerationMetrics> {
+    match crate::records::read_json_lines::<GenerationMetrics>(&path(root), "a generation summary") {
+        Ok(l) => {
+            skipped.lines(&path(root), &l.bad);
+            l.records.into_iter().map(|(_, m)| (m.generation, m)).collect()
+        }
+        Err(e) => {
+            skipped.file(&e);
+            BTreeMap::new()
         }
     }
-    (all, bad)
 }
 
 /// Updates generation `g`'s line with `f` and rewrites the file atomically.
+/// A file with damaged lines is first set aside (`generations.jsonl.damaged`,
+/// with a warning): the rewrite holds its readable lines, the damaged bytes
+/// stay for a look.
 ///
 /// # Errors
-/// A failed write.
+/// A failed write, or an existing file that cannot be read (not rewritten).
 pub fn update(root: &Path, g: u32, f: impl FnOnce(&mut GenerationMetrics)) -> Result<()> {
-    let mut all = read(root);
+    let file = path(root);
+    let lines = crate::records::read_json_lines_or_set_aside::<GenerationMetrics>(&file, "a generation summary")?;
+    if !lines.bad.is_empty() {
+        let mut s = crate::records::Skipped::default();
+        s.lines(&file, &lines.bad);
+        let aside = crate::records::set_aside(&file)?;
+        eprintln!("warning: {}; the file is set aside as {}", s.notes()[0], aside.display());
+    }
+    let mut all: BTreeMap<u32, GenerationMetrics> = lines.records.into_iter().map(|(_, m)| (m.generation, m)).collect();
     let e = all.entry(g).or_insert_with(|| GenerationMetrics { generation: g, ..Default::default() });
     f(e);
     let mut text = String::new();
@@ -180,7 +186,7 @@ pub fn update(root: &Path, g: u32, f: impl FnOnce(&mut GenerationMetrics)) -> Re
         text.push_str(&serde_json::to_string(m)?);
         text.push('\n');
     }
-    write_atomic(&path(root), text.as_bytes())
+    write_atomic(&file, text.as_bytes())
 }
 
 /// Records self-play statistics of generation `g` (added to an earlier part).
@@ -392,7 +398,9 @@ mod tests {
         update(tmp.path(), 2, |e| e.selfplay = Some(part(10, 100, 1.0, 0.2))).unwrap();
         update(tmp.path(), 1, |e| e.finished_unix_s = Some(5.0)).unwrap();
         update(tmp.path(), 2, |e| e.selfplay.as_mut().unwrap().add(&part(30, 300, 3.0, 0.6))).unwrap();
-        let all = read(tmp.path());
+        let mut skipped = crate::records::Skipped::default();
+        let all = read_reporting(tmp.path(), &mut skipped);
+        assert!(skipped.notes().is_empty());
         assert_eq!(all.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
         let s = all[&2].selfplay.as_ref().unwrap();
         assert_eq!((s.games, s.positions, s.nn_evals), (40, 400, 4000));
@@ -400,6 +408,13 @@ mod tests {
         assert!((s.kl_target_net - 0.5).abs() < 1e-12, "{s:?}");
         let text = std::fs::read_to_string(path(tmp.path())).unwrap();
         assert_eq!(text.lines().count(), 2);
+        // A damaged line (bad UTF-8) is set aside with the file, not lost with the rest.
+        std::fs::write(path(tmp.path()), [text.as_bytes(), b"\xff\n"].concat()).unwrap();
+        update(tmp.path(), 3, |e| e.finished_unix_s = Some(7.0)).unwrap();
+        let all = read_reporting(tmp.path(), &mut skipped);
+        assert_eq!(all.keys().copied().collect::<Vec<_>>(), vec![1, 2, 3]);
+        let aside = std::fs::read(tmp.path().join("generations.jsonl.damaged")).unwrap();
+        assert!(aside.ends_with(b"\xff\n"));
     }
 
     #[test]

@@ -61,7 +61,24 @@ pub fn check_output_path(flag: &str, p: &Path) -> Result<()> {
         .with_context(|| format!("{flag} {}: no file can be created in {}", p.display(), dir.display()))
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename.
+/// Sets aside what stands at `path` when it is not a regular file (a
+/// directory or a special file put there by damage), with a warning, so that
+/// a record file can be written there again.
+///
+/// # Errors
+/// The rename failed.
+pub fn make_way(path: &Path) -> Result<()> {
+    if let Ok(m) = fs::symlink_metadata(path) {
+        if !m.is_file() {
+            let aside = crate::records::set_aside(path)?;
+            eprintln!("warning: {} is not a file; set aside as {}", path.display(), aside.display());
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename (what
+/// stands at `path` that is not a file is set aside first: [`make_way`]).
 ///
 /// # Errors
 /// I/O errors, with the path.
@@ -71,21 +88,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(".tmp-{}-{name}", std::process::id()));
-    fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    make_way(path)?;
+    // A write that fails part-way (a full disk) leaves the previous file as it was and no temporary.
+    let written = fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display())).and_then(|()| {
+        fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    });
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }
 
-/// Appends one line to a JSONL file.
+/// Appends one line to a JSONL file (what stands at `path` that is not a
+/// file, or a file that cannot be opened, is set aside first, with a warning).
 ///
 /// # Errors
 /// I/O errors, with the path.
 pub fn append_line(path: &Path, line: &str) -> Result<()> {
-    let mut f = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    f.write_all(format!("{line}\n").as_bytes()).with_context(|| format!("appending to {}", path.display()))
+    use std::io::{Read, Seek, SeekFrom};
+    make_way(path)?;
+    let open = || fs::OpenOptions::new().create(true).read(true).append(true).open(path);
+    let mut f = match open() {
+        Ok(f) => f,
+        // A file that cannot be opened (its permissions damaged) is set aside, and a new one begun.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            let aside = crate::records::set_aside(path)?;
+            eprintln!("warning: {} cannot be opened ({e}); set aside as {}", path.display(), aside.display());
+            open().with_context(|| format!("opening {}", path.display()))?
+        }
+        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+    };
+    // A line cut by an earlier failed append (a full disk) is ended first, so
+    // that it does not swallow this one: readers skip it alone.
+    let mut last = [b'\n'];
+    if f.seek(SeekFrom::End(0)).with_context(|| format!("reading {}", path.display()))? > 0 {
+        f.seek(SeekFrom::End(-1))
+            .and_then(|_| f.read_exact(&mut last))
+            .with_context(|| format!("reading {}", path.display()))?;
+    }
+    let text = if last[0] == b'\n' { format!("{line}\n") } else { format!("\n{line}\n") };
+    f.write_all(text.as_bytes()).with_context(|| format!("appending to {}", path.display()))
 }
 
 /// The subdirectories a run creates before its `config.toml` (a run killed
@@ -338,6 +380,21 @@ impl RunDir {
         gated.chain(trained).filter(|&(g, _)| g > generations).max_by_key(|&(g, _)| g)
     }
 
+    /// The newest generation with a complete checkpoint (weights and
+    /// sidecar), by the file names in `models/`; `None` when there is none.
+    /// A generation missing below it (a deleted file) does not count: history
+    /// is not trained again.
+    pub fn newest_complete(&self) -> Option<u32> {
+        let rd = fs::read_dir(self.models()).ok()?;
+        rd.filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let n = e.file_name().to_str()?.to_string();
+                parse_generation_prefix(&n).filter(|&(_, rest)| rest == ".safetensors").map(|(g, _)| g)
+            })
+            .filter(|&g| Self::complete(&self.checkpoint(g)))
+            .max()
+    }
+
     /// Removes every file of the partial checkpoint at `p` (weights, sidecar, optimizer state).
     pub fn remove_partial(p: &Path) {
         let _ = fs::remove_file(p.with_extension("json"));
@@ -347,27 +404,33 @@ impl RunDir {
 
     /// Rewrites `train.jsonl` without the lines of steps after `step` (left by
     /// a run killed after logging them but before their checkpoint), so that
-    /// every step is logged once after any resume. Lines that do not parse
-    /// are dropped too.
+    /// every step is logged once after any resume. A file with damaged lines
+    /// is set aside (`train.jsonl.damaged`, with a warning) and rewritten with
+    /// its readable lines.
     ///
     /// # Errors
     /// I/O errors.
     pub fn truncate_train_log(&self, step: u64) -> Result<()> {
         let path = self.train_log();
-        let Ok(text) = fs::read_to_string(&path) else { return Ok(()) };
+        let lines = crate::records::read_json_lines_or_set_aside::<serde_json::Value>(&path, "a training log line")?;
         let mut kept = String::new();
         let mut dropped = 0;
-        for l in text.lines().filter(|l| !l.trim().is_empty()) {
-            let s = serde_json::from_str::<serde_json::Value>(l).ok().and_then(|v| v.get("step")?.as_u64());
-            match s {
+        for (_, v) in &lines.records {
+            match v.get("step").and_then(|s| s.as_u64()) {
                 Some(s) if s <= step => {
-                    kept.push_str(l);
+                    kept.push_str(&serde_json::to_string(v)?);
                     kept.push('\n');
                 }
                 _ => dropped += 1,
             }
         }
-        if dropped > 0 {
+        if !lines.bad.is_empty() {
+            let mut s = crate::records::Skipped::default();
+            s.lines(&path, &lines.bad);
+            let aside = crate::records::set_aside(&path)?;
+            eprintln!("warning: {}; the file is set aside as {}", s.notes()[0], aside.display());
+        }
+        if dropped > 0 || !lines.bad.is_empty() {
             write_atomic(&path, kept.as_bytes())?;
         }
         Ok(())

@@ -204,6 +204,8 @@ impl WorkerLock {
         let dir = root.join("workers");
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join(format!("w{worker}.lock"));
+        // A claim file that damage replaced by something else is set aside (a live claim is a file).
+        crate::rundir::make_way(&path)?;
         for _ in 0..16 {
             let mut file = fs::OpenOptions::new()
                 .read(true)
@@ -272,20 +274,17 @@ impl Drop for WorkerLock {
     }
 }
 
-/// Reads the records of a `.jsonl` file.
+/// Reads the records of a `.jsonl` file, every line whole (the self-play
+/// worker's own files: [`recover`] sets a damaged one aside).
 ///
 /// # Errors
 /// I/O errors or a line that is not a game record, naming the file and line.
 pub fn read_records(path: &Path) -> Result<Vec<GameRecord>> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            GameRecord::from_json_line(l)
-                .with_context(|| format!("{} line {}: not a game record", path.display(), i + 1))
-        })
-        .collect()
+    let lines = crate::records::read_game_records(path)?;
+    if let Some(b) = lines.bad.first() {
+        bail!("{} line {}: {}", path.display(), b.line, b.why);
+    }
+    Ok(lines.into_records())
 }
 
 /// `(game id, record path)` of the complete spool entries (`<id>.json`).
@@ -420,9 +419,9 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
             }
         };
         if let Some(problem) = problem {
-            let mut aside = vec![set_aside(&p)?];
+            let mut aside = vec![crate::records::set_aside(&p)?];
             if shard.exists() {
-                aside.push(set_aside(&shard)?);
+                aside.push(crate::records::set_aside(&shard)?);
             }
             let names: Vec<String> = aside.iter().map(|x| x.display().to_string()).collect();
             eprintln!("recovery: {problem}; set aside as {}; its games will be played again", names.join(" and "));
@@ -438,20 +437,25 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
             let _ = fs::remove_file(&npz);
             continue;
         }
-        let record: Option<GameRecord> = fs::read_to_string(&json)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .filter(|r: &GameRecord| r.game_id == id);
+        let record: Option<GameRecord> =
+            crate::records::read_json(&json, "a game record").ok().filter(|r: &GameRecord| r.game_id == id);
         let data = read_shard(&npz, input_shape, num_actions).ok();
         match (record, data) {
             (Some(record), Some(data)) => pending.push(SpooledGame { data, record }),
             _ => {
+                // Set aside (not deleted: the bytes stay for a look, and whatever is there, a
+                // file or not, makes way for the game played again).
+                let mut aside = Vec::new();
+                for p in [&json, &npz] {
+                    if fs::symlink_metadata(p).is_ok() {
+                        aside.push(crate::records::set_aside(p)?.display().to_string());
+                    }
+                }
                 eprintln!(
-                    "recovery: spooled game {id} in {} is unreadable; it will be played again",
-                    out.spool.display()
+                    "recovery: spooled game {id} in {} is unreadable; it will be played again (set aside as {})",
+                    out.spool.display(),
+                    aside.join(" and ")
                 );
-                let _ = fs::remove_file(&json);
-                let _ = fs::remove_file(&npz);
             }
         }
     }
@@ -469,26 +473,6 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
     Ok(pending)
 }
 
-/// Renames a damaged file `x` to `x.damaged` (`x.damaged-2`, ... when taken),
-/// where no reader of shards or records looks, and returns the new path.
-///
-/// # Errors
-/// I/O errors, with the paths.
-fn set_aside(path: &Path) -> Result<PathBuf> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy().to_string();
-    let mut k = 1;
-    let to = loop {
-        let suffix = if k == 1 { String::new() } else { format!("-{k}") };
-        let to = path.with_file_name(format!("{name}.damaged{suffix}"));
-        if !to.exists() {
-            break to;
-        }
-        k += 1;
-    };
-    fs::rename(path, &to).with_context(|| format!("setting {} aside as {}", path.display(), to.display()))?;
-    Ok(to)
-}
-
 /// Games finished in generation `generation` by all workers (record files
 /// and spools under `root`), each id counted once.
 pub fn games_done(root: &Path, generation: u32) -> u64 {
@@ -498,6 +482,8 @@ pub fn games_done(root: &Path, generation: u32) -> u64 {
         for e in rd.filter_map(|e| e.ok()) {
             let n = e.file_name().to_string_lossy().to_string();
             if n.starts_with(&prefix) && n.ends_with(".jsonl") {
+                // A damaged file counts none: recovery sets it aside with its shard and its games
+                // are played again.
                 if let Ok(recs) = read_records(&e.path()) {
                     ids.extend(recs.into_iter().map(|r| r.game_id));
                 }

@@ -99,8 +99,8 @@ impl OpeningBook {
     /// # Errors
     /// I/O or JSON errors, with the path.
     pub fn load(path: &Path) -> Result<OpeningBook, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("parsing {}: {e}", path.display()))
+        let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("{} is damaged: not an opening book ({e})", path.display()))
     }
 
     /// Writes the book as JSON (through a temporary file and a rename).
@@ -115,7 +115,9 @@ impl OpeningBook {
     }
 
     /// Loads the book at `path`, or generates one (see
-    /// [`OpeningBook::generate`]) and saves it there.
+    /// [`OpeningBook::generate`]) and saves it there. A book that does not
+    /// read (a damaged file) is renamed `<path>.damaged` with a warning and
+    /// made again (the same book, from the same seed).
     ///
     /// # Errors
     /// As [`OpeningBook::load`] / [`OpeningBook::save`].
@@ -127,7 +129,19 @@ impl OpeningBook {
         seed: u64,
     ) -> Result<OpeningBook, String> {
         if path.exists() {
-            return OpeningBook::load(path);
+            // A book that reads but whose moves do not play (flipped bytes) is damaged too.
+            let checked = OpeningBook::load(path)
+                .and_then(|b| b.lines(start).map(|_| b).map_err(|e| format!("{} is damaged: {e}", path.display())));
+            match checked {
+                Ok(b) => return Ok(b),
+                Err(e) => {
+                    // Made from the run's seed: the same book is made again.
+                    let aside = path.with_extension("json.damaged");
+                    std::fs::rename(path, &aside)
+                        .map_err(|r| format!("{e}; setting it aside as {} failed: {r}", aside.display()))?;
+                    eprintln!("warning: {e}; set aside as {}; making the book again", aside.display());
+                }
+            }
         }
         let b = OpeningBook::generate(start, n, plies, seed);
         b.save(path)?;

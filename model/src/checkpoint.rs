@@ -576,10 +576,17 @@ impl Checkpoint {
         fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
         let name = weights.file_name().and_then(|n| n.to_str()).unwrap_or("checkpoint.safetensors");
         let tmp = dir.join(format!(".tmp-{}-{name}", std::process::id()));
-        self.vs.save(&tmp).map_err(torch(format!("writing {}", tmp.display())))?;
-        let bytes = fs::read(&tmp).map_err(io(format!("reading back {}", tmp.display())))?;
-        let checksum = weights_checksum(&bytes);
-        fs::rename(&tmp, weights).map_err(io(format!("renaming {} to {}", tmp.display(), weights.display())))?;
+        // A write that fails (a full disk) leaves no temporary behind.
+        let written = (|| {
+            self.vs.save(&tmp).map_err(torch(format!("writing {}", tmp.display())))?;
+            let bytes = fs::read(&tmp).map_err(io(format!("reading back {}", tmp.display())))?;
+            fs::rename(&tmp, weights).map_err(io(format!("renaming {} to {}", tmp.display(), weights.display())))?;
+            Ok(weights_checksum(&bytes))
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        let checksum = written?;
         // The sidecar always describes the weights just written, in the current layout.
         let mut meta = self.meta.clone();
         meta.format_version = CHECKPOINT_FORMAT_VERSION;
@@ -590,7 +597,8 @@ impl Checkpoint {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename.
+/// Writes `bytes` to `path` through a temporary file and a rename (a write
+/// that fails removes its temporary and leaves `path` as it was).
 ///
 /// # Errors
 /// [`ModelError::Io`] with the path.
@@ -598,6 +606,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ModelError> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(".tmp-{}-{name}", std::process::id()));
-    fs::write(&tmp, bytes).map_err(io(format!("writing {}", tmp.display())))?;
-    fs::rename(&tmp, path).map_err(io(format!("renaming {} to {}", tmp.display(), path.display())))
+    let written = fs::write(&tmp, bytes)
+        .map_err(io(format!("writing {}", tmp.display())))
+        .and_then(|()| fs::rename(&tmp, path).map_err(io(format!("renaming {} to {}", tmp.display(), path.display()))));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }

@@ -20,7 +20,7 @@
 //! error) is reported by [`read_shard`] and skipped by the trainer.
 
 use std::fs::{self, File};
-use std::io::BufWriter;
+use std::io::Write;
 use std::path::Path;
 
 use ndarray::{Array1, Array2, Array4};
@@ -40,6 +40,14 @@ pub enum ShardError {
         path: String,
         /// The error.
         source: std::io::Error,
+    },
+    /// The arrays could not be encoded (a bug, not the disk).
+    #[error("shard {path}: encoding failed: {message}")]
+    Encode {
+        /// The file.
+        path: String,
+        /// What failed.
+        message: String,
     },
     /// Not a valid shard (corrupt, truncated, wrong shapes or version).
     #[error("shard {path} is corrupt or incompatible: {message}")]
@@ -159,32 +167,38 @@ pub fn write_shard(path: &Path, data: &ShardData) -> Result<(), ShardError> {
     fs::create_dir_all(dir).map_err(io)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("shard.npz");
     let tmp = dir.join(format!(".tmp-{}-{name}", std::process::id()));
-    {
-        let file = File::create(&tmp).map_err(io)?;
-        let mut npz = NpzWriter::new_compressed(BufWriter::new(file));
-        let enc = |e: ndarray_npy::WriteNpzError| ShardError::Corrupt { path: p.clone(), message: e.to_string() };
-        npz.add_array("format_version", &Array1::from_elem(1, SHARD_FORMAT_VERSION)).map_err(enc)?;
-        npz.add_array("planes", &data.planes).map_err(enc)?;
-        npz.add_array("policy", &data.policy).map_err(enc)?;
-        npz.add_array("legal", &data.legal).map_err(enc)?;
-        npz.add_array("value", &data.value).map_err(enc)?;
-        npz.add_array("game_id", &data.game_id).map_err(enc)?;
-        npz.add_array("ply", &data.ply).map_err(enc)?;
-        npz.add_array("weight", &data.weight).map_err(enc)?;
-        if let Some(a) = &data.moves_left {
-            npz.add_array("moves_left", a).map_err(enc)?;
-        }
-        if let Some(a) = &data.score {
-            npz.add_array("score", a).map_err(enc)?;
-        }
-        if let Some(a) = &data.values {
-            npz.add_array("values", a).map_err(enc)?;
-        }
-        let w = npz.finish().map_err(enc)?;
-        let f = w.into_inner().map_err(|e| ShardError::Io { path: p.clone(), source: e.into_error() })?;
-        f.sync_all().map_err(io)?;
+    // The archive is built in memory, then written in one go: a write that fails (a full disk)
+    // is one I/O error, and the temporary is removed.
+    let enc = |e: ndarray_npy::WriteNpzError| ShardError::Encode { path: p.clone(), message: e.to_string() };
+    let mut npz = NpzWriter::new_compressed(std::io::Cursor::new(Vec::new()));
+    npz.add_array("format_version", &Array1::from_elem(1, SHARD_FORMAT_VERSION)).map_err(enc)?;
+    npz.add_array("planes", &data.planes).map_err(enc)?;
+    npz.add_array("policy", &data.policy).map_err(enc)?;
+    npz.add_array("legal", &data.legal).map_err(enc)?;
+    npz.add_array("value", &data.value).map_err(enc)?;
+    npz.add_array("game_id", &data.game_id).map_err(enc)?;
+    npz.add_array("ply", &data.ply).map_err(enc)?;
+    npz.add_array("weight", &data.weight).map_err(enc)?;
+    if let Some(a) = &data.moves_left {
+        npz.add_array("moves_left", a).map_err(enc)?;
     }
-    fs::rename(&tmp, path).map_err(io)
+    if let Some(a) = &data.score {
+        npz.add_array("score", a).map_err(enc)?;
+    }
+    if let Some(a) = &data.values {
+        npz.add_array("values", a).map_err(enc)?;
+    }
+    let bytes = npz.finish().map_err(enc)?.into_inner();
+    let written = File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(&bytes)?;
+            f.sync_all()
+        })
+        .and_then(|()| fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written.map_err(io)
 }
 
 /// The number of samples in a shard, read from its `value` array alone

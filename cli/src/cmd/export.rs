@@ -135,7 +135,13 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
         .flatten()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_str().and_then(parse_generation_prefix).is_some_and(|(_, rest)| rest == ".json"))
-        .filter_map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .filter_map(|e| match crate::records::read_json(&e.path(), "a gate record") {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!("warning: {e:#}; its match is left out of model.json");
+                None
+            }
+        })
         .collect();
     gates.sort_by_key(|g| g.generation);
     for g in &gates {
@@ -146,8 +152,13 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
             out.push(eval_info(&source, &g.candidate, &g.result, false));
         }
     }
-    let final_eval: Option<FinalEval> =
-        std::fs::read_to_string(root.join("final-eval.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let final_path = root.join("final-eval.json");
+    let final_eval: Option<FinalEval> = match final_path.exists() {
+        false => None,
+        true => crate::records::read_json(&final_path, "a final-evaluation record")
+            .map_err(|e| eprintln!("warning: {e:#}; its matches are left out of model.json"))
+            .ok(),
+    };
     if let Some(f) = final_eval.filter(|f| f.trained == name) {
         out.push(eval_info("final-eval.json", "random", &f.vs_random, true));
         out.push(eval_info("final-eval.json", "gen0000.safetensors (untrained)", &f.vs_untrained, true));

@@ -272,10 +272,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     for g in 1..=cfg.pipeline.generations {
         if run.gate_result(g).exists() {
             // Finished earlier; make sure a promotion decided there took effect.
-            let rec: GateRecord =
-                serde_json::from_str(&std::fs::read_to_string(run.gate_result(g))?).with_context(|| {
-                    format!("reading {} (delete it to play generation {g}'s gate again)", run.gate_result(g).display())
-                })?;
+            let rec = read_gate_record(&run, g)?;
             if rec.promoted && run.best().map(|b| file_name(&b)) < Some(rec.candidate.clone()) {
                 run.set_best(&run.models().join(&rec.candidate))?;
             }
@@ -283,8 +280,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
                 rebuild_eval_log(&run)?;
             }
             // A kill between the gate and the ladder: play the ladder now.
-            if crate::ladder::due(&cfg.evaluate, g, cfg.pipeline.generations)
-                && !crate::ladder::record_path(&run, g).exists()
+            if crate::ladder::due(&cfg.evaluate, g, cfg.pipeline.generations) && !crate::ladder::record_usable(&run, g)
             {
                 ladder_step::<G>(cfg, &rules, &run, g, device)?;
             }
@@ -607,11 +603,26 @@ fn gate_records(run: &RunDir) -> Result<Vec<GateRecord>> {
         if !p.exists() {
             break;
         }
-        let rec: GateRecord = serde_json::from_str(&std::fs::read_to_string(&p)?)
-            .with_context(|| format!("reading {} (delete it to play generation {g}'s gate again)", p.display()))?;
-        out.push(rec);
+        out.push(read_gate_record(run, g)?);
     }
     Ok(out)
+}
+
+/// Generation `g`'s gate record. A damaged one stops the run with an error
+/// naming it and the fix (the gate decided a promotion that later generations
+/// built on, so it is not played again behind the user's back).
+///
+/// # Errors
+/// The record is missing, unreadable or damaged.
+fn read_gate_record(run: &RunDir, g: u32) -> Result<GateRecord> {
+    let p = run.gate_result(g);
+    crate::records::read_json(&p, "a gate record").with_context(|| {
+        format!(
+            "generation {g}'s gate record is unusable: restore {} from a copy, or move it away to play \
+             generation {g}'s gate again against the current best network",
+            p.display()
+        )
+    })
 }
 
 /// Rewrites `evals.jsonl` from the gate records `eval/gen*.json`, one line
@@ -651,21 +662,32 @@ fn final_evaluation<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, 
     let last = (1..=cfg.pipeline.generations).rev().map(|g| run.checkpoint(g)).find(|p| RunDir::complete(p));
     let Some(trained) = last else { return Ok(()) };
     if path.exists() {
-        let f: FinalEval = serde_json::from_str(&std::fs::read_to_string(&path)?)
-            .with_context(|| format!("reading {} (delete it to play the final evaluation again)", path.display()))?;
+        // A damaged record is set aside and the evaluation played again (it is
+        // seeded: the same games).
+        let f: Option<FinalEval> = match crate::records::read_json(&path, "a final-evaluation record") {
+            Ok(f) => Some(f),
+            Err(e) => {
+                let aside = crate::records::set_aside(&path)?;
+                eprintln!("warning: {e:#}; set aside as {}; playing the final evaluation again", aside.display());
+                None
+            }
+        };
         // A run extended with more generations evaluates its new newest one.
-        if f.trained == file_name(&trained) {
-            println!("final evaluation (from {}):", shown(&path));
-            println!("  {}", describe_match(&f.vs_untrained));
-            println!("  {}", describe_match(&f.vs_random));
-            return Ok(());
+        match f {
+            Some(f) if f.trained == file_name(&trained) => {
+                println!("final evaluation (from {}):", shown(&path));
+                println!("  {}", describe_match(&f.vs_untrained));
+                println!("  {}", describe_match(&f.vs_random));
+                return Ok(());
+            }
+            Some(f) => eprintln!(
+                "final evaluation: {} covers {}, not the newest {}; playing it again",
+                path.display(),
+                f.trained,
+                file_name(&trained)
+            ),
+            None => {}
         }
-        eprintln!(
-            "final evaluation: {} covers {}, not the newest {}; playing it again",
-            path.display(),
-            f.trained,
-            file_name(&trained)
-        );
     }
     eprintln!("final evaluation: {} vs untrained and vs random", file_name(&trained));
     let n = cfg.evaluate.final_pairs;
@@ -742,10 +764,12 @@ fn training_step(run: &RunDir, g: u32) -> u64 {
 
 /// The last total loss that `train.jsonl` logged for generation `g`.
 fn last_loss(run: &RunDir, g: u32) -> Option<f64> {
-    let text = std::fs::read_to_string(run.train_log()).ok()?;
-    text.lines()
+    let lines = crate::records::read_json_lines::<serde_json::Value>(&run.train_log(), "a training log line").ok()?;
+    lines
+        .records
+        .into_iter()
         .rev()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|(_, v)| v)
         .find_map(|v| (v.get("generation")?.as_u64()? == u64::from(g)).then(|| v.get("total_loss")?.as_f64()).flatten())
 }
 

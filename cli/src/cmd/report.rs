@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use martian_evaluate::{elo_estimate, fit_ratings, PairResult, Rating, Ratings};
 use plotters::prelude::*;
 use serde_json::Value;
@@ -44,6 +44,7 @@ use crate::cmd::evaluate::GauntletRecord;
 use crate::cmd::pipeline::{FinalEval, GateRecord};
 use crate::ladder::LadderRecord;
 use crate::metrics::GenerationMetrics;
+use crate::records::{self, Skipped};
 use crate::rundir::write_atomic;
 
 /// Standard deviation (Elo) of the weak Gaussian prior of the report's rating
@@ -136,19 +137,8 @@ struct RunData {
     ckpts: BTreeMap<u32, Ckpt>,
     ladder: Vec<LadderRecord>,
     /// Input the report could not read and left out, one line per file
-    /// (`FILE: N unreadable line(s), the first at line L`).
+    /// (`FILE: N damaged lines skipped (line L: why; ...)`, `FILE is damaged: why; left out`).
     unreadable: Vec<String>,
-}
-
-/// Notes that `file` had `bad` unreadable lines (1-based line numbers) that were left out.
-fn note_unreadable(unreadable: &mut Vec<String>, file: &Path, bad: &[usize]) {
-    if let Some(first) = bad.first() {
-        unreadable.push(format!(
-            "{}: {} unreadable line(s) left out, the first at line {first}",
-            file.display(),
-            bad.len()
-        ));
-    }
 }
 
 /// The promotion rule of the run's config (for gate records without a reason).
@@ -248,41 +238,45 @@ fn load(root: &Path) -> Result<RunData> {
     if !root.is_dir() {
         bail!("{} is not a directory", root.display());
     }
-    let config = std::fs::read_to_string(root.join("config.toml")).unwrap_or_else(|_| "(no config.toml)".into());
+    let mut skipped = Skipped::default();
+    let config = match std::fs::read(root.join("config.toml")) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(_) => "(no config.toml)".into(),
+    };
     let rule = gate_rule(&config);
     // One line per step, in step order: a log that repeats steps (written by a
     // version that kept the lines of an interrupted generation) keeps the last
     // line of each step, so that no curve runs back on itself.
     let mut by_step: BTreeMap<u64, BTreeMap<String, f64>> = BTreeMap::new();
-    let mut unreadable = Vec::new();
-    if let Ok(text) = std::fs::read_to_string(root.join("train.jsonl")) {
-        let mut bad = Vec::new();
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let Ok(m) = serde_json::from_str::<Metrics>(line) else {
-                bad.push(i + 1);
-                continue;
-            };
-            // The typed line as (name, number) pairs for the charts.
-            let row: BTreeMap<String, f64> = match serde_json::to_value(&m) {
-                Ok(Value::Object(o)) => o.iter().filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x))).collect(),
-                _ => BTreeMap::new(),
-            };
-            by_step.insert(m.step, row);
+    let train_log = root.join("train.jsonl");
+    match records::read_json_lines::<Metrics>(&train_log, "a training log line") {
+        Ok(lines) => {
+            skipped.lines(&train_log, &lines.bad);
+            for (_, m) in lines.records {
+                // The typed line as (name, number) pairs for the charts.
+                let row: BTreeMap<String, f64> = match serde_json::to_value(&m) {
+                    Ok(Value::Object(o)) => o.iter().filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x))).collect(),
+                    _ => BTreeMap::new(),
+                };
+                by_step.insert(m.step, row);
+            }
         }
-        note_unreadable(&mut unreadable, &root.join("train.jsonl"), &bad);
+        Err(e) => skipped.file(&e),
     }
     let train: Vec<BTreeMap<String, f64>> = by_step.into_values().collect();
     let mut games: BTreeMap<u32, GenGames> = BTreeMap::new();
     for f in sorted_files(&root.join("games"), "jsonl") {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let g = generation_of(name).unwrap_or(0);
-        let text = std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
-        let mut bad = Vec::new();
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let Ok(rec) = serde_json::from_str::<GameRecord>(line) else {
-                bad.push(i + 1);
+        let lines = match records::read_game_records(&f) {
+            Ok(l) => l,
+            Err(e) => {
+                skipped.file(&e);
                 continue;
-            };
+            }
+        };
+        skipped.lines(&f, &lines.bad);
+        for (_, rec) in lines.records {
             let e = games.entry(g).or_default();
             e.lengths.push(rec.plies);
             e.models.insert(rec.model.clone());
@@ -301,18 +295,16 @@ fn load(root: &Path) -> Result<RunData> {
                 (Some(_), None) => {}
             }
         }
-        note_unreadable(&mut unreadable, &f, &bad);
     }
     let mut matches = Vec::new();
     let mut gates = Vec::new();
     let mut files = sorted_files(&root.join("eval"), "json");
     files.push(root.join("final-eval.json"));
     for f in files.iter().filter(|f| f.exists()) {
-        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        let rec: EvalRecord = match serde_json::from_str(&text) {
+        let rec: EvalRecord = match records::read_json(f, "an evaluation record") {
             Ok(r) => r,
             Err(e) => {
-                unreadable.push(format!("{}: not an evaluation record ({e}); left out", f.display()));
+                skipped.file(&e);
                 continue;
             }
         };
@@ -348,14 +340,15 @@ fn load(root: &Path) -> Result<RunData> {
         let Some(g) = parse_generation_prefix(name).filter(|&(_, rest)| rest == ".json").map(|(g, _)| g) else {
             continue;
         };
-        let Ok(v) = serde_json::from_str::<CheckpointMeta>(&std::fs::read_to_string(&f).unwrap_or_default()) else {
-            unreadable.push(format!("{}: not a checkpoint sidecar; left out", f.display()));
-            continue;
-        };
-        ckpts.insert(g, Ckpt { step: v.step, created: v.created_unix_s as f64 });
+        match records::read_json::<CheckpointMeta>(&f, "a checkpoint sidecar") {
+            Ok(v) => {
+                ckpts.insert(g, Ckpt { step: v.step, created: v.created_unix_s as f64 });
+            }
+            Err(e) => skipped.file(&e),
+        }
     }
-    let (gens, bad) = crate::metrics::read_checked(root);
-    note_unreadable(&mut unreadable, &crate::metrics::path(root), &bad);
+    let gens = crate::metrics::read_reporting(root, &mut skipped);
+    let unreadable = skipped.notes().to_vec();
     Ok(RunData { config, train, games, matches, gates, gens, ckpts, ladder: crate::ladder::records(root), unreadable })
 }
 
@@ -1915,17 +1908,25 @@ mod tests {
         let d = load(tmp.path()).unwrap();
         assert_eq!(d.train.len(), 2, "the readable lines are kept");
         assert_eq!(d.unreadable.len(), 4, "{:?}", d.unreadable);
-        assert!(d.unreadable[2].contains("notes.json: not an evaluation record"), "{:?}", d.unreadable);
+        assert!(d.unreadable[2].contains("notes.json is damaged: it is JSON but not a"), "{:?}", d.unreadable);
         assert!(
-            d.unreadable[3].contains("generations.jsonl: 1 unreadable line(s) left out, the first at line 2"),
+            d.unreadable[3].contains("generations.jsonl: 1 damaged line skipped (line 2: not JSON"),
             "{:?}",
             d.unreadable
         );
         assert_eq!(d.gens.keys().copied().collect::<Vec<_>>(), vec![1]);
-        assert!(d.unreadable[0].contains("train.jsonl: 1 unreadable line(s) left out, the first at line 2"));
-        assert!(d.unreadable[1].contains("gen0001-w0-000000.jsonl: 1 unreadable line(s) left out, the first at line 2"));
+        assert!(
+            d.unreadable[0].contains("train.jsonl: 1 damaged line skipped (line 2: not JSON"),
+            "{:?}",
+            d.unreadable
+        );
+        assert!(
+            d.unreadable[1].contains("gen0001-w0-000000.jsonl: 1 damaged line skipped (line 2: not JSON"),
+            "{:?}",
+            d.unreadable
+        );
         let v = build(tmp.path(), &d, None).unwrap();
-        assert!(v.warnings.iter().any(|w| w.contains("train.jsonl: 1 unreadable")), "{:?}", v.warnings);
+        assert!(v.warnings.iter().any(|w| w.contains("train.jsonl: 1 damaged line")), "{:?}", v.warnings);
     }
 
     #[test]

@@ -280,20 +280,7 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig, worker: &str) -> Result<()>
             "uniform" => None,
             "best" => {
                 let r = run.as_ref().context("--model best needs --run-dir")?;
-                Some(r.best().with_context(|| {
-                    let pointer = r.root().join("best");
-                    match std::fs::read_to_string(&pointer) {
-                        Ok(name) => format!(
-                            "{} names {:?}, which is not a complete checkpoint in {}",
-                            pointer.display(),
-                            name.trim(),
-                            r.models().display()
-                        ),
-                        Err(_) => {
-                            format!("{} has no promoted checkpoint yet (run `pipeline` first)", r.root().display())
-                        }
-                    }
-                })?)
+                Some(r.best().ok_or_else(|| r.no_best_error())?)
             }
             p => Some(PathBuf::from(p)),
         };

@@ -42,7 +42,9 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
         ck.save(&run.checkpoint(0))?;
         run.set_best(&run.checkpoint(0))?;
     }
-    let g = (1..10_000).find(|&g| !RunDir::complete(&run.checkpoint(g))).unwrap_or(1);
+    // The generation after the newest trained one (a damaged or deleted older
+    // checkpoint is history: it is not trained again).
+    let g = run.newest_complete().map_or(1, |n| n + 1);
     let p = train_generation::<G>(cfg, &rules, &run, g, device)?;
     println!("trained {}", p.display());
     Ok(())

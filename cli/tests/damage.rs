@@ -1,0 +1,554 @@
+//! Fault injection over run directories (issue 36): every file kind of a run
+//! directory, damaged every way a disk, a copy or a sync tool can damage it,
+//! then every command that reads run directories. Each command must not panic,
+//! must either succeed or stop with an error that names the damaged file, must
+//! follow the file kind's policy (the table in docs/training.md, "Damaged
+//! files"), and must lose nothing completed before the damage: every other
+//! game record, shard, checkpoint and evaluation record keeps its bytes, and
+//! every readable line of a damaged log is kept (in the file or beside it as
+//! `<name>.damaged`).
+//!
+//! Seeded and reproducible: `DAMAGE_SEED` (default 36) draws the files and the
+//! bytes. `report` and `pipeline` (resuming the run with one more generation)
+//! follow every damage of every kind, the other commands (`export`, `analyse`,
+//! `engine`, `play`, `evaluate`, `train`, `selfplay`) every damage of the kinds they
+//! read; `DAMAGE_FULL=1` runs every command after every damage.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::OnceLock;
+
+use common::{edited, err, mz, mz_stdin, out, MICRO};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// How a file is damaged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Damage {
+    /// Cut at a random byte (a copy stopped half-way, a full disk).
+    Truncate,
+    /// Random bytes appended (a write of another program).
+    AppendGarbage,
+    /// A few bytes flipped (bit rot, a bad sector).
+    FlipBytes,
+    /// A line of invalid UTF-8 and a line that is not JSON inserted at a line
+    /// boundary (a sync tool merging versions).
+    InsertBadLines,
+    /// Emptied.
+    Empty,
+    /// Deleted.
+    Delete,
+    /// Unreadable: a directory in its place (a permission bit does not stop
+    /// root, which CI may be).
+    Unreadable,
+}
+
+const DAMAGES: [Damage; 7] = [
+    Damage::Truncate,
+    Damage::AppendGarbage,
+    Damage::FlipBytes,
+    Damage::InsertBadLines,
+    Damage::Empty,
+    Damage::Delete,
+    Damage::Unreadable,
+];
+
+/// What the run must do with a damaged file of a kind (docs/training.md, "Damaged files").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Policy {
+    /// Readers skip the damaged lines or file with a warning naming it; every
+    /// command goes on (exit 0).
+    Skip,
+    /// The pipeline sets the file aside and makes its content again (the
+    /// other writers too); readers of history skip it; a command that needs
+    /// it and cannot make it stops with an error naming it.
+    Remake,
+    /// A command that needs the file stops with an error naming it; one that
+    /// does not need it goes on.
+    Stop,
+}
+
+/// A file kind of a run directory: a name, where its files are, its policy.
+struct Kind {
+    name: &'static str,
+    /// Files of the kind, relative to the run root, one drawn per case.
+    files: &'static [&'static str],
+    policy: Policy,
+    /// A line file (JSONL): its readable lines must survive.
+    lines: bool,
+}
+
+const KINDS: &[Kind] = &[
+    Kind {
+        name: "game records",
+        files: &["games/gen0001-w0-000000.jsonl", "games/gen0002-w0-000001.jsonl"],
+        policy: Policy::Skip,
+        lines: true,
+    },
+    Kind {
+        name: "shards",
+        files: &["shards/gen0001-w0-000000.npz", "shards/gen0002-w0-000001.npz"],
+        policy: Policy::Skip,
+        lines: false,
+    },
+    Kind {
+        name: "checkpoints",
+        files: &["models/gen0001.safetensors", "models/gen0002.safetensors"],
+        policy: Policy::Stop,
+        lines: false,
+    },
+    Kind {
+        name: "checkpoint sidecars",
+        files: &["models/gen0001.json", "models/gen0002.json"],
+        policy: Policy::Stop,
+        lines: false,
+    },
+    Kind {
+        name: "partial checkpoints",
+        files: &["models/gen0003-partial-000000012.safetensors", "models/gen0003-partial-000000012.json"],
+        policy: Policy::Remake,
+        lines: false,
+    },
+    Kind { name: "best", files: &["best"], policy: Policy::Remake, lines: false },
+    Kind {
+        name: "gate records",
+        files: &["eval/gen0001.json", "eval/gen0002.json"],
+        policy: Policy::Stop,
+        lines: false,
+    },
+    Kind { name: "ladder records", files: &["eval/ladder-gen0002.json"], policy: Policy::Remake, lines: false },
+    Kind { name: "ladder calibration", files: &["eval/ladder-calibration.json"], policy: Policy::Remake, lines: false },
+    Kind { name: "final evaluation", files: &["final-eval.json"], policy: Policy::Remake, lines: false },
+    Kind { name: "evaluation log", files: &["evals.jsonl"], policy: Policy::Remake, lines: false },
+    Kind { name: "training log", files: &["train.jsonl"], policy: Policy::Skip, lines: true },
+    Kind { name: "generation summaries", files: &["generations.jsonl"], policy: Policy::Skip, lines: true },
+    Kind { name: "opening book", files: &["openings.json"], policy: Policy::Remake, lines: false },
+    Kind { name: "TensorBoard events", files: &["tensorboard/*"], policy: Policy::Skip, lines: false },
+    Kind { name: "pipeline log", files: &["pipeline.log"], policy: Policy::Skip, lines: false },
+    Kind {
+        name: "spooled games",
+        files: &["spool/gen0003-w0/3298534883328.json", "spool/gen0003-w0/3298534883328.npz"],
+        policy: Policy::Remake,
+        lines: false,
+    },
+    Kind { name: "worker claims", files: &["workers/w0.lock"], policy: Policy::Remake, lines: false },
+    Kind { name: "config", files: &["config.toml"], policy: Policy::Stop, lines: false },
+];
+
+/// The finished two-generation run every case starts from (made once), with a
+/// spooled game, a partial checkpoint and a worker claim of generation 3 added
+/// by hand, as a kill leaves them.
+fn base() -> &'static Path {
+    static BASE: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &BASE
+        .get_or_init(|| {
+            let tmp = tempfile::tempdir().unwrap();
+            let cfg = common::write(&tmp.path().join("micro.toml"), MICRO);
+            let run = tmp.path().join("run");
+            let o = mz(&["pipeline", "--config", &cfg, "--run-dir", run.to_str().unwrap()]);
+            assert!(o.status.success(), "base run: {}", err(&o));
+            // A spooled game of generation 3: a record line of generation 2 under the id of
+            // generation 3's first game of worker 0, and a shard's samples.
+            let line = std::fs::read_to_string(run.join("games/gen0002-w0-000000.jsonl")).unwrap();
+            let mut rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+            rec["game_id"] = serde_json::json!(3u64 << 40);
+            let spool = run.join("spool/gen0003-w0");
+            std::fs::create_dir_all(&spool).unwrap();
+            std::fs::write(spool.join("3298534883328.json"), serde_json::to_string(&rec).unwrap()).unwrap();
+            std::fs::copy(run.join("shards/gen0002-w0-000000.npz"), spool.join("3298534883328.npz")).unwrap();
+            // A partial checkpoint of generation 3 (weights and sidecar, no optimizer state yet).
+            for ext in ["safetensors", "json"] {
+                std::fs::copy(
+                    run.join(format!("models/gen0002.{ext}")),
+                    run.join(format!("models/gen0003-partial-000000012.{ext}")),
+                )
+                .unwrap();
+            }
+            // A claim left by a killed worker.
+            std::fs::create_dir_all(run.join("workers")).unwrap();
+            std::fs::write(run.join("workers/w0.lock"), "999999").unwrap();
+            for f in ["games/gen0001-w0-000000.jsonl", "eval/ladder-gen0002.json", "eval/ladder-calibration.json"] {
+                assert!(run.join(f).exists(), "the base run has no {f}");
+            }
+            (tmp, run)
+        })
+        .1
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+/// The file of `kind` drawn for this case (a `*` pattern: the first match).
+fn pick(run: &Path, kind: &Kind, rng: &mut StdRng) -> PathBuf {
+    let f = kind.files[rng.gen_range(0..kind.files.len())];
+    if let Some(dir) = f.strip_suffix("/*") {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(run.join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        v.sort();
+        return v.into_iter().next().unwrap_or_else(|| panic!("no file in {dir}"));
+    }
+    run.join(f)
+}
+
+/// Applies `d` to `path`.
+fn damage(path: &Path, d: Damage, rng: &mut StdRng) {
+    let bytes = std::fs::read(path).unwrap();
+    let garbage = |rng: &mut StdRng, n: usize| -> Vec<u8> { (0..n).map(|_| rng.gen()).collect() };
+    match d {
+        Damage::Truncate => {
+            let at = if bytes.len() > 1 { rng.gen_range(1..bytes.len()) } else { 0 };
+            std::fs::write(path, &bytes[..at]).unwrap();
+        }
+        Damage::AppendGarbage => {
+            let mut b = bytes;
+            let n = rng.gen_range(1..200);
+            b.extend(garbage(rng, n));
+            std::fs::write(path, b).unwrap();
+        }
+        Damage::FlipBytes => {
+            let mut b = bytes;
+            for _ in 0..rng.gen_range(1..=4) {
+                if b.is_empty() {
+                    break;
+                }
+                let i = rng.gen_range(0..b.len());
+                b[i] ^= rng.gen_range(1..=255u8);
+            }
+            std::fs::write(path, b).unwrap();
+        }
+        Damage::InsertBadLines => {
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(bytes.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(i, _)| i + 1))
+                .filter(|&i| i <= bytes.len())
+                .collect();
+            let at = starts[rng.gen_range(0..starts.len())];
+            let mut b = bytes[..at].to_vec();
+            if at > 0 && b.last() != Some(&b'\n') {
+                b.push(b'\n');
+            }
+            b.extend_from_slice(b"\xff\xfe{\"game_id\": \xc3\x28}\nthis line is not JSON\n");
+            b.extend_from_slice(&bytes[at..]);
+            std::fs::write(path, b).unwrap();
+        }
+        Damage::Empty => std::fs::write(path, b"").unwrap(),
+        Damage::Delete => std::fs::remove_file(path).unwrap(),
+        Damage::Unreadable => {
+            std::fs::remove_file(path).unwrap();
+            std::fs::create_dir(path).unwrap();
+        }
+    }
+}
+
+/// The commands that read run directories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmd {
+    Report,
+    Export,
+    Analyse,
+    Engine,
+    Play,
+    Evaluate,
+    Train,
+    Selfplay,
+    Pipeline,
+}
+
+/// The commands that read files of `kind` (every one of them when `all`):
+/// `report` and `pipeline` read every kind; the others what they load.
+fn readers(kind: &Kind, all: bool) -> Vec<Cmd> {
+    use Cmd::*;
+    if all {
+        return vec![Report, Pipeline, Export, Analyse, Engine, Play, Evaluate, Train, Selfplay];
+    }
+    let mut v = vec![Report, Pipeline];
+    let model = ["best", "checkpoints", "checkpoint sidecars"].contains(&kind.name);
+    if model || ["gate records", "final evaluation"].contains(&kind.name) {
+        v.push(Export);
+    }
+    if model {
+        v.extend([Analyse, Engine, Play]);
+    }
+    if model || ["opening book", "config"].contains(&kind.name) {
+        v.push(Evaluate);
+    }
+    let trains = [
+        "shards",
+        "checkpoints",
+        "checkpoint sidecars",
+        "partial checkpoints",
+        "training log",
+        "worker claims",
+        "config",
+    ];
+    if trains.contains(&kind.name) {
+        v.push(Train);
+    }
+    let plays = ["best", "checkpoints", "checkpoint sidecars", "spooled games", "worker claims", "config"];
+    if plays.contains(&kind.name) {
+        v.push(Selfplay);
+    }
+    v
+}
+
+fn run_cmd(cmd: Cmd, run: &Path, scratch: &Path) -> Output {
+    let r = run.to_str().unwrap();
+    // The run's own config file may be the damaged one: the continuing commands are given the
+    // user's config (as a user would), extended by one generation.
+    let cfg = common::write(&scratch.join("c3.toml"), &edited(MICRO, &[("pipeline.generations", "3")], &[]));
+    match cmd {
+        Cmd::Report => mz(&["report", "--run-dir", r]),
+        Cmd::Export => mz(&["export", "--checkpoint", r, "--out", scratch.join("bundle").to_str().unwrap()]),
+        Cmd::Analyse => mz(&["analyse", "--model", r, "--visits", "8", "--top", "1"]),
+        Cmd::Engine => mz_stdin(&["engine", "--model", r], "position startpos\ngo visits 8\nquit\n"),
+        Cmd::Play => mz_stdin(&["play", "--model", r, "--visits", "8", "--second"], "quit\n"),
+        Cmd::Evaluate => {
+            let a = format!("mcts:model={r}/models/gen0002.safetensors,visits=2");
+            mz(&["evaluate", "--config", &cfg, "--run-dir", r, "--a", &a, "--b", "random", "--games", "2"])
+        }
+        Cmd::Train => mz(&["train", "--config", &cfg, "--run-dir", r]),
+        Cmd::Selfplay => mz(&["selfplay", "--config", &cfg, "--run-dir", r, "--model", "best", "--games", "2"]),
+        Cmd::Pipeline => mz(&["pipeline", "--config", &cfg, "--run-dir", r]),
+    }
+}
+
+/// Files whose bytes no command may change (completed work), relative to the root.
+fn protected(run: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut m = BTreeMap::new();
+    for dir in ["games", "shards", "models", "eval"] {
+        let Ok(rd) = std::fs::read_dir(run.join(dir)) else { continue };
+        for e in rd.filter_map(|e| e.ok()) {
+            let n = e.file_name().to_string_lossy().to_string();
+            let done = match dir {
+                "models" => n.starts_with("gen000") && !n.contains("partial") && n.starts_with("gen0003").eq(&false),
+                _ => n.starts_with("gen000") || n.starts_with("ladder-gen"),
+            };
+            if done && e.path().is_file() {
+                m.insert(format!("{dir}/{n}"), std::fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    m
+}
+
+/// The readable JSON lines of `path` (none when it is not a readable file).
+fn readable_lines(path: &Path) -> Vec<serde_json::Value> {
+    let Ok(b) = std::fs::read(path) else { return Vec::new() };
+    b.split(|&c| c == b'\n')
+        .filter_map(|l| std::str::from_utf8(l).ok())
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v.is_object())
+        .collect()
+}
+
+/// One case: `kind` damaged by `d`, then `cmds`, each on its own copy of the base run.
+fn case(kind: &Kind, d: Damage, cmds: &[Cmd], seed: u64) {
+    for &cmd in cmds {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("run");
+        copy_dir(base(), &run);
+        let victim = pick(&run, kind, &mut rng);
+        let rel = victim.strip_prefix(&run).unwrap().to_string_lossy().to_string();
+        let file_name = victim.file_name().unwrap().to_string_lossy().to_string();
+        let before = protected(&run);
+        damage(&victim, d, &mut rng);
+        let lines_before = if kind.lines { readable_lines(&victim) } else { Vec::new() };
+        let o = run_cmd(cmd, &run, tmp.path());
+        let (stdout, stderr) = (out(&o), err(&o));
+        let what = format!("{} ({rel}) {d:?}, then {cmd:?}: exit {:?}\n{stderr}", kind.name, o.status.code());
+        // Never a panic.
+        assert!(o.status.code() != Some(101) && !stderr.contains("panicked"), "{what}");
+        // Success, or an error naming the damaged file.
+        let named = stderr.contains(&file_name) || stderr.contains(&rel);
+        assert!(o.status.success() || named, "the error does not name {rel}: {what}");
+        // The kind's policy.
+        let goes_on = match kind.policy {
+            Policy::Skip => true,
+            Policy::Remake => cmd == Cmd::Pipeline,
+            Policy::Stop => false,
+        };
+        let config_gone = kind.name == "config";
+        if cmd == Cmd::Report && !config_gone {
+            assert!(o.status.success(), "report must be written: {what}");
+        }
+        if goes_on {
+            assert!(o.status.success(), "{} must not stop {cmd:?}: {what}", kind.name);
+        }
+        // What was skipped is said.
+        if o.status.success() && kind.policy == Policy::Skip && kind.lines && cmd == Cmd::Report {
+            let damaged_lines = d == Damage::InsertBadLines || d == Damage::AppendGarbage;
+            if damaged_lines {
+                assert!(
+                    stderr.contains(&file_name) && stderr.contains("skipped"),
+                    "report must name what it skipped: {what}\n{stdout}"
+                );
+            }
+        }
+        // Nothing completed is lost: every protected file but the damaged one keeps its bytes.
+        for (f, bytes) in &before {
+            if *f == rel {
+                continue;
+            }
+            let now = std::fs::read(run.join(f)).unwrap_or_else(|_| panic!("{f} is gone: {what}"));
+            assert!(now == *bytes, "{f} was changed: {what}");
+        }
+        // Every readable line of a damaged log is kept (in the file or set aside beside it).
+        if kind.lines {
+            let mut after = readable_lines(&victim);
+            after.extend(readable_lines(&victim.with_file_name(format!("{file_name}.damaged"))));
+            for l in &lines_before {
+                assert!(after.contains(l), "a readable line of {rel} was lost: {l}\n{what}");
+            }
+        }
+    }
+}
+
+fn full() -> bool {
+    std::env::var("DAMAGE_FULL").is_ok_and(|v| v == "1")
+}
+
+fn seed() -> u64 {
+    std::env::var("DAMAGE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(36)
+}
+
+/// Every damage of the kinds in `names`, each followed by every command that
+/// reads the kind (by every command with `DAMAGE_FULL=1`).
+fn kinds(names: &[&str]) {
+    for (k, kind) in KINDS.iter().enumerate().filter(|(_, k)| names.contains(&k.name)) {
+        for (i, &d) in DAMAGES.iter().enumerate() {
+            case(kind, d, &readers(kind, full()), seed() ^ ((k as u64) << 8 | i as u64));
+        }
+    }
+}
+
+#[test]
+fn every_kind_is_listed_once_and_exists_in_the_base_run() {
+    let run = base();
+    let mut names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), KINDS.len());
+    for k in KINDS {
+        for f in k.files {
+            if let Some(dir) = f.strip_suffix("/*") {
+                assert!(std::fs::read_dir(run.join(dir)).unwrap().next().is_some(), "{f}");
+            } else {
+                assert!(run.join(f).is_file(), "{}: {f} is not in the base run", k.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn game_records_and_shards() {
+    kinds(&["game records", "shards", "spooled games"]);
+}
+
+#[test]
+fn checkpoints() {
+    kinds(&["checkpoints", "checkpoint sidecars", "partial checkpoints", "best"]);
+}
+
+#[test]
+fn evaluation_records() {
+    kinds(&[
+        "gate records",
+        "ladder records",
+        "ladder calibration",
+        "final evaluation",
+        "evaluation log",
+        "opening book",
+    ]);
+}
+
+#[test]
+fn logs_claims_and_config() {
+    kinds(&["training log", "generation summaries", "TensorBoard events", "pipeline log", "worker claims", "config"]);
+}
+
+/// True when `bytes` is a whole file of `p`'s kind: JSON parses, every
+/// complete line of a JSON-lines file parses (an append cut by a full disk may
+/// leave its last line without a newline: readers skip it), HTML ends.
+fn whole(p: &Path, bytes: &[u8]) -> bool {
+    let ext = p.extension().map(|x| x.to_string_lossy().to_string()).unwrap_or_default();
+    match ext.as_str() {
+        "json" => serde_json::from_slice::<serde_json::Value>(bytes).is_ok(),
+        "jsonl" => {
+            let complete = &bytes[..bytes.iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1)];
+            complete
+                .split(|&c| c == b'\n')
+                .filter(|l| !l.is_empty())
+                .all(|l| serde_json::from_slice::<serde_json::Value>(l).is_ok())
+        }
+        "html" => String::from_utf8_lossy(bytes).trim_end().ends_with("</html>"),
+        _ => true,
+    }
+}
+
+/// A write that fails (the disk is full) leaves the previous file whole and
+/// no temporary behind. Simulated with a file-size limit (`ulimit -f`, with
+/// SIGXFSZ ignored so that a write past it fails with an error, as on a full
+/// disk): `pipeline` continuing the run by a generation writes shards and a
+/// checkpoint, `report` its report, all larger than the limit.
+#[test]
+fn a_failed_write_leaves_the_previous_file_whole() {
+    for cmd in ["pipeline", "report"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("run");
+        copy_dir(base(), &run);
+        let cfg = common::write(&tmp.path().join("c3.toml"), &edited(MICRO, &[("pipeline.generations", "3")], &[]));
+        let all = |dir: &Path| -> BTreeMap<PathBuf, Vec<u8>> {
+            let mut m = BTreeMap::new();
+            let mut stack = vec![dir.to_path_buf()];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).unwrap().filter_map(|e| e.ok()) {
+                    if e.path().is_dir() {
+                        stack.push(e.path());
+                    } else {
+                        m.insert(e.path(), std::fs::read(e.path()).unwrap());
+                    }
+                }
+            }
+            m
+        };
+        let before = all(&run);
+        let args = match cmd {
+            "pipeline" => format!("pipeline --config {cfg} --run-dir {}", run.display()),
+            _ => format!("report --run-dir {}", run.display()),
+        };
+        let o = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("trap '' XFSZ; ulimit -f 2; exec {} {args}", env!("CARGO_BIN_EXE_martian-zero")))
+            .output()
+            .unwrap();
+        let stderr = err(&o);
+        assert!(!o.status.success(), "{cmd} wrote everything under a 2 KiB file limit:\n{stderr}");
+        assert!(o.status.code() != Some(101) && !stderr.contains("panicked"), "{cmd}: {stderr}");
+        assert!(stderr.contains("File too large"), "{cmd}: the error names the failed write: {stderr}");
+        let after = all(&run);
+        // The claim of a worker is the process's own: released at exit.
+        for (p, bytes) in before.iter().filter(|(p, _)| !p.starts_with(run.join("workers"))) {
+            let now = after.get(p).unwrap_or_else(|| panic!("{cmd}: {} is gone: {stderr}", p.display()));
+            // A file rewritten whole may differ (a refreshed report, a log with a line more); none
+            // may be left cut.
+            if now != bytes {
+                assert!(whole(p, now), "{cmd}: {} was left cut: {stderr}", p.display());
+            }
+        }
+        let temps: Vec<&PathBuf> =
+            after.keys().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(".tmp-"))).collect();
+        assert!(temps.is_empty(), "{cmd}: temporaries left: {temps:?}");
+    }
+}
