@@ -337,6 +337,15 @@ impl Mirror {
                 continue;
             }
             let outcome = match &known {
+                // A record written once that a reader found damaged and set aside (`<name>.damaged`,
+                // pushed beside it) is made again: the new copy replaces the damaged one.
+                Some(k) if immutable(name) && self.local.join(format!("{name}.damaged")).exists() => {
+                    eprintln!(
+                        "storage: replacing the damaged {}/{name} (its bytes are kept as {name}.damaged)",
+                        self.store.url()
+                    );
+                    self.store.put_update(name, bytes.clone(), &k.version)?
+                }
                 Some(_) if immutable(name) => bail!(
                     "{}/{name} is written once, but this process's copy changed: refusing to replace it",
                     self.store.url()

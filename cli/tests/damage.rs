@@ -552,3 +552,87 @@ fn a_failed_write_leaves_the_previous_file_whole() {
         assert!(temps.is_empty(), "{cmd}: temporaries left: {temps:?}");
     }
 }
+
+/// The same damage in a run directory on an object store (a `file://` URL):
+/// a process pulls the objects it needs into its working copy and reads them
+/// there with the same readers, so the policies hold; what differs is that
+/// a damaged object stays in the store until its owner writes it again.
+/// Each kind a process pulls gets one damage (in turn over the kinds), then
+/// `pipeline` continuing the run by a generation and a `selfplay` worker.
+#[test]
+fn object_store_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let cfg = common::write(&tmp.path().join("micro.toml"), MICRO);
+    let url = |p: &Path| format!("file://{}", p.display());
+    let o = mz(&["pipeline", "--config", &cfg, "--run-dir", &url(&store)]);
+    assert!(o.status.success(), "base run on the store: {}", err(&o));
+    let c3 = common::write(&tmp.path().join("c3.toml"), &edited(MICRO, &[("pipeline.generations", "3")], &[]));
+    let names = [
+        "game records",
+        "shards",
+        "checkpoints",
+        "checkpoint sidecars",
+        "best",
+        "gate records",
+        "ladder records",
+        "final evaluation",
+        "training log",
+        "generation summaries",
+        "opening book",
+        "config",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        let kind = KINDS.iter().find(|k| k.name == *name).unwrap();
+        // No directories in an object store: the first six damages.
+        let d = DAMAGES[(i + seed() as usize) % 6];
+        let mut rng = StdRng::seed_from_u64(seed() ^ (0x5707e << 8 | i as u64));
+        let case_dir = tmp.path().join(format!("case{i}"));
+        let run = case_dir.join("store");
+        copy_dir(&store, &run);
+        let victim = pick(&run, kind, &mut rng);
+        let rel = victim.strip_prefix(&run).unwrap().to_string_lossy().to_string();
+        let file_name = victim.file_name().unwrap().to_string_lossy().to_string();
+        let before = protected(&run);
+        damage(&victim, d, &mut rng);
+        for args in [
+            vec!["pipeline", "--config", &c3, "--run-dir"],
+            vec![
+                "selfplay",
+                "--config",
+                &c3,
+                "--worker-index",
+                "1",
+                "--games",
+                "2",
+                "--poll-seconds",
+                "1",
+                "--run-dir",
+            ],
+        ] {
+            // A worker started on a store without `config.toml` waits for the trainer to create
+            // the run (workers may start first, docs/distributed.md): nothing to read yet.
+            if args[0] == "selfplay" && *name == "config" {
+                continue;
+            }
+            let u = url(&run);
+            let mut a = args.clone();
+            a.push(&u);
+            let o = mz(&a);
+            let stderr = err(&o);
+            let what = format!("store: {name} ({rel}) {d:?}, then {}: exit {:?}\n{stderr}", a[0], o.status.code());
+            assert!(o.status.code() != Some(101) && !stderr.contains("panicked"), "{what}");
+            let named = stderr.contains(&file_name) || stderr.contains(&rel);
+            assert!(o.status.success() || named, "the error does not name {rel}: {what}");
+            if a[0] == "pipeline" && kind.policy != Policy::Stop {
+                assert!(o.status.success(), "{name} must not stop the pipeline: {what}");
+            }
+            for (f, bytes) in &before {
+                if *f != rel {
+                    let now = std::fs::read(run.join(f)).unwrap_or_else(|_| panic!("{f} is gone: {what}"));
+                    assert!(now == *bytes, "{f} was changed: {what}");
+                }
+            }
+        }
+    }
+}

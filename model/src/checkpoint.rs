@@ -206,15 +206,52 @@ pub fn tensor_differences(expected: &TensorShapes, found: &TensorShapes) -> Vec<
 /// Largest safetensors header accepted (bytes); real headers of these networks are a few KiB.
 const MAX_SAFETENSORS_HEADER: u64 = 64 << 20;
 
-/// Reads the tensor names and shapes from the header of the safetensors file
-/// at `path` (8-byte little-endian header length, then a JSON object
-/// `name -> {dtype, shape, data_offsets}`), without reading the data.
+/// One tensor of a safetensors header: its dtype (`F32`, `I64`, ...) and shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorEntry {
+    /// The safetensors dtype name.
+    pub dtype: String,
+    /// The shape.
+    pub shape: Vec<i64>,
+}
+
+/// Bytes per element of a safetensors dtype (`None`: not one this project reads).
+fn dtype_size(dtype: &str) -> Option<u64> {
+    Some(match dtype {
+        "F64" | "I64" | "U64" => 8,
+        "F32" | "I32" | "U32" => 4,
+        "F16" | "BF16" | "I16" | "U16" => 2,
+        "I8" | "U8" | "BOOL" => 1,
+        _ => return None,
+    })
+}
+
+/// The safetensors dtype of a libtorch kind (for the network's variables).
+fn kind_dtype(kind: tch::Kind) -> &'static str {
+    match kind {
+        tch::Kind::Double => "F64",
+        tch::Kind::Float => "F32",
+        tch::Kind::Half => "F16",
+        tch::Kind::BFloat16 => "BF16",
+        tch::Kind::Int64 => "I64",
+        tch::Kind::Int => "I32",
+        _ => "?",
+    }
+}
+
+/// Reads and checks the header of the safetensors file at `path` (8-byte
+/// little-endian header length, then a JSON object `name -> {dtype, shape,
+/// data_offsets}`) without reading the data: the header fits the file, is a
+/// UTF-8 JSON object, and every tensor has a known dtype, a shape of
+/// non-negative sizes, and a byte range `[begin, end)` inside the data
+/// section whose length is the shape's element count times the dtype's size;
+/// no two ranges overlap. A file that passes cannot make libtorch read out of
+/// bounds (the dtype against the network's is [`check_tensors`]' check).
 ///
 /// # Errors
 /// [`ModelError::Io`] if unreadable; [`ModelError::BadWeights`] naming the
-/// file if the header is malformed or a tensor's data runs past the end of
-/// the file (a truncated file).
-pub fn read_safetensors_shapes(path: &Path) -> Result<TensorShapes, ModelError> {
+/// file, the tensor and what is wrong.
+pub fn read_safetensors_header(path: &Path) -> Result<BTreeMap<String, TensorEntry>, ModelError> {
     let bad = |message: String| ModelError::BadWeights { path: path.display().to_string(), message };
     let mut f = fs::File::open(path).map_err(io(format!("opening weights {}", path.display())))?;
     let len = f.metadata().map_err(io(format!("reading {}", path.display())))?.len();
@@ -226,33 +263,69 @@ pub fn read_safetensors_shapes(path: &Path) -> Result<TensorShapes, ModelError> 
     }
     let mut header = vec![0u8; n as usize];
     f.read_exact(&mut header).map_err(io(format!("reading {}", path.display())))?;
+    let header = std::str::from_utf8(&header)
+        .map_err(|e| bad(format!("safetensors header is not UTF-8 (at byte {})", e.valid_up_to())))?;
     let header: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_slice(&header).map_err(|e| bad(format!("safetensors header is not a JSON object: {e}")))?;
+        serde_json::from_str(header).map_err(|e| bad(format!("safetensors header is not a JSON object: {e}")))?;
     let data_len = len - 8 - n;
-    let mut out = TensorShapes::new();
+    let mut out = BTreeMap::new();
+    let mut ranges: Vec<(u64, u64, String)> = Vec::new();
     for (name, v) in header {
         if name == "__metadata__" {
             continue;
         }
+        let dtype = v
+            .get("dtype")
+            .and_then(|d| d.as_str())
+            .ok_or_else(|| bad(format!("tensor {name}: missing \"dtype\" in the safetensors header")))?;
+        let size = dtype_size(dtype).ok_or_else(|| bad(format!("tensor {name}: unknown dtype {dtype:?}")))?;
         let shape = v
             .get("shape")
             .and_then(|s| s.as_array())
             .and_then(|a| a.iter().map(|d| d.as_i64().filter(|&d| d >= 0)).collect::<Option<Vec<i64>>>())
             .ok_or_else(|| bad(format!("tensor {name}: missing or bad \"shape\" in the safetensors header")))?;
-        let end = v.get("data_offsets").and_then(|o| o.get(1)).and_then(|e| e.as_u64());
-        match end {
-            Some(end) if end <= data_len => {}
-            Some(end) => {
-                return Err(bad(format!(
-                    "tensor {name}: its data would end at byte {end} of the data section, which holds only \
-                     {data_len} bytes (the file is truncated)"
-                )))
-            }
-            None => return Err(bad(format!("tensor {name}: missing \"data_offsets\" in the safetensors header"))),
+        let offsets = v.get("data_offsets").and_then(|o| o.as_array()).filter(|o| o.len() == 2);
+        let (begin, end) = match offsets.map(|o| (o[0].as_u64(), o[1].as_u64())) {
+            Some((Some(b), Some(e))) => (b, e),
+            _ => return Err(bad(format!("tensor {name}: missing or bad \"data_offsets\" in the safetensors header"))),
+        };
+        if begin > end {
+            return Err(bad(format!("tensor {name}: its data_offsets [{begin}, {end}] are reversed")));
         }
-        out.insert(name, shape);
+        if end > data_len {
+            return Err(bad(format!(
+                "tensor {name}: its data would end at byte {end} of the data section, which holds only \
+                 {data_len} bytes (the file is truncated)"
+            )));
+        }
+        let elements = shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+        let want = elements.and_then(|e| e.checked_mul(size));
+        if want != Some(end - begin) {
+            return Err(bad(format!(
+                "tensor {name}: shape {shape:?} of {dtype} needs {} bytes, its data_offsets give {}",
+                want.map_or("more than 2^64".to_string(), |w| w.to_string()),
+                end - begin
+            )));
+        }
+        ranges.push((begin, end, name.clone()));
+        out.insert(name, TensorEntry { dtype: dtype.to_string(), shape });
+    }
+    ranges.sort();
+    for w in ranges.windows(2) {
+        if w[1].0 < w[0].1 {
+            return Err(bad(format!("tensors {} and {}: their data ranges overlap", w[0].2, w[1].2)));
+        }
     }
     Ok(out)
+}
+
+/// The tensor names and shapes of the safetensors file at `path`, its header
+/// checked by [`read_safetensors_header`].
+///
+/// # Errors
+/// Those of [`read_safetensors_header`].
+pub fn read_safetensors_shapes(path: &Path) -> Result<TensorShapes, ModelError> {
+    Ok(read_safetensors_header(path)?.into_iter().map(|(n, e)| (n, e.shape)).collect())
 }
 
 /// Checks that every value of every variable of `vs` (loaded from `weights`)
@@ -304,7 +377,21 @@ pub(crate) fn check_tensors(
             ));
         }
     }
-    let found = read_safetensors_shapes(weights)?;
+    let header = read_safetensors_header(weights)?;
+    // A tensor of another dtype than the network's variable (an I32 tensor with the bytes of
+    // an F32 one) would reach libtorch's copy: refused here, named.
+    let kinds: BTreeMap<String, tch::Kind> = vs.variables().into_iter().map(|(n, t)| (n, t.kind())).collect();
+    for (name, e) in &header {
+        if let Some(kind) = kinds.get(name) {
+            if e.dtype != kind_dtype(*kind) {
+                return Err(ModelError::BadWeights {
+                    path: weights.display().to_string(),
+                    message: format!("tensor {name} is stored as {}, the network needs {}", e.dtype, kind_dtype(*kind)),
+                });
+            }
+        }
+    }
+    let found: TensorShapes = header.into_iter().map(|(n, e)| (n, e.shape)).collect();
     let d = tensor_differences(&expected, &found);
     if !d.is_empty() {
         diffs.push(format!("the weights file does not fit the declared architecture {}: {}", arch(), d.join("; ")));

@@ -387,3 +387,107 @@ fn bundle_lists_and_checks_its_tensors() {
     let e = load_bundle::<MartianChess>(&bundle, Device::Cpu).err().unwrap().to_string();
     assert!(e.contains("no_such_switch"), "{e}");
 }
+
+/// A weights file is untrusted input (frontends pass models around): every
+/// crafted header is refused before libtorch sees it, with one error naming
+/// the file, the tensor and what is wrong, never a panic. The I32 case (same
+/// shape and bytes as the F32 tensor) panicked inside libtorch before.
+#[test]
+fn crafted_safetensors_files_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = JetanRules::default();
+    let path = dir.path().join("m.safetensors");
+    Checkpoint::new_random::<Jetan>(&rules, &tiny(), Device::Cpu, 5).unwrap().save(&path).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let n = u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&good[8..8 + n]).unwrap();
+    let data = good[8 + n..].to_vec();
+    let mut names: Vec<String> = header.keys().filter(|k| *k != "__metadata__").cloned().collect();
+    names.sort_by_key(|k| header[k]["data_offsets"][0].as_u64().unwrap());
+    let (first, second) = (names[0].clone(), names[1].clone());
+    let file = |header_bytes: &[u8], data: &[u8]| -> Vec<u8> {
+        [&(header_bytes.len() as u64).to_le_bytes()[..], header_bytes, data].concat()
+    };
+    let edited = |f: &dyn Fn(&mut serde_json::Map<String, serde_json::Value>)| -> Vec<u8> {
+        let mut h = header.clone();
+        f(&mut h);
+        file(serde_json::to_string(&h).unwrap().as_bytes(), &data)
+    };
+    let size = |k: &str| {
+        let o = &header[k]["data_offsets"];
+        o[1].as_u64().unwrap() - o[0].as_u64().unwrap()
+    };
+    let cases: Vec<(&str, Vec<u8>, String)> = vec![
+        ("wrong dtype", edited(&|h| h[&first]["dtype"] = "I32".into()), format!("tensor {first} is stored as I32")),
+        ("unknown dtype", edited(&|h| h[&first]["dtype"] = "F8".into()), "unknown dtype \"F8\"".into()),
+        (
+            "header length past the end",
+            [&(good.len() as u64).to_le_bytes()[..], &good[8..]].concat(),
+            "does not fit in the file".into(),
+        ),
+        ("header length 2^63", [&(1u64 << 63).to_le_bytes()[..], &good[8..]].concat(), "header length".into()),
+        ("non-JSON header", file(b"this is not JSON at all!", &data), "not a JSON object".into()),
+        ("non-UTF-8 header", file(b"{\"a\xff\xfe\": 1}", &data), "not UTF-8".into()),
+        (
+            "reversed offsets",
+            edited(&|h| {
+                let o = h[&first]["data_offsets"].clone();
+                h[&first]["data_offsets"] = serde_json::json!([o[1], o[0]]);
+            }),
+            "reversed".into(),
+        ),
+        (
+            "overlapping offsets",
+            edited(&|h| {
+                // The second tensor moved onto the first one's bytes (same length where they fit).
+                let s = size(&second).min(size(&first));
+                let b = h[&first]["data_offsets"][0].as_u64().unwrap();
+                h[&second]["data_offsets"] = serde_json::json!([b, b + s]);
+                let k = (s / 4) as i64;
+                h[&second]["shape"] = serde_json::json!([k]);
+            }),
+            "overlap".into(),
+        ),
+        (
+            "shape and bytes disagree",
+            edited(&|h| {
+                let mut shape: Vec<i64> = serde_json::from_value(h[&first]["shape"].clone()).unwrap();
+                shape[0] += 1;
+                h[&first]["shape"] = serde_json::json!(shape);
+            }),
+            "bytes, its data_offsets give".into(),
+        ),
+        ("missing tensor", edited(&|h| drop(h.remove(&first))), "missing".into()),
+        (
+            "extra tensor",
+            edited(&|h| {
+                let e = h[&first].clone();
+                h.insert("extra.weight".into(), e);
+            }),
+            "overlap".into(),
+        ),
+    ];
+    for (what, bytes, want) in cases {
+        std::fs::write(&path, &bytes).unwrap();
+        let e = Checkpoint::load::<Jetan>(&path, &rules, None, Device::Cpu)
+            .err()
+            .unwrap_or_else(|| panic!("{what}: loaded"));
+        let m = e.to_string();
+        assert!(m.contains("m.safetensors") && m.contains(&want), "{what}: {m}");
+        assert!(!m.contains("InvalidOffset") && !m.contains("TensorInvalidInfo"), "{what}: internal names in {m}");
+    }
+    // An extra tensor with bytes of its own is named as unexpected.
+    let mut h = header.clone();
+    let e = h[&first].clone();
+    let end = data.len() as u64;
+    let mut extra = e.clone();
+    extra["data_offsets"] = serde_json::json!([end, end + size(&first)]);
+    h.insert("extra.weight".into(), extra);
+    let more: Vec<u8> = [data.clone(), data[..size(&first) as usize].to_vec()].concat();
+    std::fs::write(&path, file(serde_json::to_string(&h).unwrap().as_bytes(), &more)).unwrap();
+    let m = Checkpoint::load::<Jetan>(&path, &rules, None, Device::Cpu).err().unwrap().to_string();
+    assert!(m.contains("extra.weight") && m.contains("unexpected"), "{m}");
+    // The original bytes load.
+    std::fs::write(&path, &good).unwrap();
+    Checkpoint::load::<Jetan>(&path, &rules, None, Device::Cpu).unwrap();
+}
