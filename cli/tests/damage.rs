@@ -81,61 +81,43 @@ struct Kind {
     lines: bool,
 }
 
+/// A kind of the table: name, files, policy, whether it is a line file.
+const fn kind(name: &'static str, files: &'static [&'static str], policy: Policy, lines: bool) -> Kind {
+    Kind { name, files, policy, lines }
+}
+
+use Policy::{Remake, Skip, Stop};
+
 const KINDS: &[Kind] = &[
-    Kind {
-        name: "game records",
-        files: &["games/gen0001-w0-000000.jsonl", "games/gen0002-w0-000001.jsonl"],
-        policy: Policy::Skip,
-        lines: true,
-    },
-    Kind {
-        name: "shards",
-        files: &["shards/gen0001-w0-000000.npz", "shards/gen0002-w0-000001.npz"],
-        policy: Policy::Skip,
-        lines: false,
-    },
-    Kind {
-        name: "checkpoints",
-        files: &["models/gen0001.safetensors", "models/gen0002.safetensors"],
-        policy: Policy::Stop,
-        lines: false,
-    },
-    Kind {
-        name: "checkpoint sidecars",
-        files: &["models/gen0001.json", "models/gen0002.json"],
-        policy: Policy::Stop,
-        lines: false,
-    },
-    Kind {
-        name: "partial checkpoints",
-        files: &["models/gen0003-partial-000000012.safetensors", "models/gen0003-partial-000000012.json"],
-        policy: Policy::Remake,
-        lines: false,
-    },
-    Kind { name: "best", files: &["best"], policy: Policy::Remake, lines: false },
-    Kind {
-        name: "gate records",
-        files: &["eval/gen0001.json", "eval/gen0002.json"],
-        policy: Policy::Stop,
-        lines: false,
-    },
-    Kind { name: "ladder records", files: &["eval/ladder-gen0002.json"], policy: Policy::Remake, lines: false },
-    Kind { name: "ladder calibration", files: &["eval/ladder-calibration.json"], policy: Policy::Remake, lines: false },
-    Kind { name: "final evaluation", files: &["final-eval.json"], policy: Policy::Remake, lines: false },
-    Kind { name: "evaluation log", files: &["evals.jsonl"], policy: Policy::Remake, lines: false },
-    Kind { name: "training log", files: &["train.jsonl"], policy: Policy::Skip, lines: true },
-    Kind { name: "generation summaries", files: &["generations.jsonl"], policy: Policy::Skip, lines: true },
-    Kind { name: "opening book", files: &["openings.json"], policy: Policy::Remake, lines: false },
-    Kind { name: "TensorBoard events", files: &["tensorboard/*"], policy: Policy::Skip, lines: false },
-    Kind { name: "pipeline log", files: &["pipeline.log"], policy: Policy::Skip, lines: false },
-    Kind {
-        name: "spooled games",
-        files: &["spool/gen0003-w0/3298534883328.json", "spool/gen0003-w0/3298534883328.npz"],
-        policy: Policy::Remake,
-        lines: false,
-    },
-    Kind { name: "worker claims", files: &["workers/w0.lock"], policy: Policy::Remake, lines: false },
-    Kind { name: "config", files: &["config.toml"], policy: Policy::Stop, lines: false },
+    kind("game records", &["games/gen0001-w0-000000.jsonl", "games/gen0002-w0-000001.jsonl"], Skip, true),
+    kind("shards", &["shards/gen0001-w0-000000.npz", "shards/gen0002-w0-000001.npz"], Skip, false),
+    kind("checkpoints", &["models/gen0001.safetensors", "models/gen0002.safetensors"], Stop, false),
+    kind("checkpoint sidecars", &["models/gen0001.json", "models/gen0002.json"], Stop, false),
+    kind(
+        "partial checkpoints",
+        &["models/gen0003-partial-000000012.safetensors", "models/gen0003-partial-000000012.json"],
+        Remake,
+        false,
+    ),
+    kind("best", &["best"], Remake, false),
+    kind("gate records", &["eval/gen0001.json", "eval/gen0002.json"], Stop, false),
+    kind("ladder records", &["eval/ladder-gen0002.json"], Remake, false),
+    kind("ladder calibration", &["eval/ladder-calibration.json"], Remake, false),
+    kind("final evaluation", &["final-eval.json"], Remake, false),
+    kind("evaluation log", &["evals.jsonl"], Remake, false),
+    kind("training log", &["train.jsonl"], Skip, true),
+    kind("generation summaries", &["generations.jsonl"], Skip, true),
+    kind("opening book", &["openings.json"], Remake, false),
+    kind("TensorBoard events", &["tensorboard/*"], Skip, false),
+    kind("pipeline log", &["pipeline.log"], Skip, false),
+    kind(
+        "spooled games",
+        &["spool/gen0003-w0/3298534883328.json", "spool/gen0003-w0/3298534883328.npz"],
+        Remake,
+        false,
+    ),
+    kind("worker claims", &["workers/w0.lock"], Remake, false),
+    kind("config", &["config.toml"], Stop, false),
 ];
 
 /// The finished two-generation run every case starts from (made once), with a
@@ -176,19 +158,6 @@ fn base() -> &'static Path {
             (tmp, run)
         })
         .1
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let t = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &t);
-        } else {
-            std::fs::copy(e.path(), &t).unwrap();
-        }
-    }
 }
 
 /// The file of `kind` drawn for this case (a `*` pattern: the first match).
@@ -358,7 +327,7 @@ fn case(kind: &Kind, d: Damage, cmds: &[Cmd], seed: u64) {
         let mut rng = StdRng::seed_from_u64(seed);
         let tmp = tempfile::tempdir().unwrap();
         let run = tmp.path().join("run");
-        copy_dir(base(), &run);
+        common::copy_dir(base(), &run);
         let victim = pick(&run, kind, &mut rng);
         let rel = victim.strip_prefix(&run).unwrap().to_string_lossy().to_string();
         let file_name = victim.file_name().unwrap().to_string_lossy().to_string();
@@ -507,7 +476,7 @@ fn a_failed_write_leaves_the_previous_file_whole() {
     for cmd in ["pipeline", "report"] {
         let tmp = tempfile::tempdir().unwrap();
         let run = tmp.path().join("run");
-        copy_dir(base(), &run);
+        common::copy_dir(base(), &run);
         let cfg = common::write(&tmp.path().join("c3.toml"), &edited(MICRO, &[("pipeline.generations", "3")], &[]));
         let all = |dir: &Path| -> BTreeMap<PathBuf, Vec<u8>> {
             let mut m = BTreeMap::new();
@@ -589,7 +558,7 @@ fn object_store_runs() {
         let mut rng = StdRng::seed_from_u64(seed() ^ (0x5707e << 8 | i as u64));
         let case_dir = tmp.path().join(format!("case{i}"));
         let run = case_dir.join("store");
-        copy_dir(&store, &run);
+        common::copy_dir(&store, &run);
         let victim = pick(&run, kind, &mut rng);
         let rel = victim.strip_prefix(&run).unwrap().to_string_lossy().to_string();
         let file_name = victim.file_name().unwrap().to_string_lossy().to_string();

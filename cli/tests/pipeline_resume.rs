@@ -38,19 +38,6 @@ fn config(dir: &Path, name: &str, changes: &[(&str, &str)]) -> PathBuf {
     p
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), &dst).unwrap();
-        }
-    }
-}
-
 /// Every file under `dir` (but `workers/`, the process claims) and its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
@@ -89,7 +76,7 @@ fn fixtures() -> &'static Fixtures {
         let out = mz(&["pipeline", "--config", s(&cfg), "--run-dir", s(&half), "--stop-after", "1"]);
         assert!(out.status.success(), "{}", text(&out));
         let full = dir.path().join("full");
-        copy_dir(&half, &full);
+        common::copy_dir(&half, &full);
         let out = mz(&["pipeline", "--config", s(&cfg), "--run-dir", s(&full)]);
         assert!(out.status.success(), "{}", text(&out));
         assert!(full.join("final-eval.json").exists());
@@ -105,7 +92,7 @@ fn s(p: &Path) -> &str {
 fn copy_of(from: &Path) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    copy_dir(from, &run);
+    common::copy_dir(from, &run);
     (dir, run)
 }
 
@@ -136,7 +123,7 @@ fn fewer_generations_than_the_run_has_are_refused() {
 fn killed_in_training(dir: &Path) -> (PathBuf, PathBuf) {
     let f = fixtures();
     let run = dir.join("run");
-    copy_dir(&f.half, &run);
+    common::copy_dir(&f.half, &run);
     let long = config(dir, "long.toml", &[("steps_per_generation = 6", "steps_per_generation = 100000")]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
         .args(["train", "--config", s(&long), "--run-dir", s(&run)])
@@ -210,7 +197,7 @@ fn damaged_partial_checkpoints_restart_the_generation_with_a_warning() {
     for (name, damage) in cases {
         let dir = tempfile::tempdir().unwrap();
         let run = dir.path().join("run");
-        copy_dir(&killed, &run);
+        common::copy_dir(&killed, &run);
         let p = run.join("models").join(partial.file_name().unwrap());
         damage(&p);
         let gen1 = std::fs::read(run.join("models/gen0001.safetensors")).unwrap();

@@ -146,3 +146,17 @@ pub fn edited(toml: &str, set: &[(&str, &str)], unset: &[&str]) -> String {
     }
     text
 }
+
+/// Copies the directory `from` to `to`, recursively (a run directory a test damages or resumes).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
