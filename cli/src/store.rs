@@ -577,6 +577,14 @@ impl Lease {
                         (limit_ms.saturating_sub(age_ms)).div_ceil(1000)
                     );
                 }
+                if old.is_none() {
+                    // A claim that does not read (damaged) is taken over like a stale one; a live
+                    // holder finds its claim lost at its next renewal and stops.
+                    eprintln!(
+                        "warning: {}/{name} does not read as a claim (damaged); {role} takes it over",
+                        store.url()
+                    );
+                }
                 if let Some(o) = &old {
                     let why = if dead_here { "no longer runs".to_string() } else { format!("not renewed for {age} s") };
                     eprintln!(
@@ -802,5 +810,13 @@ mod tests {
         let old = LeaseBody { renewed_ms: now_ms() - 61_000, stale_ms: 60_000, ..other(61) };
         s.put_create("trainer.lease", serde_json::to_vec(&old).unwrap()).unwrap();
         assert!(Lease::acquire(s.clone(), "trainer.lease", "the trainer", Duration::from_secs(120)).is_ok());
+        // A damaged claim (bad UTF-8, cut JSON) is taken over like a stale one.
+        for junk in [&b"\xff\xfe{\"holder"[..], &b"{\"holder\": \"h\", \"pid\": "[..]] {
+            let _ = s.delete("trainer.lease");
+            s.put_create("trainer.lease", junk.to_vec()).unwrap();
+            let lease = Lease::acquire(s.clone(), "trainer.lease", "the trainer", Duration::from_secs(60)).unwrap();
+            lease.check().unwrap();
+            drop(lease);
+        }
     }
 }
