@@ -241,7 +241,7 @@ impl RunConfig {
     /// # Errors
     /// Unreadable file, TOML syntax, unknown key (named), or value out of range (named).
     pub fn load(path: &Path) -> Result<RunConfig> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
+        let text = read_config_text(path)?;
         Self::parse(&text).with_context(|| format!("in config {}", path.display()))
     }
 
@@ -259,7 +259,7 @@ impl RunConfig {
         if sets.is_empty() {
             return Self::load(path);
         }
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
+        let text = read_config_text(path)?;
         let mut table: toml::Table = toml::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("in config {}", path.display()))?;
@@ -487,6 +487,18 @@ fn shorten_f32_floats(value: &mut toml::Value) {
         toml::Value::Table(table) => table.iter_mut().for_each(|(_, v)| shorten_f32_floats(v)),
         _ => {}
     }
+}
+
+/// The text of the config file `path`: a regular file of at most 16 MiB in UTF-8.
+///
+/// # Errors
+/// Naming the file: missing, unreadable, a device or directory, too large, not UTF-8.
+fn read_config_text(path: &Path) -> Result<String> {
+    let bytes =
+        crate::records::read_limited(path, 16 << 20).with_context(|| format!("reading config {}", path.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!("config {} is not UTF-8 text (at byte {})", path.display(), e.utf8_error().valid_up_to())
+    })
 }
 
 #[cfg(test)]

@@ -94,7 +94,7 @@ pub fn parse_lines_with<T>(bytes: &[u8], parse: impl Fn(&str) -> Result<T, Strin
 /// # Errors
 /// As [`read_json_lines`].
 pub fn read_game_records(path: &Path) -> Result<JsonLines<GameRecord>> {
-    let bytes = match fs::read(path) {
+    let bytes = match read_limited(path, MAX_LINE_FILE_BYTES) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
@@ -107,6 +107,38 @@ pub fn read_game_records(path: &Path) -> Result<JsonLines<GameRecord>> {
     }))
 }
 
+/// Largest whole-file record read (gate, ladder, evaluation records, the
+/// opening book): real ones are a few KiB to a few MiB.
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+
+/// Largest line file read (game records of a shard, the run's logs).
+pub const MAX_LINE_FILE_BYTES: u64 = 1 << 30;
+
+/// Reads `path` whole, refusing what is not a regular file (a device such as
+/// `/dev/zero` behind a link, which never ends; a directory) and a file over
+/// `limit` bytes, before reading it.
+///
+/// # Errors
+/// The [`std::io::Error`] of a missing or unreadable file (kind kept, so
+/// `NotFound` can be told apart), or an `InvalidData` one naming the problem.
+pub fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind, Read};
+    let m = fs::metadata(path)?;
+    if !m.is_file() {
+        let what = if m.is_dir() { "a directory" } else { "not a regular file (a device or a pipe)" };
+        return Err(Error::new(ErrorKind::InvalidData, format!("it is {what}")));
+    }
+    if m.len() > limit {
+        return Err(Error::new(ErrorKind::InvalidData, format!("it holds {} bytes, more than {limit}", m.len())));
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::new(ErrorKind::InvalidData, format!("it holds more than {limit} bytes")));
+    }
+    Ok(bytes)
+}
+
 /// Reads the line file `path` with [`parse_json_lines`]; a file that does not
 /// exist reads as empty.
 ///
@@ -114,7 +146,7 @@ pub fn read_game_records(path: &Path) -> Result<JsonLines<GameRecord>> {
 /// A file that exists but cannot be read (permissions, a directory in its
 /// place), naming it.
 pub fn read_json_lines<T: DeserializeOwned>(path: &Path, what: &str) -> Result<JsonLines<T>> {
-    match fs::read(path) {
+    match read_limited(path, MAX_LINE_FILE_BYTES) {
         Ok(bytes) => Ok(parse_json_lines(&bytes, what)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(JsonLines { records: Vec::new(), bad: Vec::new() }),
         Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
@@ -144,7 +176,7 @@ pub fn read_json_lines_or_set_aside<T: DeserializeOwned>(path: &Path, what: &str
 /// One line naming the file and the problem: missing, unreadable, empty,
 /// invalid UTF-8, not JSON (truncated, garbage), or JSON that is not a `what`.
 pub fn read_json<T: DeserializeOwned>(path: &Path, what: &str) -> Result<T> {
-    let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = read_limited(path, MAX_RECORD_BYTES).with_context(|| format!("reading {}", path.display()))?;
     parse_json(&bytes, what).with_context(|| format!("{} is damaged", path.display()))
 }
 
@@ -261,6 +293,19 @@ mod tests {
         // A directory where the file should be.
         let e = read_json_lines::<R>(dir.path(), "a thing").unwrap_err();
         assert!(format!("{e:#}").contains(&dir.path().display().to_string()));
+    }
+
+    #[test]
+    fn devices_and_oversized_files_are_refused_before_reading() {
+        // /dev/zero never ends: reading it whole would hang and fill memory.
+        let e = read_json::<R>(Path::new("/dev/zero"), "a thing").unwrap_err();
+        assert!(format!("{e:#}").contains("not a regular file"), "{e:#}");
+        assert!(read_json_lines::<R>(Path::new("/dev/zero"), "a thing").is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.json");
+        fs::File::create(&big).unwrap().set_len(MAX_RECORD_BYTES + 1).unwrap();
+        let e = read_json::<R>(&big, "a thing").unwrap_err();
+        assert!(format!("{e:#}").contains("more than"), "{e:#}");
     }
 
     #[test]

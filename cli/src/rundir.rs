@@ -259,7 +259,14 @@ impl RunDir {
         if !root.is_dir() {
             bail!("{} is not a directory, so not a run directory ({how})", root.display());
         }
-        if !root.join("config.toml").is_file() {
+        let config = root.join("config.toml");
+        if config.exists() && !config.is_file() {
+            bail!(
+                "{} is not a file: a run's config.toml must be one (restore it from your config file)",
+                config.display()
+            );
+        }
+        if !config.is_file() {
             bail!("{} is not a run directory: it has no config.toml ({how})", root.display());
         }
         Ok(())
@@ -454,7 +461,7 @@ impl RunDir {
             return None;
         }
         let shown = path.display();
-        let text = match fs::read(&path) {
+        let text = match crate::records::read_limited(&path, 4096) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) => return Some(format!("{shown} is unreadable: {e}")),
         };
@@ -498,7 +505,8 @@ impl RunDir {
 
     /// The promoted checkpoint, if any.
     pub fn best(&self) -> Option<PathBuf> {
-        let name = fs::read_to_string(self.best_file()).ok()?;
+        let bytes = crate::records::read_limited(&self.best_file(), 4096).ok()?;
+        let name = String::from_utf8(bytes).ok()?;
         let name = name.trim();
         if name.is_empty() || name.contains('/') || name.contains('\\') || name.starts_with('.') {
             return None;

@@ -605,3 +605,40 @@ fn object_store_runs() {
         }
     }
 }
+
+/// A run file replaced by a link to `/dev/zero` (it never ends) is refused
+/// before it is read: every command ends (under a 60 s `timeout`, never hit
+/// when it works), without a panic, by going on or by an error naming the
+/// file. Reading such a file whole hung and grew memory without limit before.
+#[test]
+fn links_to_endless_devices_are_refused_before_reading() {
+    let cases: [(&str, &[Cmd]); 6] = [
+        ("best", &[Cmd::Export, Cmd::Analyse, Cmd::Pipeline]),
+        ("eval/gen0002.json", &[Cmd::Report, Cmd::Export]),
+        ("models/gen0002.json", &[Cmd::Report, Cmd::Export, Cmd::Analyse]),
+        ("generations.jsonl", &[Cmd::Report, Cmd::Pipeline]),
+        ("games/gen0001-w0-000000.jsonl", &[Cmd::Report]),
+        ("config.toml", &[Cmd::Report, Cmd::Pipeline]),
+    ];
+    for (rel, cmds) in cases {
+        for &cmd in cmds {
+            let tmp = tempfile::tempdir().unwrap();
+            let run = tmp.path().join("run");
+            common::copy_dir(base(), &run);
+            std::fs::remove_file(run.join(rel)).unwrap();
+            std::os::unix::fs::symlink("/dev/zero", run.join(rel)).unwrap();
+            let t0 = std::time::Instant::now();
+            let o = run_cmd(cmd, &run, tmp.path());
+            let stderr = err(&o);
+            let what = format!(
+                "{rel} -> /dev/zero, then {cmd:?}: exit {:?} after {:?}\n{stderr}",
+                o.status.code(),
+                t0.elapsed()
+            );
+            assert!(t0.elapsed() < std::time::Duration::from_secs(60), "{what}");
+            assert!(o.status.code() != Some(101) && !stderr.contains("panicked"), "{what}");
+            let name = Path::new(rel).file_name().unwrap().to_string_lossy().to_string();
+            assert!(o.status.success() || stderr.contains(&name), "{what}");
+        }
+    }
+}

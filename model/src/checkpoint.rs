@@ -515,7 +515,7 @@ impl Checkpoint {
     /// [`ModelError::Io`] if missing, [`ModelError::BadMetadata`] if unparsable.
     pub fn read_meta(weights: &Path) -> Result<CheckpointMeta, ModelError> {
         let side = sidecar_path(weights);
-        let text = fs::read_to_string(&side).map_err(io(format!("reading checkpoint metadata {}", side.display())))?;
+        let text = read_metadata_text(&side)?;
         let mut meta: CheckpointMeta = serde_json::from_str(&text)
             .map_err(|e| ModelError::BadMetadata { path: side.display().to_string(), message: e.to_string() })?;
         // The weights are fp32 whatever precision trained them.
@@ -682,6 +682,28 @@ impl Checkpoint {
         let json = serde_json::to_string_pretty(&meta).map_err(|e| ModelError::Config(e.to_string()))?;
         write_atomic(&sidecar_path(weights), json.as_bytes())
     }
+}
+
+/// The text of a JSON metadata file (a sidecar, a bundle's `model.json`):
+/// refused before reading when it is not a regular file (a link to a device
+/// such as `/dev/zero`, which never ends) or holds more than 64 MiB (real ones
+/// hold a few KiB).
+///
+/// # Errors
+/// [`ModelError::Io`] for a missing or unreadable file, [`ModelError::BadMetadata`]
+/// for the rest, naming the file.
+pub(crate) fn read_metadata_text(path: &Path) -> Result<String, ModelError> {
+    const LIMIT: u64 = 64 << 20;
+    let bad = |message: String| ModelError::BadMetadata { path: path.display().to_string(), message };
+    let m = fs::metadata(path).map_err(io(format!("reading {}", path.display())))?;
+    if !m.is_file() {
+        return Err(bad("it is not a regular file (a directory, a device or a pipe)".into()));
+    }
+    if m.len() > LIMIT {
+        return Err(bad(format!("it holds {} bytes, more than {LIMIT}", m.len())));
+    }
+    let bytes = fs::read(path).map_err(io(format!("reading {}", path.display())))?;
+    String::from_utf8(bytes).map_err(|e| bad(format!("it is not UTF-8 (at byte {})", e.utf8_error().valid_up_to())))
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename (a write

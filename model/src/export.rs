@@ -576,7 +576,7 @@ pub fn export_bundle<G: GameState>(
 /// description this version understands.
 pub fn read_description(dir: &Path) -> Result<ModelDescription, ModelError> {
     let path = dir.join(DESCRIPTION_FILE);
-    let text = fs::read_to_string(&path).map_err(io(format!("reading {}", path.display())))?;
+    let text = crate::checkpoint::read_metadata_text(&path)?;
     let d: ModelDescription = serde_json::from_str(&text)
         .map_err(|e| ModelError::BadMetadata { path: path.display().to_string(), message: e.to_string() })?;
     if d.format != MODEL_FORMAT || d.format_version != MODEL_FORMAT_VERSION {

@@ -221,10 +221,78 @@ pub fn shard_game_ids(path: &Path) -> Result<Vec<i64>, ShardError> {
     Ok(read_array::<i64>(path, "game_id")?.to_vec())
 }
 
+/// Checks, before any array is read, that the `.npy` header of every entry
+/// of the shard at `path` claims no more bytes than its entry holds: a
+/// damaged header (a shape of 10^12 rows) would otherwise make the reader
+/// allocate what it claims and abort the process.
+///
+/// # Errors
+/// [`ShardError::Corrupt`] naming the array and both sizes; [`ShardError::Io`].
+fn check_array_sizes(path: &Path) -> Result<(), ShardError> {
+    use std::io::Read;
+    let p = path.display().to_string();
+    let corrupt = |message: String| ShardError::Corrupt { path: p.clone(), message };
+    let file = File::open(path).map_err(|source| ShardError::Io { path: p.clone(), source })?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| corrupt(e.to_string()))?;
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).map_err(|e| corrupt(e.to_string()))?;
+        let name = entry.name().trim_end_matches(".npy").to_string();
+        let holds = entry.size();
+        // Magic (6), version (2), header length (2 in version 1, 4 after), then the header text.
+        let mut head = [0u8; 12];
+        entry.read_exact(&mut head[..10]).map_err(|e| corrupt(format!("{name}: {e}")))?;
+        if &head[..6] != b"\x93NUMPY" {
+            return Err(corrupt(format!("{name}: not a .npy array")));
+        }
+        let (len, start) = if head[6] == 1 {
+            (u64::from(u16::from_le_bytes([head[8], head[9]])), 10)
+        } else {
+            entry.read_exact(&mut head[10..12]).map_err(|e| corrupt(format!("{name}: {e}")))?;
+            (u64::from(u32::from_le_bytes([head[8], head[9], head[10], head[11]])), 12)
+        };
+        if len > 64 * 1024 || start + len > holds {
+            return Err(corrupt(format!("{name}: its .npy header length {len} does not fit its {holds} bytes")));
+        }
+        let mut text = vec![0u8; len as usize];
+        entry.read_exact(&mut text).map_err(|e| corrupt(format!("{name}: {e}")))?;
+        let text = String::from_utf8_lossy(&text);
+        let field = |key: &str| -> Option<String> {
+            let at = text.find(&format!("'{key}'"))? + key.len() + 2;
+            let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
+            Some(rest.to_string())
+        };
+        let item: u64 = field("descr")
+            .and_then(|d| d.trim_start_matches(['\'', '<', '>', '|', '=']).get(1..).map(str::to_string))
+            .and_then(|d| d.chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok())
+            .ok_or_else(|| corrupt(format!("{name}: its .npy header has no readable 'descr'")))?;
+        let shape = field("shape")
+            .and_then(|s| Some(s.strip_prefix('(')?.split(')').next()?.to_string()))
+            .ok_or_else(|| corrupt(format!("{name}: its .npy header has no readable 'shape'")))?;
+        let mut bytes = Some(item);
+        for d in shape.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+            let d: u64 = d.parse().map_err(|_| corrupt(format!("{name}: shape ({shape}) is not a list of sizes")))?;
+            bytes = bytes.and_then(|b| b.checked_mul(d));
+        }
+        // A zip entry's declared size can lie too: deflate expands at most about 1032 times.
+        let plausible = entry.compressed_size().saturating_mul(1100).saturating_add(1 << 20);
+        match bytes {
+            Some(b) if b <= holds - start - len && b <= plausible => {}
+            _ => {
+                return Err(corrupt(format!(
+                    "{name}: its header claims shape ({shape}), more than the {} bytes its entry holds",
+                    holds - start - len
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One one-dimensional array of a shard, by name (without `.npy`).
 fn read_array<T: ndarray_npy::ReadableElement>(path: &Path, name: &str) -> Result<Array1<T>, ShardError> {
     let p = path.display().to_string();
     let corrupt = |message: String| ShardError::Corrupt { path: p.clone(), message };
+    check_array_sizes(path)?;
     let file = File::open(path).map_err(|source| ShardError::Io { path: p.clone(), source })?;
     let mut npz = NpzReader::new(file).map_err(|e| corrupt(e.to_string()))?;
     npz.by_name(&format!("{name}.npy")).map_err(|e| corrupt(format!("{name}: {e}")))
@@ -240,6 +308,7 @@ fn read_array<T: ndarray_npy::ReadableElement>(path: &Path, name: &str) -> Resul
 pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> Result<ShardData, ShardError> {
     let p = path.display().to_string();
     let corrupt = |message: String| ShardError::Corrupt { path: p.clone(), message };
+    check_array_sizes(path)?;
     let file = File::open(path).map_err(|source| ShardError::Io { path: p.clone(), source })?;
     let mut npz = NpzReader::new(file).map_err(|e| corrupt(e.to_string()))?;
     let version: Array1<i32> =
@@ -414,4 +483,58 @@ pub fn check_samples(d: &ShardData) -> SampleCheck {
         c.ok.iter_mut().for_each(|o| *o = false);
     }
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shard whose `planes` header claims 10^12 rows (the bytes of 26) is
+    /// refused naming the array, before anything is allocated (it aborted
+    /// the process with a failed allocation of 1.4 PB before).
+    #[test]
+    fn a_header_that_claims_more_than_its_bytes_is_refused() {
+        use std::io::{Read, Write};
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.npz");
+        let n = 3;
+        let data = ShardData {
+            planes: Array4::zeros((n, 2, 3, 3)),
+            policy: Array2::from_elem((n, 4), 0.25),
+            legal: Array2::ones((n, 4)),
+            value: Array1::zeros(n),
+            game_id: Array1::zeros(n),
+            ply: Array1::zeros(n),
+            weight: Array1::ones(n),
+            moves_left: None,
+            score: None,
+            values: None,
+        };
+        write_shard(&good, &data).unwrap();
+        let mut zin = zip::ZipArchive::new(File::open(&good).unwrap()).unwrap();
+        let bad = dir.path().join("bad.npz");
+        let mut zout = zip::ZipWriter::new(File::create(&bad).unwrap());
+        let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+        for i in 0..zin.len() {
+            let mut e = zin.by_index(i).unwrap();
+            let name = e.name().to_string();
+            let mut bytes = Vec::new();
+            e.read_to_end(&mut bytes).unwrap();
+            if name == "planes.npy" {
+                let hl = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+                let text = std::str::from_utf8(&bytes[10..10 + hl]).unwrap();
+                let edited =
+                    text.replacen("(3, 2, 3, 3)", "(1000000000000, 2, 3, 3)", 1).replacen("            ", "", 1);
+                assert_eq!(edited.len(), text.len(), "the header keeps its length: {text:?}");
+                bytes = [&bytes[..10], edited.as_bytes(), &bytes[10 + hl..]].concat();
+            }
+            zout.start_file(name, opts).unwrap();
+            zout.write_all(&bytes).unwrap();
+        }
+        zout.finish().unwrap();
+        assert!(read_shard(&good, [2, 3, 3], 4).is_ok());
+        let e = read_shard(&bad, [2, 3, 3], 4).unwrap_err().to_string();
+        assert!(e.contains("bad.npz") && e.contains("planes") && e.contains("1000000000000"), "{e}");
+        assert!(shard_game_ids(&bad).is_err());
+    }
 }

@@ -322,6 +322,42 @@ fn torch_threads(n: u32) -> i32 {
     n.clamp(1, 1024) as i32
 }
 
+/// Longest input line read (1 MiB): a longer one is answered with an error
+/// and skipped without being held in memory (an endless line would otherwise
+/// grow the process without limit).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// What the reader passes for an overlong line, followed by its length; no
+/// line read from stdin can start with it (a NUL byte).
+const OVERLONG: &str = "\u{0}overlong";
+
+/// Reads one line (through `\n`) into `buf`, keeping at most `max` bytes;
+/// returns the bytes consumed and whether the line was longer than `max`.
+fn read_line_bounded(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<(usize, bool)> {
+    let mut total = 0;
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok((total, total > max));
+        }
+        let (take, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        let room = max.saturating_sub(buf.len());
+        buf.extend_from_slice(&avail[..take.min(room)]);
+        r.consume(take);
+        total += take;
+        if done {
+            return Ok((total, total > max));
+        }
+    }
+}
+
 /// Runs `engine`.
 pub fn run(a: Args) -> Result<()> {
     tch::set_num_threads(torch_threads(a.threads));
@@ -334,13 +370,19 @@ pub fn run(a: Args) -> Result<()> {
         let mut buf = Vec::new();
         loop {
             buf.clear();
-            match lock.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => {
+            match read_line_bounded(&mut lock, &mut buf, MAX_LINE_BYTES) {
+                Ok((0, _)) | Err(_) => {
                     let _ = reader_tx.send(Input::Eof);
                     return;
                 }
-                Ok(_) => {
-                    if reader_tx.send(Input::Line(String::from_utf8_lossy(&buf).into_owned())).is_err() {
+                Ok((n, overlong)) => {
+                    let line = if overlong {
+                        // Kept bounded in memory: the line is answered with an error, not read.
+                        format!("{OVERLONG} {n}")
+                    } else {
+                        String::from_utf8_lossy(&buf).into_owned()
+                    };
+                    if reader_tx.send(Input::Line(line)).is_err() {
                         return;
                     }
                 }
@@ -354,6 +396,11 @@ pub fn run(a: Args) -> Result<()> {
             None => rx.recv().unwrap_or(Input::Eof),
         };
         let line = match input {
+            Input::Line(l) if l.starts_with(OVERLONG) => {
+                let n = l[OVERLONG.len()..].trim();
+                engine.error(&format!("a line of {n} bytes is longer than {MAX_LINE_BYTES}; ignored"));
+                continue;
+            }
             Input::Line(l) => l,
             Input::Eof => break,
             Input::SearchDone { .. } => continue, // only sent while `go` waits for it
@@ -986,6 +1033,23 @@ fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lines_are_read_bounded() {
+        let input = [b"go visits 4\n".to_vec(), vec![b'x'; 100], b"\nquit".to_vec()].concat();
+        let mut r = std::io::BufReader::with_capacity(7, &input[..]);
+        let mut buf = Vec::new();
+        assert_eq!(super::read_line_bounded(&mut r, &mut buf, 50).unwrap(), (12, false));
+        assert_eq!(buf, b"go visits 4\n");
+        buf.clear();
+        assert_eq!(super::read_line_bounded(&mut r, &mut buf, 50).unwrap(), (101, true));
+        assert_eq!(buf.len(), 50, "no more than the bound is kept");
+        buf.clear();
+        assert_eq!(super::read_line_bounded(&mut r, &mut buf, 50).unwrap(), (4, false));
+        assert_eq!(buf, b"quit");
+        buf.clear();
+        assert_eq!(super::read_line_bounded(&mut r, &mut buf, 50).unwrap(), (0, false));
+    }
+
     use super::*;
     use martian_rules::jetan::{Jetan, JetanRules};
     use martian_rules::martian::{MartianChess, MartianRules};
