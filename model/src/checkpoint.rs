@@ -245,7 +245,8 @@ fn kind_dtype(kind: tch::Kind) -> &'static str {
 /// UTF-8 JSON object, and every tensor has a known dtype, a shape of
 /// non-negative sizes, and a byte range `[begin, end)` inside the data
 /// section whose length is the shape's element count times the dtype's size;
-/// no two ranges overlap. A file that passes cannot make libtorch read out of
+/// no two ranges overlap and together they cover the data section (the
+/// format allows no holes). A file that passes cannot make libtorch read out of
 /// bounds (the dtype against the network's is [`check_tensors`]' check).
 ///
 /// # Errors
@@ -315,6 +316,18 @@ pub fn read_safetensors_header(path: &Path) -> Result<BTreeMap<String, TensorEnt
         if w[1].0 < w[0].1 {
             return Err(bad(format!("tensors {} and {}: their data ranges overlap", w[0].2, w[1].2)));
         }
+    }
+    // The format indexes the whole data section without holes (a tensor's entry removed from the
+    // header leaves one): bytes no tensor owns.
+    let mut at = 0;
+    for (begin, end, _) in &ranges {
+        if *begin != at {
+            return Err(bad(format!("bytes {at}..{begin} of the data section belong to no tensor")));
+        }
+        at = *end;
+    }
+    if at != data_len {
+        return Err(bad(format!("bytes {at}..{data_len} of the data section belong to no tensor")));
     }
     Ok(out)
 }

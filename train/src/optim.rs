@@ -286,6 +286,8 @@ impl Optimizer {
     /// As [`Optimizer::load`].
     pub fn load_with(&mut self, path: &Path, extra: Option<&str>) -> Result<Option<Tensor>, OptimError> {
         let bad = |message: String| OptimError::BadState { path: path.display().to_string(), message };
+        // The header first (byte ranges, dtypes): a damaged file is named, never read out of bounds.
+        martian_model::checkpoint::read_safetensors_header(path).map_err(|e| bad(e.to_string()))?;
         let tensors = Tensor::read_safetensors(path).map_err(|e| bad(e.to_string()))?;
         let mut map: BTreeMap<String, Tensor> = tensors.into_iter().collect();
         let extra = extra.and_then(|name| map.remove(name));
@@ -305,6 +307,10 @@ impl Optimizer {
                     None => problems.push(format!("missing {key}")),
                     Some(t) if t.size() != shape => {
                         problems.push(format!("{key} has shape {:?}, parameter has {:?}", t.size(), shape))
+                    }
+                    // NaN or infinite moments would make every later step NaN: a damaged state.
+                    Some(t) if t.isfinite().all().int64_value(&[]) == 0 => {
+                        problems.push(format!("{key} holds values that are not finite (NaN or infinity)"))
                     }
                     Some(t) => {
                         let dst = if slot == 1 { &mut self.slot1[i] } else { &mut self.slot2[i] };

@@ -421,4 +421,37 @@ mod tests {
         opt.save(&path).unwrap();
         assert!(opt2.load_with(&path, Some(LOSS_SCALER_TENSOR)).unwrap().is_none());
     }
+
+    /// A damaged optimizer state is refused by name: NaN moments (they would
+    /// make every later step NaN), and a header with a tensor's entry removed
+    /// (libtorch's reader said `InvalidOffset(...)`).
+    #[test]
+    fn damaged_optimizer_states_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_vs, _w, opt) = one_param();
+        let path = dir.path().join("optim.safetensors");
+        opt.save(&path).unwrap();
+        let tensors = Tensor::read_safetensors(&path).unwrap();
+        let (_vs2, _w2, mut opt2) = one_param();
+        opt2.load(&path).unwrap();
+        // NaN moments.
+        let nan: Vec<(String, Tensor)> = tensors
+            .iter()
+            .map(|(n, t)| (n.clone(), if n == "step" { t.shallow_clone() } else { t.full_like(f64::NAN) }))
+            .collect();
+        Tensor::write_safetensors(&nan, &path).unwrap();
+        let e = opt2.load(&path).unwrap_err().to_string();
+        assert!(e.contains("optim.safetensors") && e.contains("not finite"), "{e}");
+        // A tensor's header entry removed, its bytes left: a hole in the data section.
+        Tensor::write_safetensors(&tensors, &path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        let mut header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+        let victim = header.keys().find(|k| k.as_str() != "step" && k.as_str() != "__metadata__").unwrap().clone();
+        header.remove(&victim);
+        let h = serde_json::to_vec(&header).unwrap();
+        std::fs::write(&path, [&(h.len() as u64).to_le_bytes()[..], &h, &bytes[8 + n..]].concat()).unwrap();
+        let e = opt2.load(&path).unwrap_err().to_string();
+        assert!(e.contains("belong to no tensor") && !e.contains("InvalidOffset"), "{e}");
+    }
 }
