@@ -94,11 +94,7 @@ pub fn parse_lines_with<T>(bytes: &[u8], parse: impl Fn(&str) -> Result<T, Strin
 /// # Errors
 /// As [`read_json_lines`].
 pub fn read_game_records(path: &Path) -> Result<JsonLines<GameRecord>> {
-    let bytes = match read_limited(path, MAX_LINE_FILE_BYTES) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+    let bytes = read_line_file(path)?;
     Ok(parse_lines_with(&bytes, |l| {
         GameRecord::from_json_line(l).map_err(|e| match serde_json::from_str::<serde_json::Value>(l) {
             Ok(_) => format!("not a game record ({e})"),
@@ -146,9 +142,15 @@ pub fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
 /// A file that exists but cannot be read (permissions, a directory in its
 /// place), naming it.
 pub fn read_json_lines<T: DeserializeOwned>(path: &Path, what: &str) -> Result<JsonLines<T>> {
+    Ok(parse_json_lines(&read_line_file(path)?, what))
+}
+
+/// The bytes of the line file `path` ([`read_limited`] to
+/// [`MAX_LINE_FILE_BYTES`]); a file that does not exist reads as empty.
+fn read_line_file(path: &Path) -> Result<Vec<u8>> {
     match read_limited(path, MAX_LINE_FILE_BYTES) {
-        Ok(bytes) => Ok(parse_json_lines(&bytes, what)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(JsonLines { records: Vec::new(), bad: Vec::new() }),
+        Ok(bytes) => Ok(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
 }
