@@ -3,20 +3,7 @@
 //! One binary with subcommands, as KataGo and lc0 ship: `perft`, `show`,
 //! `selfplay`, `train`, `evaluate`, `pipeline`, `play`, `bench`.
 
-mod checkpoints;
 mod cmd;
-mod config;
-mod errtext;
-mod interrupt;
-mod ladder;
-mod metrics;
-mod mirror;
-mod ops;
-mod records;
-mod rundir;
-mod spool;
-mod store;
-mod tensorboard;
 mod think;
 
 use std::process::ExitCode;
@@ -136,7 +123,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            for line in errtext::lines(&e) {
+            for line in martian_run::errtext::lines(&e) {
                 eprintln!("{line}");
             }
             ExitCode::FAILURE

@@ -16,9 +16,9 @@ use anyhow::{bail, Context, Result};
 use martian_rules::GameKind;
 use martian_search::{AbGame, Limits};
 
-use crate::checkpoints::{model_and_game, model_rules, LoadedModel};
 use crate::think::{line_text, score_text, value_text, Engine, EngineKind, Eval};
 use crate::with_game;
+use martian_run::checkpoints::{model_and_game, model_rules, LoadedModel};
 
 /// Arguments of `analyse`.
 #[derive(clap::Args)]

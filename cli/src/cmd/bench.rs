@@ -18,11 +18,11 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use tch::Device;
 
-use crate::config::RunConfig;
-use crate::ops::{selfplay_games, train_generation};
-use crate::rundir::RunDir;
-use crate::spool::SelfplayOut;
 use crate::with_game;
+use martian_run::config::RunConfig;
+use martian_run::ops::{selfplay_games, train_generation};
+use martian_run::rundir::RunDir;
+use martian_run::spool::SelfplayOut;
 
 /// Arguments of `bench`.
 #[derive(clap::Args)]
@@ -396,7 +396,7 @@ fn config_json(cfg: &RunConfig, device: Device) -> serde_json::Value {
     serde_json::json!({
         "game": cfg.game.to_string(),
         "device": cfg.device,
-        "device_used": super::device_name(device),
+        "device_used": martian_run::runtime::device_name(device),
         "precision": cfg.model.precision.name(),
         "blocks": cfg.model.blocks,
         "channels": cfg.model.channels,
@@ -408,7 +408,7 @@ fn config_json(cfg: &RunConfig, device: Device) -> serde_json::Value {
 /// Refuses a `--json` path that cannot be written before the benchmark
 /// runs (not after minutes of it).
 fn check_json_path(path: Option<&Path>) -> Result<()> {
-    path.map_or(Ok(()), |p| crate::rundir::check_output_path("--json", p))
+    path.map_or(Ok(()), |p| martian_run::rundir::check_output_path("--json", p))
 }
 
 /// Writes `value` to `path` (pretty, atomically).
@@ -452,7 +452,7 @@ fn selfplay_line(what: &str, st: &SelfplayStats) -> String {
 }
 
 fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()> {
-    let device = super::setup_runtime(cfg)?;
+    let device = martian_run::runtime::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let sp_rules = cfg.selfplay_rules::<G>()?;
     let sp = &cfg.selfplay;
@@ -479,7 +479,7 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
         let dir = std::env::temp_dir().join(format!("mz-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         let out = SelfplayOut::new(&dir, 1, "bench");
-        let devices = super::selfplay_devices(cfg)?;
+        let devices = martian_run::runtime::selfplay_devices(cfg)?;
         let st = selfplay_games::<G>(cfg, &sp_rules, Some((&ck, "random-init")), &devices, o.games, &out, false);
         let _ = std::fs::remove_dir_all(&dir);
         let st = st?;
@@ -555,7 +555,8 @@ fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()
                 play_games_on_devices(&params, sp, &cfg.search, &mut devs, count)
             }
             (Mode::Overlapped, None, Some(ck)) => {
-                let mut backends = crate::ops::net_backends(cfg, ck, &super::selfplay_devices(cfg)?)?;
+                let mut backends =
+                    martian_run::ops::net_backends(cfg, ck, &martian_run::runtime::selfplay_devices(cfg)?)?;
                 play_games_on_devices(&params, sp, &cfg.search, &mut backends, count)
             }
             (_, None, None) => unreachable!("a network without a simulated device"),
@@ -806,7 +807,7 @@ impl Mode {
 }
 
 fn bench_train<G: GameState>(cfg: &RunConfig, steps: u32, json: Option<&Path>) -> Result<()> {
-    let device = super::setup_runtime(cfg)?;
+    let device = martian_run::runtime::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let dir = std::env::temp_dir().join(format!("mz-bench-train-{}", std::process::id()));
     let mut c = cfg.clone();
@@ -908,12 +909,12 @@ fn selfplay_positions<G: GameState>(rules: &G::Rules, n: usize, seed: u64) -> Re
 }
 
 fn bench_precision<G: GameState>(cfg: &RunConfig, o: &PrecisionBench) -> Result<()> {
-    let device = super::setup_runtime(cfg)?;
+    let device = martian_run::runtime::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let positions = selfplay_positions::<G>(&rules, o.positions, cfg.seed)?;
     let (ck, net_name) = match &o.model {
         Some(p) => {
-            let ck = crate::checkpoints::load_checkpoint::<G>(p, &rules, ConfigModel::Absent, device)?;
+            let ck = martian_run::checkpoints::load_checkpoint::<G>(p, &rules, ConfigModel::Absent, device)?;
             (ck, p.display().to_string())
         }
         None => (Checkpoint::new_random::<G>(&rules, &cfg.model, device, 1)?, "random-init network".to_string()),
@@ -928,7 +929,7 @@ fn bench_precision<G: GameState>(cfg: &RunConfig, o: &PrecisionBench) -> Result<
         arch.channels,
         positions.rows,
         o.batch,
-        super::device_name(device),
+        martian_run::runtime::device_name(device),
         o.rounds,
         if o.rounds == 1 { "" } else { "s" }
     );

@@ -449,7 +449,7 @@ fn parse_game(name: &str) -> Option<GameKind> {
 /// Loads the network of `--model` (a checkpoint, a bundle or a run directory)
 /// with the rules it was trained under.
 fn load_net(path: &Path, device: Device) -> Result<(Net, serde_json::Value)> {
-    let m = crate::checkpoints::load_model(path, device)?;
+    let m = martian_run::checkpoints::load_model(path, device)?;
     Ok((Net { game: m.game, ck: m.ck, source: m.source.display().to_string() }, m.rules))
 }
 
@@ -488,7 +488,7 @@ impl Engine {
         let device_line = match &net {
             Some(_) => format!(
                 "info string device {} torch_threads {} search_threads 1",
-                super::device_name(device),
+                martian_run::runtime::device_name(device),
                 tch::get_num_threads()
             ),
             None => "info string device none (no network) search_threads 1".to_string(),

@@ -4,16 +4,16 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use martian_evaluate::{fit_ratings, gauntlet, MatchResult, PairResult, Player, Ratings};
+use martian_evaluate::{fit_ratings, gauntlet, PairResult, Player};
 use martian_search::AbGame;
-use serde::{Deserialize, Serialize};
 
-use crate::config::RunConfig;
-use crate::ops::{
+use crate::with_game;
+use martian_run::config::RunConfig;
+use martian_run::ops::{
     describe_match, load_player_checkpoint, make_player, opening_lines, progress, run_match_with, PlayerSpec,
 };
-use crate::rundir::{write_atomic, RunDir};
-use crate::with_game;
+use martian_run::results::GauntletRecord;
+use martian_run::rundir::{write_atomic, RunDir};
 
 /// Arguments of `evaluate`.
 #[derive(clap::Args)]
@@ -39,7 +39,7 @@ pub struct Args {
     /// Run directory: take the openings from R/openings.json (created on first
     /// use) and store the result under R/eval/ for `report`. Found
     /// automatically when A is a checkpoint inside R/models/.
-    #[arg(long, value_parser = crate::store::parse_local_run_dir)]
+    #[arg(long, value_parser = martian_run::store::parse_local_run_dir)]
     run_dir: Option<PathBuf>,
     /// Rating anchor (rated 0) of the gauntlet fit; default: the first opponent.
     #[arg(long, requires = "gauntlet")]
@@ -87,17 +87,6 @@ fn store_in_run(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
     Ok(())
 }
 
-/// `eval/gauntlet-<name>.json`: a gauntlet and its rating fit.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct GauntletRecord {
-    /// Player A.
-    pub player: String,
-    /// One match per opponent.
-    pub matches: Vec<MatchResult>,
-    /// Bradley-Terry fit over these matches.
-    pub ratings: Option<Ratings>,
-}
-
 /// Runs `evaluate`.
 pub fn run(a: Args) -> Result<()> {
     let cfg = RunConfig::load(&a.config)?;
@@ -136,7 +125,7 @@ fn with_run_best(s: PlayerSpec) -> Result<PlayerSpec> {
                 p.display()
             );
         }
-        crate::checkpoints::resolve_model(&p)
+        martian_run::checkpoints::resolve_model(&p)
     };
     Ok(match s {
         PlayerSpec::Net(p) => PlayerSpec::Net(resolve(p)?),
@@ -162,7 +151,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         );
     }
     if let Some(p) = a.out.as_deref() {
-        crate::rundir::check_output_path("--out", p)?;
+        martian_run::rundir::check_output_path("--out", p)?;
         if p.exists() && !a.force {
             bail!("--out {} exists: an earlier result; choose another file, or add --force to replace it", p.display());
         }
@@ -171,7 +160,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         RunDir::check_is_run(r).context("--run-dir")?;
     }
     let rules = cfg.rules::<G>()?;
-    let device = super::setup_runtime(cfg)?;
+    let device = martian_run::runtime::setup_runtime(cfg)?;
     let pairs = a.games.div_ceil(2).max(1);
     let run_dir = a.run_dir.clone().or_else(|| run_dir_of(spec_a.checkpoint()));
     if let Some(r) = &run_dir {
@@ -237,7 +226,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         .map(|m| PairResult { a: m.a.clone(), b: m.b.clone(), wins: m.wins, draws: m.draws, losses: m.losses })
         .collect();
     let anchor = a.anchor.clone().unwrap_or_else(|| matches[0].b.clone());
-    let ratings = match fit_ratings(&results, &anchor, crate::cmd::report::PRIOR_SD_ELO) {
+    let ratings = match fit_ratings(&results, &anchor, martian_run::results::PRIOR_SD_ELO) {
         Ok(r) => {
             println!("Bradley-Terry ratings (anchor {anchor} = 0, 95% intervals):");
             for p in &r.players {

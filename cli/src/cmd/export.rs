@@ -11,10 +11,10 @@ use martian_model::{Checkpoint, ConfigModel};
 use martian_rules::GameState;
 use martian_selfplay::names::{generation_prefix, parse_generation_prefix};
 
-use crate::checkpoints::load_checkpoint;
-use crate::cmd::pipeline::{FinalEval, GateRecord};
-use crate::rundir::RunDir;
 use crate::with_game;
+use martian_run::checkpoints::load_checkpoint;
+use martian_run::results::{FinalEval, GateRecord};
+use martian_run::rundir::RunDir;
 
 /// Arguments of `export`.
 #[derive(clap::Args)]
@@ -135,7 +135,7 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
         .flatten()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_str().and_then(parse_generation_prefix).is_some_and(|(_, rest)| rest == ".json"))
-        .filter_map(|e| match crate::records::read_json(&e.path(), "a gate record") {
+        .filter_map(|e| match martian_run::records::read_json(&e.path(), "a gate record") {
             Ok(g) => Some(g),
             Err(e) => {
                 eprintln!("warning: {e:#}; its match is left out of model.json");
@@ -155,7 +155,7 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
     let final_path = root.join("final-eval.json");
     let final_eval: Option<FinalEval> = match final_path.exists() {
         false => None,
-        true => crate::records::read_json(&final_path, "a final-evaluation record")
+        true => martian_run::records::read_json(&final_path, "a final-evaluation record")
             .map_err(|e| eprintln!("warning: {e:#}; its matches are left out of model.json"))
             .ok(),
     };

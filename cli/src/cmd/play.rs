@@ -11,9 +11,9 @@ use anyhow::{bail, Result};
 use martian_rules::{GameKind, GameState, Side};
 use martian_search::{AbGame, Limits};
 
-use crate::checkpoints::{model_and_game, model_rules, LoadedModel};
 use crate::think::{line_text, Engine, EngineKind, Thought};
 use crate::with_game;
+use martian_run::checkpoints::{model_and_game, model_rules, LoadedModel};
 
 /// Arguments of `play`.
 #[derive(clap::Args)]

@@ -6,10 +6,10 @@ use anyhow::Result;
 use martian_model::Checkpoint;
 use martian_rules::GameState;
 
-use crate::config::RunConfig;
-use crate::ops::train_generation;
-use crate::rundir::RunDir;
 use crate::with_game;
+use martian_run::config::RunConfig;
+use martian_run::ops::train_generation;
+use martian_run::rundir::RunDir;
 
 /// Arguments of `train`.
 #[derive(clap::Args)]
@@ -19,7 +19,7 @@ pub struct Args {
     config: PathBuf,
     /// Run directory of an existing run (its shards/ are the replay buffer;
     /// models/ gets the checkpoint). A directory that is not a run is refused.
-    #[arg(long, value_parser = crate::store::parse_local_run_dir)]
+    #[arg(long, value_parser = martian_run::store::parse_local_run_dir)]
     run_dir: PathBuf,
 }
 
@@ -34,11 +34,11 @@ fn run_game<G: GameState>(a: &Args, cfg: &RunConfig) -> Result<()> {
     // `train` continues a run: a mistyped directory must not become a new one.
     let run = RunDir::open_existing(&a.run_dir, cfg)?;
     // One process trains a run: the pipeline's trainer claim (`workers/wtrainer.lock`).
-    let _claim = crate::spool::WorkerLock::acquire(run.root(), crate::spool::TRAINER)?;
-    let device = super::setup_runtime(cfg)?;
+    let _claim = martian_run::spool::WorkerLock::acquire(run.root(), martian_run::spool::TRAINER)?;
+    let device = martian_run::runtime::setup_runtime(cfg)?;
     if !RunDir::complete(&run.checkpoint(0)) {
         let ck = Checkpoint::new_random::<G>(&rules, &cfg.model, device, cfg.seed as i64)?;
-        let _writing = crate::interrupt::writing();
+        let _writing = martian_run::interrupt::writing();
         ck.save(&run.checkpoint(0))?;
         run.set_best(&run.checkpoint(0))?;
     }
