@@ -312,8 +312,8 @@ impl RunConfig {
             bail!("evaluate.pairs must be >= 1 (the promotion gate needs games)");
         }
         for spec in &e.ladder {
-            match crate::ops::PlayerSpec::parse(spec) {
-                Ok(crate::ops::PlayerSpec::AlphaBeta { limits, .. }) if limits.movetime.is_none() => {}
+            match martian_evaluate::PlayerSpec::parse(spec) {
+                Ok(martian_evaluate::PlayerSpec::AlphaBeta { limits, .. }) if limits.movetime.is_none() => {}
                 Ok(_) => bail!(
                     "evaluate.ladder: {spec:?} is not a fixed alpha-beta player (use alphabeta:depth=N or nodes=N; \
                      a time limit is not reproducible)"
@@ -351,8 +351,8 @@ impl RunConfig {
                 self.pipeline.games_per_generation
             );
         }
-        match crate::ops::PlayerSpec::parse(&self.pipeline.bootstrap_player) {
-            Ok(crate::ops::PlayerSpec::AlphaBeta { limits, .. }) if limits.movetime.is_none() => {}
+        match martian_evaluate::PlayerSpec::parse(&self.pipeline.bootstrap_player) {
+            Ok(martian_evaluate::PlayerSpec::AlphaBeta { limits, .. }) if limits.movetime.is_none() => {}
             Ok(_) => bail!(
                 "pipeline.bootstrap_player: {:?} is not a fixed alpha-beta player (use alphabeta:depth=N or nodes=N)",
                 self.pipeline.bootstrap_player
@@ -495,7 +495,7 @@ fn shorten_f32_floats(value: &mut toml::Value) {
 /// Naming the file: missing, unreadable, a device or directory, too large, not UTF-8.
 fn read_config_text(path: &Path) -> Result<String> {
     let bytes =
-        crate::records::read_limited(path, 16 << 20).with_context(|| format!("reading config {}", path.display()))?;
+        crate::io::read_limited(path, 16 << 20).with_context(|| format!("reading config {}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
         anyhow::anyhow!("config {} is not UTF-8 text (at byte {})", path.display(), e.utf8_error().valid_up_to())
     })
@@ -600,17 +600,6 @@ mod tests {
             let e = format!("{:#}", RunConfig::load_with_overrides(&path, &sets(&[set])).unwrap_err());
             assert!(e.contains(needle), "--set {set}: {e}");
         }
-    }
-
-    #[test]
-    fn ladder_defaults_and_schedule() {
-        let e = EvaluateConfig::default();
-        assert_eq!(e.ladder_specs(GameKind::Jetan), ["alphabeta:depth=1", "alphabeta:depth=2"]);
-        assert_eq!(e.ladder_specs(GameKind::MartianChess).len(), 3);
-        let due: Vec<u32> = (1..=12).filter(|&g| crate::ladder::due(&e, g, 12)).collect();
-        assert_eq!(due, [5, 10, 12], "every 5 generations and the last");
-        let off = EvaluateConfig { ladder_every: 0, ..EvaluateConfig::default() };
-        assert!(!(1..=12).any(|g| crate::ladder::due(&off, g, 12)));
     }
 
     #[test]

@@ -25,8 +25,9 @@ use serde::{Deserialize, Serialize};
 use tch::Device;
 
 use crate::config::{EvaluateConfig, RunConfig};
+use crate::io::write_atomic;
 use crate::ops::{describe_match, run_match_with, PlayerSpec};
-use crate::rundir::{write_atomic, RunDir};
+use crate::rundir::RunDir;
 
 /// Prior standard deviation (Elo) of the calibration fit: keeps a ladder step
 /// that wins every game finite.
@@ -95,10 +96,10 @@ pub fn calibration<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, d
                 return Ok(c)
             }
             Ok(_) => {
-                eprintln!("ladder: {} is for another ladder or version; calibrating again", crate::mirror::shown(&path))
+                eprintln!("ladder: {} is for another ladder or version; calibrating again", crate::io::shown(&path))
             }
             Err(e) => {
-                let aside = crate::records::set_aside(&path)?;
+                let aside = crate::io::set_aside(&path)?;
                 eprintln!("warning: {e:#}; set aside as {}; calibrating again", aside.display());
             }
         }
@@ -146,7 +147,7 @@ pub fn play<G: AbGame>(
         match crate::records::read_json(&path, "a ladder record") {
             Ok(rec) => return Ok(rec),
             Err(e) => {
-                let aside = crate::records::set_aside(&path)?;
+                let aside = crate::io::set_aside(&path)?;
                 eprintln!("warning: {e:#}; set aside as {}; playing generation {g}'s ladder again", aside.display());
             }
         }
@@ -236,4 +237,20 @@ pub fn describe(rec: &LadderRecord) -> String {
         steps.join(", "),
         rec.alphabeta_version
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ladder_defaults_and_schedule() {
+        let e = crate::config::EvaluateConfig::default();
+        assert_eq!(e.ladder_specs(martian_rules::GameKind::Jetan), ["alphabeta:depth=1", "alphabeta:depth=2"]);
+        assert_eq!(e.ladder_specs(martian_rules::GameKind::MartianChess).len(), 3);
+        let due_at: Vec<u32> = (1..=12).filter(|&g| due(&e, g, 12)).collect();
+        assert_eq!(due_at, [5, 10, 12], "every 5 generations and the last");
+        let off = crate::config::EvaluateConfig { ladder_every: 0, ..crate::config::EvaluateConfig::default() };
+        assert!(!(1..=12).any(|g| due(&off, g, 12)));
+    }
 }

@@ -6,7 +6,7 @@
 //! * [`rundir`]: the run directory, which owns every path and file name of a
 //!   run; [`results`], [`ladder`] and [`metrics`]: its typed records;
 //!   [`records`]: reading line files and records that may be damaged;
-//! * storage: [`store`] (local directories and object stores behind one
+//! * storage: [`io`] (atomic writes, line appends, bounded reads: the leaf), [`store`] (local directories and object stores behind one
 //!   interface), [`mirror`] (a working copy of a run on a store), [`spool`]
 //!   (self-play output and worker claims), [`interrupt`] (what a stopped
 //!   process cleans up);
@@ -23,6 +23,7 @@ pub mod checkpoints;
 pub mod config;
 pub mod errtext;
 pub mod interrupt;
+pub mod io;
 pub mod ladder;
 pub mod metrics;
 pub mod mirror;

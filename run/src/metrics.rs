@@ -29,7 +29,8 @@ use tch::{Device, Kind, Tensor};
 
 use crate::checkpoints::load_checkpoint;
 use crate::config::RunConfig;
-use crate::rundir::{write_atomic, RunDir};
+use crate::io::{now_unix_s, write_atomic};
+use crate::rundir::RunDir;
 
 /// Positions of the held-out slice (the newest of the generation's games).
 pub const HELDOUT_POSITIONS: usize = 1024;
@@ -175,7 +176,7 @@ pub fn update(root: &Path, g: u32, f: impl FnOnce(&mut GenerationMetrics)) -> Re
     if !lines.bad.is_empty() {
         let mut s = crate::records::Skipped::default();
         s.lines(&file, &lines.bad);
-        let aside = crate::records::set_aside(&file)?;
+        let aside = crate::io::set_aside(&file)?;
         eprintln!("warning: {}; the file is set aside as {}", s.notes()[0], aside.display());
     }
     let mut all: BTreeMap<u32, GenerationMetrics> = lines.records.into_iter().map(|(_, m)| (m.generation, m)).collect();
@@ -199,11 +200,6 @@ pub fn record_selfplay(root: &Path, g: u32, st: &SelfplayStats) -> Result<()> {
         Some(old) => old.add(&m),
         None => e.selfplay = Some(m),
     })
-}
-
-/// Unix time now, seconds.
-pub fn now_unix_s() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
 /// The held-out check of generation `g`: network `g - 1` on up to

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{bail, Context, Result};
 use martian_selfplay::names::parse_generation_prefix;
 
-use crate::rundir::write_atomic;
+use crate::io::write_atomic;
 use crate::store::{PutOutcome, RunStore, Version};
 
 /// Which objects of the run a process writes.
@@ -109,34 +109,7 @@ pub struct Mirror {
     synced: Mutex<BTreeMap<String, Synced>>,
     _tmp: tempfile::TempDir,
     _on_interrupt: crate::interrupt::Registered,
-    _shown: Shown,
-}
-
-/// The working copies of this process and the URLs they stand for, so that
-/// messages name `s3://bucket/run/report.html` rather than a private
-/// directory that is removed when the process ends ([`shown`]).
-static SHOWN: Mutex<Vec<(PathBuf, String)>> = Mutex::new(Vec::new());
-
-/// A registration in [`SHOWN`], removed on drop.
-struct Shown(PathBuf);
-
-impl Drop for Shown {
-    fn drop(&mut self) {
-        SHOWN.lock().unwrap_or_else(|e| e.into_inner()).retain(|(p, _)| p != &self.0);
-    }
-}
-
-/// How a message names `path`: under a working copy of this process, the
-/// object's URL (`<run URL>/<name>`); else the path as it is.
-pub fn shown(path: &Path) -> String {
-    let copies = SHOWN.lock().unwrap_or_else(|e| e.into_inner());
-    for (local, url) in copies.iter() {
-        if let Ok(rel) = path.strip_prefix(local) {
-            let rel = rel.to_string_lossy();
-            return if rel.is_empty() { url.clone() } else { format!("{url}/{rel}") };
-        }
-    }
-    path.display().to_string()
+    _shown: crate::io::Shown,
 }
 
 /// The name prefix of this host's working copies: `run-<host>-`, followed by
@@ -162,7 +135,7 @@ fn remove_abandoned_copies(root: &Path) -> usize {
         let name = e.file_name().to_string_lossy().to_string();
         let pid = name.strip_prefix(&prefix).and_then(|r| r.split_once('-')).and_then(|(p, _)| p.parse::<u32>().ok());
         let Some(pid) = pid else { continue };
-        let mine_now = SHOWN.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|(l, _)| l == &e.path());
+        let mine_now = crate::io::is_shown(&e.path());
         let gone = !mine_now && (pid == std::process::id() || !Path::new(&format!("/proc/{pid}")).exists());
         if gone && std::fs::remove_dir_all(e.path()).is_ok() {
             n += 1;
@@ -221,7 +194,7 @@ impl Mirror {
                 }
             })
         };
-        SHOWN.lock().unwrap_or_else(|e| e.into_inner()).push((local.clone(), store.url().to_string()));
+        let shown = crate::io::show_as(&local, store.url());
         Ok(Mirror {
             store,
             local: local.clone(),
@@ -229,7 +202,7 @@ impl Mirror {
             synced: Mutex::new(BTreeMap::new()),
             _tmp: tmp,
             _on_interrupt: on_interrupt,
-            _shown: Shown(local),
+            _shown: shown,
         })
     }
 
@@ -520,16 +493,15 @@ mod tests {
         let running = mk(&format!("{p}1-d4"));
         let other_host = mk("run-some.other.host-4294967294-e5");
         let unrelated = mk("notes");
-        let _live = Shown(own_live.clone());
-        SHOWN.lock().unwrap().push((own_live.clone(), "s3://bucket/run".into()));
+        let _live = crate::io::show_as(&own_live, "s3://bucket/run");
         assert_eq!(remove_abandoned_copies(root.path()), 2);
         assert!(!dead.exists() && !own_old.exists());
         assert!(own_live.exists() && running.exists() && other_host.exists() && unrelated.exists());
-        assert_eq!(shown(&own_live.join("report.html")), "s3://bucket/run/report.html");
-        assert_eq!(shown(&own_live), "s3://bucket/run");
-        assert_eq!(shown(&running.join("x")), running.join("x").display().to_string());
+        assert_eq!(crate::io::shown(&own_live.join("report.html")), "s3://bucket/run/report.html");
+        assert_eq!(crate::io::shown(&own_live), "s3://bucket/run");
+        assert_eq!(crate::io::shown(&running.join("x")), running.join("x").display().to_string());
         drop(_live);
-        assert_eq!(shown(&own_live.join("x")), own_live.join("x").display().to_string());
+        assert_eq!(crate::io::shown(&own_live.join("x")), own_live.join("x").display().to_string());
     }
 
     #[test]

@@ -22,7 +22,8 @@ use tch::Device;
 
 use crate::checkpoints::load_checkpoint;
 use crate::config::RunConfig;
-use crate::rundir::{append_line, RunDir};
+use crate::io::append_line;
+use crate::rundir::RunDir;
 use crate::spool::{self, SelfplayOut, SpooledGame};
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
@@ -317,7 +318,7 @@ pub fn train_generation<G: GameState>(
     let mut resumed = None;
     let partials = run.partial_checkpoints(g);
     for (_, p) in partials.iter().rev() {
-        let shown = crate::mirror::shown(p);
+        let shown = crate::io::shown(p);
         if let Some(problem) = RunDir::partial_problem(p) {
             eprintln!("warning: not resuming from {shown}: {problem}");
             continue;
@@ -340,7 +341,7 @@ pub fn train_generation<G: GameState>(
     }
     let (mut ckpt, mut trainer, mut last_partial) = match resumed {
         Some((ck, tr, p)) => {
-            eprintln!("generation {g}: resuming training at step {} from {}", ck.meta.step, crate::mirror::shown(&p));
+            eprintln!("generation {g}: resuming training at step {} from {}", ck.meta.step, crate::io::shown(&p));
             (ck, tr, Some(p))
         }
         None => {
@@ -348,7 +349,7 @@ pub fn train_generation<G: GameState>(
                 eprintln!(
                     "generation {g}: training starts again from {} (no partial checkpoint of generation {g} \
                      can be resumed; they are removed)",
-                    crate::mirror::shown(&parent_path)
+                    crate::io::shown(&parent_path)
                 );
             }
             let mut ck = load_checkpoint::<G>(&parent_path, rules, ConfigModel::Fixed(&cfg.model), device)?;
@@ -402,7 +403,7 @@ pub fn train_generation<G: GameState>(
                 bail!(
                     "generation {g}: {e}. Training stopped; the last good weights are in {} \
                      (running the command again resumes from them)",
-                    crate::mirror::shown(&kept)
+                    crate::io::shown(&kept)
                 );
             }
             Err(e) => return Err(e.into()),

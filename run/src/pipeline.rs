@@ -34,10 +34,11 @@ use martian_selfplay::names::parse_generation_prefix;
 
 use crate::checkpoints::load_checkpoint;
 use crate::config::{GateKind, RunConfig};
-use crate::mirror::shown;
+use crate::io::shown;
+use crate::io::write_atomic;
 use crate::ops::{describe_match, run_match_with, selfplay_games, train_generation, PlayerSpec};
 use crate::results::{FinalEval, GateRecord};
-use crate::rundir::{write_atomic, RunDir};
+use crate::rundir::RunDir;
 use crate::spool::WorkerLock;
 use crate::with_game;
 
@@ -631,7 +632,7 @@ fn final_evaluation<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDir, 
         let f: Option<FinalEval> = match crate::records::read_json(&path, "a final-evaluation record") {
             Ok(f) => Some(f),
             Err(e) => {
-                let aside = crate::records::set_aside(&path)?;
+                let aside = crate::io::set_aside(&path)?;
                 eprintln!("warning: {e:#}; set aside as {}; playing the final evaluation again", aside.display());
                 None
             }
@@ -782,7 +783,7 @@ impl Log {
     /// mode, so a kill never leaves half a line; a failed write is a warning).
     fn line(&self, text: &str) {
         println!("{text}");
-        if let Err(e) = crate::rundir::append_line(&self.path, &format!("{} {text}", utc_timestamp())) {
+        if let Err(e) = crate::io::append_line(&self.path, &format!("{} {text}", utc_timestamp())) {
             eprintln!("warning: {e:#}");
         }
     }
@@ -868,10 +869,8 @@ fn install_interrupt_handler(root: &Path, total: u32, games_per_generation: u64)
                 "everything pushed to {run} is kept (pushed after each phase); continue the run with:\n  {command}"
             );
         }
-        let _ = crate::rundir::append_line(
-            &root.join("pipeline.log"),
-            &format!("{} interrupted: {state}", utc_timestamp()),
-        );
+        let _ =
+            crate::io::append_line(&root.join("pipeline.log"), &format!("{} interrupted: {state}", utc_timestamp()));
         // Then the claims are released and a URL run's working copy removed (crate::interrupt).
     });
 }

@@ -19,12 +19,13 @@
 //!
 //! Nothing here panics on any bytes.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use martian_selfplay::GameRecord;
 use serde::de::DeserializeOwned;
+
+use crate::io::{read_limited, set_aside, MAX_LINE_FILE_BYTES, MAX_RECORD_BYTES};
 
 /// A line of a line file that was not read, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,38 +102,6 @@ pub fn read_game_records(path: &Path) -> Result<JsonLines<GameRecord>> {
             Err(e) => format!("not JSON ({e})"),
         })
     }))
-}
-
-/// Largest whole-file record read (gate, ladder, evaluation records, the
-/// opening book): real ones are a few KiB to a few MiB.
-pub const MAX_RECORD_BYTES: u64 = 64 << 20;
-
-/// Largest line file read (game records of a shard, the run's logs).
-pub const MAX_LINE_FILE_BYTES: u64 = 1 << 30;
-
-/// Reads `path` whole, refusing what is not a regular file (a device such as
-/// `/dev/zero` behind a link, which never ends; a directory) and a file over
-/// `limit` bytes, before reading it.
-///
-/// # Errors
-/// The [`std::io::Error`] of a missing or unreadable file (kind kept, so
-/// `NotFound` can be told apart), or an `InvalidData` one naming the problem.
-pub fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::{Error, ErrorKind, Read};
-    let m = fs::metadata(path)?;
-    if !m.is_file() {
-        let what = if m.is_dir() { "a directory" } else { "not a regular file (a device or a pipe)" };
-        return Err(Error::new(ErrorKind::InvalidData, format!("it is {what}")));
-    }
-    if m.len() > limit {
-        return Err(Error::new(ErrorKind::InvalidData, format!("it holds {} bytes, more than {limit}", m.len())));
-    }
-    let mut bytes = Vec::new();
-    fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(Error::new(ErrorKind::InvalidData, format!("it holds more than {limit} bytes")));
-    }
-    Ok(bytes)
 }
 
 /// Reads the line file `path` with [`parse_json_lines`]; a file that does not
@@ -233,30 +202,10 @@ impl Skipped {
     }
 }
 
-/// Moves the damaged file `path` aside to `<name>.damaged` (or
-/// `<name>.damaged-2`, ...) in the same folder and returns the new path, so
-/// that what it held is played or written again and the bytes stay for a look.
-///
-/// # Errors
-/// The rename failed (naming both paths).
-pub fn set_aside(path: &Path) -> Result<PathBuf> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let mut k = 1;
-    let to = loop {
-        let candidate =
-            path.with_file_name(if k == 1 { format!("{name}.damaged") } else { format!("{name}.damaged-{k}") });
-        if !candidate.exists() {
-            break candidate;
-        }
-        k += 1;
-    };
-    fs::rename(path, &to).with_context(|| format!("setting aside {} as {}", path.display(), to.display()))?;
-    Ok(to)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[derive(serde::Deserialize, Debug, PartialEq)]
     struct R {

@@ -40,17 +40,17 @@ use martian_selfplay::names::{find_generation, parse_generation_prefix};
 use martian_selfplay::GameRecord;
 use martian_train::Metrics;
 
+use crate::io::write_atomic;
 use crate::ladder::LadderRecord;
 use crate::metrics::GenerationMetrics;
 use crate::records::{self, Skipped};
 use crate::results::{FinalEval, GateRecord, GauntletRecord, PRIOR_SD_ELO};
-use crate::rundir::write_atomic;
 
 /// Rewrites the report of `root`, printing a warning instead of failing
 /// (used by the pipeline after each evaluation).
 pub fn refresh(root: &Path) {
     match write_report(root, None) {
-        Ok((_, html)) => eprintln!("report: {}", crate::mirror::shown(&html)),
+        Ok((_, html)) => eprintln!("report: {}", crate::io::shown(&html)),
         Err(e) => eprintln!("warning: report not written: {e:#}"),
     }
 }

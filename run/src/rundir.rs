@@ -21,8 +21,8 @@
 //! Readers only look at complete files: every write goes through a temporary
 //! name and a rename, and a shard's record file is written after the shard.
 
+use crate::io::write_atomic;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -59,75 +59,6 @@ pub fn check_output_path(flag: &str, p: &Path) -> Result<()> {
         .tempfile_in(dir)
         .map(drop)
         .with_context(|| format!("{flag} {}: no file can be created in {}", p.display(), dir.display()))
-}
-
-/// Sets aside what stands at `path` when it is not a regular file (a
-/// directory or a special file put there by damage), with a warning, so that
-/// a record file can be written there again.
-///
-/// # Errors
-/// The rename failed.
-pub fn make_way(path: &Path) -> Result<()> {
-    if let Ok(m) = fs::symlink_metadata(path) {
-        if !m.is_file() {
-            let aside = crate::records::set_aside(path)?;
-            eprintln!("warning: {} is not a file; set aside as {}", path.display(), aside.display());
-        }
-    }
-    Ok(())
-}
-
-/// Writes `bytes` to `path` through a temporary file and a rename (what
-/// stands at `path` that is not a file is set aside first: [`make_way`]).
-///
-/// # Errors
-/// I/O errors, with the path.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let _writing = crate::interrupt::writing();
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(".tmp-{}-{name}", std::process::id()));
-    make_way(path)?;
-    // A write that fails part-way (a full disk) leaves the previous file as it was and no temporary.
-    let written = fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display())).and_then(|()| {
-        fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
-    });
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
-}
-
-/// Appends one line to a JSONL file (what stands at `path` that is not a
-/// file, or a file that cannot be opened, is set aside first, with a warning).
-///
-/// # Errors
-/// I/O errors, with the path.
-pub fn append_line(path: &Path, line: &str) -> Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    make_way(path)?;
-    let open = || fs::OpenOptions::new().create(true).read(true).append(true).open(path);
-    let mut f = match open() {
-        Ok(f) => f,
-        // A file that cannot be opened (its permissions damaged) is set aside, and a new one begun.
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            let aside = crate::records::set_aside(path)?;
-            eprintln!("warning: {} cannot be opened ({e}); set aside as {}", path.display(), aside.display());
-            open().with_context(|| format!("opening {}", path.display()))?
-        }
-        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
-    };
-    // A line cut by an earlier failed append (a full disk) is ended first, so
-    // that it does not swallow this one: readers skip it alone.
-    let mut last = [b'\n'];
-    if f.seek(SeekFrom::End(0)).with_context(|| format!("reading {}", path.display()))? > 0 {
-        f.seek(SeekFrom::End(-1))
-            .and_then(|_| f.read_exact(&mut last))
-            .with_context(|| format!("reading {}", path.display()))?;
-    }
-    let text = if last[0] == b'\n' { format!("{line}\n") } else { format!("\n{line}\n") };
-    f.write_all(text.as_bytes()).with_context(|| format!("appending to {}", path.display()))
 }
 
 /// The subdirectories a run creates before its `config.toml` (a run killed
@@ -434,7 +365,7 @@ impl RunDir {
         if !lines.bad.is_empty() {
             let mut s = crate::records::Skipped::default();
             s.lines(&path, &lines.bad);
-            let aside = crate::records::set_aside(&path)?;
+            let aside = crate::io::set_aside(&path)?;
             eprintln!("warning: {}; the file is set aside as {}", s.notes()[0], aside.display());
         }
         if dropped > 0 || !lines.bad.is_empty() {
@@ -461,7 +392,7 @@ impl RunDir {
             return None;
         }
         let shown = path.display();
-        let text = match crate::records::read_limited(&path, 4096) {
+        let text = match crate::io::read_limited(&path, 4096) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) => return Some(format!("{shown} is unreadable: {e}")),
         };
@@ -505,7 +436,7 @@ impl RunDir {
 
     /// The promoted checkpoint, if any.
     pub fn best(&self) -> Option<PathBuf> {
-        let bytes = crate::records::read_limited(&self.best_file(), 4096).ok()?;
+        let bytes = crate::io::read_limited(&self.best_file(), 4096).ok()?;
         let name = String::from_utf8(bytes).ok()?;
         let name = name.trim();
         if name.is_empty() || name.contains('/') || name.contains('\\') || name.starts_with('.') {

@@ -31,7 +31,7 @@ use anyhow::{bail, Context, Result};
 use martian_selfplay::names::generation_prefix;
 use martian_selfplay::{read_shard, shard_game_ids, write_shard, GameRecord, ShardData};
 
-use crate::rundir::write_atomic;
+use crate::io::write_atomic;
 
 /// Largest number of games per worker and generation (`k < 2^24`).
 pub const MAX_GAMES_PER_WORKER: u64 = 1 << 24;
@@ -205,7 +205,7 @@ impl WorkerLock {
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join(format!("w{worker}.lock"));
         // A claim file that damage replaced by something else is set aside (a live claim is a file).
-        crate::rundir::make_way(&path)?;
+        crate::io::make_way(&path)?;
         for _ in 0..16 {
             let mut file = fs::OpenOptions::new()
                 .read(true)
@@ -419,9 +419,9 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
             }
         };
         if let Some(problem) = problem {
-            let mut aside = vec![crate::records::set_aside(&p)?];
+            let mut aside = vec![crate::io::set_aside(&p)?];
             if shard.exists() {
-                aside.push(crate::records::set_aside(&shard)?);
+                aside.push(crate::io::set_aside(&shard)?);
             }
             let names: Vec<String> = aside.iter().map(|x| x.display().to_string()).collect();
             eprintln!("recovery: {problem}; set aside as {}; its games will be played again", names.join(" and "));
@@ -448,7 +448,7 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
                 let mut aside = Vec::new();
                 for p in [&json, &npz] {
                     if fs::symlink_metadata(p).is_ok() {
-                        aside.push(crate::records::set_aside(p)?.display().to_string());
+                        aside.push(crate::io::set_aside(p)?.display().to_string());
                     }
                 }
                 eprintln!(

@@ -96,7 +96,7 @@ fn file_for(root: &Path) -> Result<PathBuf> {
     let _writing = crate::interrupt::writing();
     let dir = root.join("tensorboard");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let now = crate::metrics::now_unix_s();
+    let now = crate::io::now_unix_s();
     let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
     let host = if host.is_empty() { "localhost".to_string() } else { host };
     let p = dir.join(format!("events.out.tfevents.{}.{host}.{}", now as u64, std::process::id()));
@@ -118,7 +118,7 @@ pub fn append(root: &Path, step: u64, scalars: &[(&str, f64)]) -> Result<()> {
     let p = file_for(root)?;
     let mut f =
         std::fs::OpenOptions::new().append(true).open(&p).with_context(|| format!("opening {}", p.display()))?;
-    f.write_all(&record(&event(crate::metrics::now_unix_s(), step as i64, None, &scalars)))
+    f.write_all(&record(&event(crate::io::now_unix_s(), step as i64, None, &scalars)))
         .with_context(|| format!("writing {}", p.display()))?;
     Ok(())
 }

@@ -9,11 +9,12 @@ use martian_search::AbGame;
 
 use crate::with_game;
 use martian_run::config::RunConfig;
+use martian_run::io::write_atomic;
 use martian_run::ops::{
     describe_match, load_player_checkpoint, make_player, opening_lines, progress, run_match_with, PlayerSpec,
 };
 use martian_run::results::GauntletRecord;
-use martian_run::rundir::{write_atomic, RunDir};
+use martian_run::rundir::RunDir;
 
 /// Arguments of `evaluate`.
 #[derive(clap::Args)]
