@@ -29,7 +29,17 @@
 //! [`Mcts::advance`] keeps the subtree of the played move (tree reuse) by
 //! copying it into a second arena, so memory stays bounded by one search tree.
 
+mod backup;
+mod expand;
+mod node;
 mod prove;
+mod result;
+mod reuse;
+mod root;
+mod select;
 mod tree;
 
-pub use tree::{game_value, tie_rank, Gather, Mcts, Node, NodeKind, QRescale, SearchResult};
+pub use node::{game_value, Node, NodeKind};
+pub use result::{tie_rank, Gather, SearchResult};
+pub use root::QRescale;
+pub use tree::Mcts;
