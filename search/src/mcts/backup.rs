@@ -131,6 +131,32 @@ impl<G: GameState> Mcts<G> {
     /// With [`MctsConfig::solver`](crate::MctsConfig::solver), the root's proven game value for its side
     /// to move: +1, 0 or -1 ([`game_value`]: a draw is 0 whatever
     /// [`MctsConfig::draw_penalty`](crate::MctsConfig::draw_penalty) the search used).
+    ///
+    /// # Example
+    /// The solver proves a forced win in three plies that the uniform
+    /// evaluator alone cannot see, and the move to play is the proven win.
+    /// ```
+    /// use martian_rules::martian::{MartianChess, MartianRules};
+    /// use martian_rules::GameState;
+    /// use martian_search::{Mcts, MctsConfig, UniformEvaluator};
+    /// use rand::rngs::StdRng;
+    /// use rand::SeedableRng;
+    ///
+    /// // North to move: b6a5 forces a win in three plies (no win in one).
+    /// let text = "QQDQ/1DP1/1P2/4/2PP/1DDD/P2Q/PQQ1 N 0 2 b2b3 2 5 17";
+    /// let pos = MartianChess::from_position(text, &MartianRules::default())?;
+    /// let cfg = MctsConfig { solver: true, ..MctsConfig::default() };
+    /// let mut tree = Mcts::new(cfg, pos.clone());
+    /// let result = tree.search(&mut UniformEvaluator, 3000, false, &mut StdRng::seed_from_u64(1))?;
+    ///
+    /// assert_eq!(tree.root_exact(), Some(1.0), "the root is a proven win");
+    /// assert_eq!(tree.root_exact_plies(), Some(3));
+    /// let best = result.best_move().expect("the root has legal moves");
+    /// assert_eq!(pos.move_to_string(best), "b6a5");
+    /// let i = result.visits.iter().position(|&(m, _)| m == best).expect("a root move");
+    /// assert_eq!((result.exact[i], result.exact_plies[i]), (Some(1.0), 3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn root_exact(&self) -> Option<f32> {
         if self.cfg.solver {
             self.nodes[0].solved.map(game_value)

@@ -28,6 +28,41 @@ pub(super) struct PendingLeaf<G> {
 
 /// A PUCT search tree over game `G`. See the module docs for the protocol.
 ///
+/// # Example
+/// The batched protocol that [`Mcts::search`] wraps, as a self-play driver
+/// runs it (there with the leaves of many trees in one evaluation), then
+/// tree reuse.
+/// ```
+/// use martian_rules::martian::{MartianChess, MartianRules};
+/// use martian_rules::{GameState, Move};
+/// use martian_search::{Evaluator, Mcts, MctsConfig, UniformEvaluator};
+/// use rand::rngs::StdRng;
+/// use rand::SeedableRng;
+///
+/// let start = MartianChess::new_game(&MartianRules::default())?;
+/// let mut tree = Mcts::new(MctsConfig::default(), start);
+/// let (mut rng, mut evaluator, mut evals) = (StdRng::seed_from_u64(1), UniformEvaluator, Vec::new());
+/// tree.begin_search(true, 100, &mut rng); // with root noise, as in self-play
+/// while tree.child_visits() < 100 {
+///     // Up to 8 leaves; virtual loss steers each selection away from the others.
+///     let want = (100 - tree.child_visits()).min(8) as usize;
+///     tree.gather(want, &mut rng);
+///     let (states, moves): (Vec<&MartianChess>, Vec<&[Move]>) = tree.pending_leaves().unzip();
+///     evaluator.evaluate(&states, &moves, &mut evals)?;
+///     tree.apply_evaluations(&evals, &mut rng);
+/// }
+/// assert_eq!(tree.child_visits(), 100);
+/// assert_eq!(tree.num_pending(), 0);
+///
+/// // Play the move and keep its subtree: its visits count towards the next search.
+/// let mv = tree.best_move().expect("the root has legal moves");
+/// let kept = tree.root_children().iter().find(|c| c.mv == mv).map_or(0, |c| c.visits);
+/// tree.advance(mv);
+/// assert_eq!(tree.root().visits, kept);
+/// assert_eq!(tree.root_state().ply(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
 /// # Two or more value players
 /// Each node's scalar ([`Node::value_sum`]) is the value for the player who
 /// moved into it ([`Node::mover`]). A back-up carries the leaf's value for
@@ -467,6 +502,32 @@ impl<G: GameState> Mcts<G> {
     ///
     /// # Errors
     /// The evaluator's error.
+    ///
+    /// # Example
+    /// A search of 400 visits without a network ([`UniformEvaluator`](crate::UniformEvaluator):
+    /// equal priors, value 0) finds the capture that wins Martian Chess's tie-break
+    /// (the rules' example MC12).
+    /// ```
+    /// use martian_rules::martian::{MartianChess, MartianRules};
+    /// use martian_rules::GameState;
+    /// use martian_search::{Mcts, MctsConfig, UniformEvaluator};
+    /// use rand::rngs::StdRng;
+    /// use rand::SeedableRng;
+    ///
+    /// // South to move, 5-6 down: a4xb5 makes it 6-6, and the last mover wins the tie.
+    /// let pos = MartianChess::from_position("3Q/2D1/4/1P2/Q3/4/4/4 S 5 6 - - 0 0", &MartianRules::default())?;
+    /// let mut tree = Mcts::new(MctsConfig::default(), pos.clone());
+    /// let result = tree.search(&mut UniformEvaluator, 400, false, &mut StdRng::seed_from_u64(3))?;
+    ///
+    /// // The root's children hold the 400 visits, one entry per legal move.
+    /// assert_eq!(result.visits.iter().map(|&(_, n)| n).sum::<u32>(), 400);
+    /// assert_eq!(tree.child_visits(), 400);
+    /// assert_eq!(result.visits.len(), tree.root_children().len());
+    /// let best = result.best_move().expect("the root has legal moves");
+    /// assert_eq!(pos.move_to_string(best), "a4b5");
+    /// assert_eq!(tree.best_move(), Some(best));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn search<E: Evaluator<G>, R: Rng>(
         &mut self,
         evaluator: &mut E,
