@@ -29,6 +29,13 @@ impl<G: GameState> Mcts<G> {
         }
     }
 
+    /// [`Mcts::propagate_solved`] along the path of the current selection.
+    pub(super) fn propagate_solved_on_path(&mut self) {
+        let path = std::mem::take(&mut self.path);
+        self.propagate_solved(&path);
+        self.path = path;
+    }
+
     /// The solver's back-up (Winands et al. 2008): walks `path` upwards from
     /// its last node, which has just become exact (a terminal reached, or a
     /// leaf expanded), marking each node whose children now prove its value;

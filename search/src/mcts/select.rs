@@ -73,9 +73,7 @@ impl<G: GameState> Mcts<G> {
                         // Trap proofs for every move of a node the search keeps coming back to.
                         self.check_children(idx as usize);
                         if self.cfg.solver {
-                            let path = std::mem::take(&mut self.path);
-                            self.propagate_solved(&path);
-                            self.path = path;
+                            self.propagate_solved_on_path();
                             if let (true, Some(v)) = (idx != 0, self.nodes[idx as usize].solved) {
                                 self.backup_path(v);
                                 return Gather::Terminal;
@@ -106,9 +104,7 @@ impl<G: GameState> Mcts<G> {
                 NodeKind::Terminal(v) => {
                     self.backup_path(v);
                     if self.cfg.solver {
-                        let path = std::mem::take(&mut self.path);
-                        self.propagate_solved(&path);
-                        self.path = path;
+                        self.propagate_solved_on_path();
                     }
                     return Gather::Terminal;
                 }
@@ -116,9 +112,7 @@ impl<G: GameState> Mcts<G> {
                 NodeKind::Unexpanded if idx != 0 && self.cfg.solver && node.solved.is_some() => {
                     // Proven before its first visit (a trap proof): no evaluation needed.
                     self.backup_path(node.solved.unwrap_or(0.0));
-                    let path = std::mem::take(&mut self.path);
-                    self.propagate_solved(&path);
-                    self.path = path;
+                    self.propagate_solved_on_path();
                     return Gather::Terminal;
                 }
                 NodeKind::Unexpanded => {
@@ -135,9 +129,7 @@ impl<G: GameState> Mcts<G> {
                         self.nodes[idx as usize].kind = NodeKind::Terminal(v);
                         self.backup_path(v);
                         if self.cfg.solver {
-                            let path = std::mem::take(&mut self.path);
-                            self.propagate_solved(&path);
-                            self.path = path;
+                            self.propagate_solved_on_path();
                         }
                         return Gather::Terminal;
                     }
