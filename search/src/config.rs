@@ -3,6 +3,41 @@
 use serde::{Deserialize, Serialize};
 
 /// PUCT search settings. Defaults follow AlphaZero's pseudocode and lc0.
+///
+/// # Example
+/// Settings are built from the defaults with the fields that differ, checked
+/// with [`MctsConfig::validate`], and given to [`Mcts::new`](crate::Mcts::new).
+/// ```
+/// use martian_rules::jetan::{Jetan, JetanRules};
+/// use martian_rules::GameState;
+/// use martian_search::{Mcts, MctsConfig, RootSelection, UniformEvaluator};
+/// use rand::rngs::StdRng;
+/// use rand::SeedableRng;
+///
+/// // Gumbel root search over 8 candidates, 4 leaves per evaluation batch.
+/// let cfg = MctsConfig {
+///     root_selection: RootSelection::Gumbel,
+///     gumbel_considered: 8,
+///     leaves_per_batch: 4,
+///     ..MctsConfig::default()
+/// };
+/// assert!(cfg.validate().is_ok());
+/// assert!(cfg.solver && cfg.terminal_children, "the defaults that were not named stay");
+///
+/// // A setting out of range, or one that does not fit the others, is refused by name.
+/// let forced = MctsConfig { forced_playouts_k: 2.0, ..cfg.clone() };
+/// assert!(forced.validate().unwrap_err().starts_with("search.forced_playouts_k"));
+/// let wide = MctsConfig { leaves_per_batch: 0, ..cfg.clone() };
+/// assert!(wide.validate().unwrap_err().starts_with("search.leaves_per_batch"));
+///
+/// // The search with those settings: sequential halving picks the move to play.
+/// let mut tree = Mcts::new(cfg, Jetan::new_game(&JetanRules::default())?);
+/// let result = tree.search(&mut UniformEvaluator, 64, true, &mut StdRng::seed_from_u64(5))?;
+/// assert_eq!(tree.child_visits(), 64);
+/// assert!(result.chosen.is_some());
+/// assert_eq!(result.best_move(), result.chosen);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MctsConfig {

@@ -91,3 +91,19 @@ impl<G: GameState> Evaluator<G> for UniformEvaluator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The zero-sum completion and the rotation of [`Evaluation::player_values`].
+    #[test]
+    fn evaluation_player_values_rotate_and_complete() {
+        let e = Evaluation { priors: vec![], value: 0.3, values: vec![0.3, -0.1, 0.0, -0.2] };
+        assert_eq!(e.player_values(2, 4), [0.0, -0.2, 0.3, -0.1]);
+        let e = Evaluation { priors: vec![], value: 0.6, values: vec![] };
+        let p = e.player_values(1, 4);
+        assert_eq!(p[1], 0.6);
+        assert!((p[0] + 0.2).abs() < 1e-6 && (p[2] + 0.2).abs() < 1e-6 && (p[3] + 0.2).abs() < 1e-6);
+    }
+}

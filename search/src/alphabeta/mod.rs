@@ -176,6 +176,33 @@ fn score_from_tt(v: i32, ply: usize) -> i32 {
 }
 
 /// The alpha-beta engine for game `G` with evaluation `E`.
+///
+/// # Example
+/// A fixed-depth search finds a forced win three plies deep.
+/// ```
+/// use martian_rules::jetan::{Jetan, JetanRules};
+/// use martian_rules::GameState;
+/// use martian_search::alphabeta::{score_text, MATE};
+/// use martian_search::{AlphaBeta, AlphaBetaConfig, Limits};
+///
+/// // Black to move forces the capture of Orange's Princess (a7, Escape spent)
+/// // on its second move, whatever Orange replies.
+/// let pos = Jetan::from_position("C9/t2t6/10/P2w6/10/10/10/10/10/c8p b B - 0 0", &JetanRules::default())?;
+/// let mut engine = AlphaBeta::<Jetan>::new(AlphaBetaConfig { tt_mib: 4, ..AlphaBetaConfig::default() });
+/// let result = engine.search(&pos, &Limits::depth(3));
+///
+/// assert_eq!(result.depth, 3);
+/// assert_eq!(result.score, MATE - 3, "a win three plies ahead");
+/// assert_eq!(score_text(result.score), "win in 3");
+/// let best = result.best_move.expect("the root has legal moves");
+/// assert_eq!(result.pv.first(), Some(&best), "the principal variation starts with the move");
+///
+/// // Scores are for the side to move: after the move, Orange loses in two plies.
+/// let mut after = pos.clone();
+/// after.play(best)?;
+/// assert_eq!(engine.search(&after, &Limits::depth(2)).score, -(MATE - 2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct AlphaBeta<G: AbGame, E: StaticEval<G> = <G as AbGame>::Eval> {
     cfg: AlphaBetaConfig,
     eval: E,

@@ -28,8 +28,33 @@
 //! ```
 //! [`Mcts::advance`] keeps the subtree of the played move (tree reuse) by
 //! copying it into a second arena, so memory stays bounded by one search tree.
+//!
+//! # Files
+//! One `impl Mcts` per concern, as KataGo splits its search across files:
+//! * `tree`: the arena, the search's state and the public API (begin,
+//!   gather, evaluate, result, the move to play, [`Mcts::search`]);
+//! * `select`: selection by PUCT with first-play urgency and virtual loss;
+//! * `expand`: queueing a leaf, expanding it with its evaluation, the
+//!   terminal checks and trap proofs of its children;
+//! * `backup`: back-up (negamax, max^n) and the solver's proven values;
+//! * `root`: root noise, Gumbel root search, forced playouts, the policy
+//!   targets ([`Mcts::improved_policy`], [`Mcts::pruned_visits`]);
+//! * `reuse`: [`Mcts::advance`];
+//! * `node` ([`Node`]) and `result` ([`SearchResult`], [`Gather`],
+//!   [`tie_rank`]): the types the others share, importing none of them;
+//! * `prove`: the shallow exact proofs (a game-interface search of its own).
 
+mod backup;
+mod expand;
+mod node;
 mod prove;
+mod result;
+mod reuse;
+mod root;
+mod select;
 mod tree;
 
-pub use tree::{game_value, tie_rank, Gather, Mcts, Node, NodeKind, QRescale, SearchResult};
+pub use node::{game_value, Node, NodeKind};
+pub use result::{tie_rank, Gather, SearchResult};
+pub use root::QRescale;
+pub use tree::Mcts;

@@ -1,0 +1,189 @@
+//! Expansion: a selected leaf is queued for evaluation, then expanded with
+//! its evaluation; the terminal checks of its children (one ply of exact
+//! lookahead, the threat check, the three-ply trap proof) and the leaf's
+//! value are backed up in the same pass.
+
+use martian_rules::{GameState, MAX_PLAYERS};
+use rand::Rng;
+
+use super::node::{Node, NodeKind};
+use super::tree::{Mcts, PendingLeaf};
+use crate::evaluator::Evaluation;
+
+impl<G: GameState> Mcts<G> {
+    /// The value of a finished game for its side to move, in the search's
+    /// units: +1 / -1 for a win / loss; a draw is `+draw_penalty`, so the
+    /// side whose move ended the game in a draw gets `-draw_penalty`
+    /// ([`MctsConfig::draw_penalty`](crate::MctsConfig::draw_penalty)).
+    #[inline]
+    pub(super) fn terminal_value(&self, o: martian_rules::Outcome, stm: martian_rules::Side) -> f32 {
+        match o.winner {
+            None => self.cfg.draw_penalty,
+            Some(_) => o.value_for(stm),
+        }
+    }
+
+    pub(super) fn queue_leaf<R: Rng>(&mut self, _rng: &mut R) {
+        if self.pending.len() == self.num_pending {
+            self.pending.push(PendingLeaf {
+                state: self.scratch.clone(),
+                moves: Vec::with_capacity(G::MAX_MOVES),
+                path: Vec::with_capacity(64),
+                len: 0,
+            });
+        }
+        let p = &mut self.pending[self.num_pending];
+        p.state.clone_from(&self.scratch);
+        p.state.legal_moves(&mut p.moves);
+        p.path.clear();
+        p.path.extend_from_slice(&self.path);
+        p.len = p.moves.len();
+        self.num_pending += 1;
+    }
+
+    /// Expands every pending leaf with its evaluation (same order as
+    /// [`Mcts::pending_leaves`]) and backs the values up.
+    ///
+    /// # Panics
+    /// If `evals.len()` differs from the number of pending leaves, or an
+    /// evaluation's priors do not match the leaf's legal moves.
+    pub fn apply_evaluations<R: Rng>(&mut self, evals: &[Evaluation], rng: &mut R) {
+        assert_eq!(evals.len(), self.num_pending, "one evaluation per pending leaf");
+        for (k, eval) in evals.iter().enumerate() {
+            let p = &self.pending[k];
+            assert_eq!(eval.priors.len(), p.len, "priors must match the legal moves");
+            let leaf = *p.path.last().expect("path holds the root");
+            let first = self.nodes.len() as u32;
+            let mut proven_win = false;
+            let many = self.players > 2;
+            let threat =
+                (self.cfg.leaf_threat_check || self.cfg.trap_plies >= 1) && self.cfg.terminal_children && !many;
+            // The best a move that ends the game without a win secures the leaf's mover.
+            let mut floor = -1.0f32;
+            // With the threat check: every move so far loses at once or hands the opponent a win.
+            let mut all_lost = threat && !p.moves.is_empty();
+            let chooser = p.state.player_to_move();
+            // More players: the values of a move that wins outright for the leaf's mover.
+            let mut win_values: Option<[f32; MAX_PLAYERS]> = None;
+            for (&mv, &prior) in p.moves.iter().zip(&eval.priors) {
+                let mut child = Node { mover: chooser as u8, ..Node::new(mv, prior) };
+                if self.cfg.terminal_children && many {
+                    // One ply of exact lookahead, max^n: the child's exact value
+                    // for its chooser (`NodeKind::Terminal`).
+                    self.scratch.clone_from(&p.state);
+                    self.scratch.play_unchecked(mv);
+                    if let Some(values) = self.scratch.player_values() {
+                        child.kind = NodeKind::Terminal(values[chooser]);
+                        if values[chooser] >= 1.0 && win_values.is_none() {
+                            win_values = Some(values);
+                        }
+                    }
+                } else if self.cfg.terminal_children {
+                    // One ply of exact lookahead: a move that ends the game gets its
+                    // exact value now, so PUCT sees a winning move (or a losing one)
+                    // before visiting it. Costs one `play` per legal move per expansion.
+                    self.scratch.clone_from(&p.state);
+                    self.scratch.play_unchecked(mv);
+                    if let Some(o) = self.scratch.outcome() {
+                        let v = match o.winner {
+                            None => self.cfg.draw_penalty,
+                            Some(_) => o.value_for(self.scratch.side_to_move()),
+                        };
+                        child.kind = NodeKind::Terminal(v);
+                        proven_win |= v <= -1.0;
+                        all_lost &= v >= 1.0;
+                        if v > -1.0 {
+                            floor = floor.max(-v);
+                        }
+                    } else if threat && self.scratch.has_winning_move() {
+                        // The second ply: the opponent wins at once after this move,
+                        // an exact win for the child's side to move.
+                        child.solved = Some(1.0);
+                        child.plies = 1;
+                    } else {
+                        all_lost = false;
+                    }
+                }
+                self.nodes.push(child);
+            }
+            // Three plies: a forced win of the leaf's mover (a trap it can spring)
+            // makes the leaf exact before the network's value is used.
+            let trap_move = if !many && !proven_win && self.cfg.trap_plies >= 3 {
+                match self.prover.winning_line(&p.state, 3, false) {
+                    Some((3, Some(m))) => Some(m),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            let trap_win = trap_move.is_some();
+            if let Some(m) = trap_move {
+                // The move that springs it: every reply loses at once (two plies).
+                if let Some(c) = self.nodes[first as usize..].iter_mut().find(|c| c.mv == m) {
+                    c.solved = Some(-1.0);
+                    c.plies = 2;
+                }
+            }
+            {
+                let n = &mut self.nodes[leaf as usize];
+                n.first_child = first;
+                n.num_children = p.moves.len() as u32;
+                n.kind = NodeKind::Expanded;
+                if !many {
+                    n.floor = floor;
+                }
+                if trap_win {
+                    n.solved = Some(1.0);
+                    n.plies = 3;
+                }
+            }
+            // A leaf whose mover can win at once is worth +1 to that mover,
+            // whatever the network says (a one-ply MCTS-solver step), so the move
+            // that allowed it looks lost from its first visit. With the threat
+            // check, a leaf whose every move loses within two plies is worth -1.
+            if many {
+                // max^n: the leaf's mover takes an outright win when it has one
+                // (its maximum), else the network's values.
+                let values = win_values.unwrap_or_else(|| eval.player_values(chooser, self.players));
+                for &i in p.path.iter().rev() {
+                    let n = &mut self.nodes[i as usize];
+                    n.in_flight -= 1;
+                    n.visits += 1;
+                    n.value_sum += values[n.mover as usize];
+                }
+            } else {
+                let leaf_value = if proven_win || trap_win {
+                    1.0
+                } else if all_lost {
+                    -1.0
+                } else {
+                    // Never below what a drawing move secures (the leaf's floor).
+                    eval.value.clamp(-1.0, 1.0).max(floor)
+                };
+                let mut v = -leaf_value;
+                for &i in p.path.iter().rev() {
+                    let n = &mut self.nodes[i as usize];
+                    n.in_flight -= 1;
+                    n.visits += 1;
+                    n.value_sum += v;
+                    v = -v;
+                }
+            }
+            if self.cfg.solver {
+                let mut path = std::mem::take(&mut self.path);
+                path.clear();
+                path.extend_from_slice(&self.pending[k].path);
+                self.propagate_solved(&path);
+                self.path = path;
+            }
+            if leaf == 0 && self.noise_pending {
+                self.noise_pending = false;
+                self.apply_root_noise(rng);
+            }
+            if leaf == 0 && self.gumbel.pending {
+                self.init_gumbel(rng);
+            }
+        }
+        self.num_pending = 0;
+    }
+}

@@ -1,0 +1,139 @@
+//! What a search reports: the root statistics ([`SearchResult`]), the
+//! outcome of one selection ([`Gather`]), and the seeded tie-break order of
+//! moves ([`tie_rank`]) that the move to play and selection share.
+
+use std::cmp::Ordering;
+
+use martian_rules::{mix64, Move};
+
+/// What one selection produced.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Gather {
+    /// A leaf was queued for evaluation.
+    Pending,
+    /// A terminal node was reached and backed up at once.
+    Terminal,
+    /// The selection reached a leaf already pending; nothing was queued.
+    Collision,
+}
+
+/// Root statistics of a finished search.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SearchResult {
+    /// `(move, visit count)` for every legal root move, in legal-move order.
+    pub visits: Vec<(Move, u32)>,
+    /// The prior of each root move as the search used it (after root noise, if
+    /// any), parallel to `visits`.
+    pub priors: Vec<f32>,
+    /// The mean value of each root move for the root's side to move, `None`
+    /// when unvisited; parallel to `visits`.
+    pub q: Vec<Option<f32>>,
+    /// Mean value of the root for its side to move, in `[-1, 1]`.
+    pub root_value: f32,
+    /// The search's tie-break seed ([`Mcts::tie_seed`](crate::Mcts::tie_seed)), which
+    /// [`SearchResult::best_move`] uses for moves tied on visits, prior and Q.
+    pub tie_seed: u64,
+    /// With [`MctsConfig::solver`](crate::MctsConfig::solver): the proven value of each root move for the
+    /// root's side to move (+1 win, 0 draw, -1 loss), `None` when unproven;
+    /// parallel to `visits` (all `None` without the solver).
+    pub exact: Vec<Option<f32>>,
+    /// With the solver: plies from the root to the end of the game under
+    /// each proven root move (the move itself included: 1 for a move that
+    /// wins at once), parallel to `visits`; 0 where `exact` is `None`.
+    /// [`SearchResult::best_move`] plays the shortest win and, when every
+    /// move is lost, the longest resistance.
+    pub exact_plies: Vec<u16>,
+    /// With [`RootSelection::Gumbel`](crate::RootSelection::Gumbel): the move sequential halving chose
+    /// (the surviving candidate with the most visits and the largest
+    /// `g + log prior + sigma(completed Q)`).
+    pub chosen: Option<Move>,
+}
+
+/// The tie-break rank of `mv` under `seed`: among moves tied on everything
+/// else, the one with the smallest rank is chosen (in selection and for the
+/// move to play). A pseudo-random order of the moves that depends on the
+/// seed and never on the order in which the move generator lists them.
+#[inline]
+pub fn tie_rank(seed: u64, mv: Move) -> u64 {
+    // `mix64` is a bijection, so distinct moves get distinct ranks under one seed.
+    mix64(seed ^ (u64::from(mv.from) << 8 | u64::from(mv.to)).wrapping_mul(0xD6E8_FEB8_6659_FD93))
+}
+
+/// Orders candidate moves for "best": more visits, then a higher prior, then
+/// a higher Q (unvisited = lowest). `Equal` means fully tied.
+pub(super) fn compare_stats(a: (u32, f32, Option<f32>), b: (u32, f32, Option<f32>)) -> Ordering {
+    let q = |x: Option<f32>| x.unwrap_or(f32::NEG_INFINITY);
+    a.0.cmp(&b.0)
+        .then(a.1.partial_cmp(&b.1).unwrap_or(Ordering::Equal))
+        .then(q(a.2).partial_cmp(&q(b.2)).unwrap_or(Ordering::Equal))
+}
+
+impl SearchResult {
+    fn stats(&self, i: usize) -> (u32, f32, Option<f32>) {
+        (self.visits[i].1, self.priors.get(i).copied().unwrap_or(0.0), self.q.get(i).copied().flatten())
+    }
+
+    /// The moves tied for best (most visits, then highest prior, then highest
+    /// Q), in legal-move order; several only when all three are equal. Empty
+    /// when there are no root moves.
+    pub fn tied_best(&self) -> Vec<Move> {
+        let Some(best) = (0..self.visits.len()).max_by(|&a, &b| compare_stats(self.stats(a), self.stats(b))) else {
+            return Vec::new();
+        };
+        let top = self.stats(best);
+        (0..self.visits.len())
+            .filter(|&i| compare_stats(self.stats(i), top) == Ordering::Equal)
+            .map(|i| self.visits[i].0)
+            .collect()
+    }
+
+    fn exact_at(&self, i: usize) -> Option<f32> {
+        self.exact.get(i).copied().flatten()
+    }
+
+    /// The move to play without sampling: the shortest proven win if there
+    /// is one (the solver; lc0 and alpha-beta do the same); else the Gumbel
+    /// root search's choice ([`SearchResult::chosen`]); else the most visited
+    /// move that is not a proven loss; when every move is a proven loss, the
+    /// longest resistance ([`SearchResult::exact_plies`]). Ties go to the
+    /// higher prior, then to the higher Q, and among moves tied on all three
+    /// ([`SearchResult::tied_best`]) to the smallest [`tie_rank`] under
+    /// [`SearchResult::tie_seed`]. So the same search gives the same move,
+    /// and the choice among fully tied moves does not follow legal-move
+    /// order. `None` when there are no root moves.
+    pub fn best_move(&self) -> Option<Move> {
+        let n = self.visits.len();
+        let plies = |i: usize| self.exact_plies.get(i).copied().unwrap_or(0);
+        let won = |i: usize| self.exact_at(i).is_some_and(|v| v >= 1.0);
+        if let Some(short) = (0..n).filter(|&i| won(i)).map(plies).min() {
+            return self.best_among(|i| won(i) && plies(i) == short);
+        }
+        if let Some(m) = self.chosen {
+            return Some(m);
+        }
+        let not_lost = |i: usize| !self.exact_at(i).is_some_and(|v| v <= -1.0);
+        if (0..n).any(not_lost) {
+            self.best_among(not_lost)
+        } else {
+            let long = (0..n).map(plies).max().unwrap_or(0);
+            self.best_among(|i| plies(i) == long)
+        }
+    }
+
+    /// The best of the moves `keep` admits, by visits, prior, Q, then [`tie_rank`].
+    fn best_among(&self, keep: impl Fn(usize) -> bool) -> Option<Move> {
+        let seed = self.tie_seed;
+        let mut best: Option<usize> = None;
+        for i in (0..self.visits.len()).filter(|&i| keep(i)) {
+            best = match best {
+                None => Some(i),
+                Some(b) => match compare_stats(self.stats(i), self.stats(b)) {
+                    Ordering::Greater => Some(i),
+                    Ordering::Equal if tie_rank(seed, self.visits[i].0) < tie_rank(seed, self.visits[b].0) => Some(i),
+                    _ => Some(b),
+                },
+            };
+        }
+        best.map(|i| self.visits[i].0)
+    }
+}
