@@ -76,7 +76,7 @@ pub fn resolve_model(path: &Path) -> Result<std::path::PathBuf> {
     if !path.is_dir() || path.join(DESCRIPTION_FILE).exists() {
         return Ok(path.to_path_buf());
     }
-    if !path.join("models").is_dir() {
+    if !path.join(crate::layout::MODELS).is_dir() {
         anyhow::bail!(
             "{} is a directory but neither a model bundle (no {DESCRIPTION_FILE}) nor a run directory (no models/)",
             path.display()

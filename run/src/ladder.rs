@@ -73,12 +73,12 @@ pub fn due(e: &EvaluateConfig, g: u32, generations: u32) -> bool {
 }
 
 fn calibration_path(run: &RunDir) -> PathBuf {
-    run.root().join("eval").join("ladder-calibration.json")
+    run.root().join(crate::layout::EVAL).join("ladder-calibration.json")
 }
 
 /// The ladder record path of generation `g`.
 pub fn record_path(run: &RunDir, g: u32) -> PathBuf {
-    run.root().join("eval").join(format!("ladder-{}.json", martian_selfplay::names::generation_prefix(g)))
+    run.root().join(crate::layout::EVAL).join(format!("ladder-{}.json", martian_selfplay::names::generation_prefix(g)))
 }
 
 /// The run's calibration: read when it matches the ladder, pairs and
@@ -197,10 +197,10 @@ pub fn record_usable(run: &RunDir, g: u32) -> bool {
 /// Every ladder record of the run directory `root`, by generation (damaged
 /// files are left out: the report names them, the pipeline plays them again).
 pub fn records(root: &std::path::Path) -> Vec<LadderRecord> {
-    let Ok(rd) = std::fs::read_dir(root.join("eval")) else { return Vec::new() };
+    let Ok(rd) = std::fs::read_dir(root.join(crate::layout::EVAL)) else { return Vec::new() };
     let mut v: Vec<LadderRecord> = rd
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("ladder-gen"))
+        .filter(|e| e.file_name().to_string_lossy().starts_with(crate::layout::LADDER_PREFIX))
         .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
         .filter_map(|e| crate::records::read_json(&e.path(), "a ladder record").ok())
         .collect();

@@ -25,6 +25,7 @@ pub mod errtext;
 pub mod interrupt;
 pub mod io;
 pub mod ladder;
+pub mod layout;
 pub mod metrics;
 pub mod mirror;
 pub mod ops;

@@ -144,7 +144,7 @@ pub struct GenerationMetrics {
 
 /// `R/generations.jsonl`.
 pub fn path(root: &Path) -> PathBuf {
-    root.join("generations.jsonl")
+    root.join(crate::layout::GENERATIONS)
 }
 
 /// The lines of `R/generations.jsonl` by generation, for a reader of

@@ -46,7 +46,8 @@ pub enum Owner {
 /// The shard or record file of a worker's output: `(worker, stem)` of
 /// `shards/gen0001-wW-000003.npz` or `games/gen0001-wW-000003.jsonl`.
 fn worker_of(name: &str) -> Option<&str> {
-    let file = name.strip_prefix("shards/").or_else(|| name.strip_prefix("games/"))?;
+    let file = crate::layout::under(name, crate::layout::SHARDS)
+        .or_else(|| crate::layout::under(name, crate::layout::GAMES))?;
     let rest = parse_generation_prefix(file)?.1.strip_prefix("-w")?;
     rest.rsplit_once('-').map(|(w, _)| w)
 }
@@ -61,8 +62,10 @@ impl Owner {
         match self {
             Owner::Worker(w) => worker_of(name) == Some(w.as_str()),
             Owner::Trainer { workers } => match top {
-                "shards" | "games" => worker_of(name).is_some_and(|w| workers.iter().any(|x| x == w)),
-                "spool" | "workers" => false,
+                crate::layout::SHARDS | crate::layout::GAMES => {
+                    worker_of(name).is_some_and(|w| workers.iter().any(|x| x == w))
+                }
+                crate::layout::SPOOL | crate::layout::WORKERS => false,
                 _ => !name.ends_with(".lease"),
             },
         }
@@ -73,17 +76,21 @@ impl Owner {
 /// object a conflict.
 fn immutable(name: &str) -> bool {
     let top = name.split('/').next().unwrap_or("");
-    matches!(top, "shards" | "games" | "models")
-        || (top == "eval" && (name.starts_with("eval/gen") || name.starts_with("eval/ladder-gen")))
+    matches!(top, crate::layout::SHARDS | crate::layout::GAMES | crate::layout::MODELS)
+        || (top == crate::layout::EVAL
+            && crate::layout::under(name, crate::layout::EVAL)
+                .is_some_and(|f| f.starts_with("gen") || f.starts_with(crate::layout::LADDER_PREFIX)))
 }
 
 /// Push order: samples and weights, then the files that mark them complete, then the rest, `best` last.
 fn push_rank(name: &str) -> u8 {
-    if name == "best" {
+    if name == crate::layout::BEST {
         3
     } else if name.ends_with(".npz") || name.ends_with(".safetensors") || name.ends_with(".optim") {
         0
-    } else if name.starts_with("games/") || name.starts_with("models/") {
+    } else if crate::layout::under(name, crate::layout::GAMES).is_some()
+        || crate::layout::under(name, crate::layout::MODELS).is_some()
+    {
         1
     } else {
         2
@@ -229,8 +236,8 @@ impl Mirror {
             if !want(name) || name.split('/').any(|c| c.starts_with('.')) || name.ends_with(".lease") {
                 continue;
             }
-            if let Some(stem) = name.strip_prefix("shards/").and_then(|n| n.strip_suffix(".npz")) {
-                if !index.contains_key(&format!("games/{stem}.jsonl")) {
+            if let Some(stem) = crate::layout::under(name, crate::layout::SHARDS).and_then(|n| n.strip_suffix(".npz")) {
+                if !index.contains_key(&crate::layout::object(crate::layout::GAMES, &format!("{stem}.jsonl"))) {
                     continue;
                 }
             }
@@ -355,7 +362,7 @@ impl Mirror {
             let gone: Vec<String> = self
                 .synced()
                 .keys()
-                .filter(|n| n.starts_with("models/") && !self.local.join(n).exists())
+                .filter(|n| crate::layout::under(n, crate::layout::MODELS).is_some() && !self.local.join(n).exists())
                 .cloned()
                 .collect();
             for n in gone {
@@ -377,8 +384,8 @@ impl Mirror {
             if !self.owner.owns(name) {
                 continue;
             }
-            if let Some(stem) = name.strip_prefix("shards/").and_then(|n| n.strip_suffix(".npz")) {
-                if !index.contains_key(&format!("games/{stem}.jsonl")) {
+            if let Some(stem) = crate::layout::under(name, crate::layout::SHARDS).and_then(|n| n.strip_suffix(".npz")) {
+                if !index.contains_key(&crate::layout::object(crate::layout::GAMES, &format!("{stem}.jsonl"))) {
                     eprintln!("recovery: removing {}/{name} (its record file was never written)", self.store.url());
                     self.store.delete(name)?;
                 }

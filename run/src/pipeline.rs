@@ -128,7 +128,8 @@ impl Remote {
         } else {
             eprintln!(
                 "storage: {url} has create-only puts but no conditional updates: `best` and the logs are \
-                 overwritten, and only trainer.lease (create-only) keeps a second trainer out: run one trainer"
+                 overwritten, and only {} (create-only) keeps a second trainer out: run one trainer",
+                crate::layout::TRAINER_LEASE
             );
         }
         // The claims of a plain path on the same directory first: `/r` and `file:///r` are one run.
@@ -136,7 +137,8 @@ impl Remote {
             Some(dir) => local_claims(&dir, role)?,
             None => Vec::new(),
         };
-        let lease = crate::store::Lease::acquire(store.clone(), "trainer.lease", "the trainer", dist.lease()?)?;
+        let lease =
+            crate::store::Lease::acquire(store.clone(), crate::layout::TRAINER_LEASE, "the trainer", dist.lease()?)?;
         let workers = match role {
             Role::All => vec!["0".to_string(), "boot".to_string()],
             _ => vec!["boot".to_string()],
@@ -149,13 +151,18 @@ impl Remote {
             crate::interrupt::on_interrupt(move || {
                 let (tx, rx) = std::sync::mpsc::channel();
                 std::thread::spawn(move || {
-                    let _ = m.push_matching(|n| n == "pipeline.log");
+                    let _ = m.push_matching(|n| n == crate::layout::PIPELINE_LOG);
                     let _ = tx.send(());
                 });
                 let _ = rx.recv_timeout(std::time::Duration::from_secs(5));
             })
         };
-        let n = mirror.pull(|n| !n.starts_with("spool/") && !n.starts_with("workers/"))?.len();
+        let n = mirror
+            .pull(|n| {
+                crate::layout::under(n, crate::layout::SPOOL).is_none()
+                    && crate::layout::under(n, crate::layout::WORKERS).is_none()
+            })?
+            .len();
         if n > 0 {
             eprintln!(
                 "storage: pulled {n} objects of {url} into a working copy under {}",
@@ -174,7 +181,13 @@ impl Remote {
 
     /// Pulls the workers' new shards and records.
     fn pull_games(&self) -> Result<usize> {
-        Ok(self.mirror.pull(|n| n.starts_with("shards/") || n.starts_with("games/"))?.len())
+        Ok(self
+            .mirror
+            .pull(|n| {
+                crate::layout::under(n, crate::layout::SHARDS).is_some()
+                    || crate::layout::under(n, crate::layout::GAMES).is_some()
+            })?
+            .len())
     }
 }
 
@@ -193,7 +206,7 @@ fn run_game<G: AbGame>(a: &PipelineOptions, cfg: &RunConfig) -> Result<()> {
     let sp_rules = cfg.selfplay_rules::<G>()?;
     let remote = if crate::store::is_url(&a.run_dir) { Some(Remote::open(&a.run_dir, a.role, &a.dist)?) } else { None };
     let root = remote.as_ref().map_or(a.run_dir.clone(), |r| r.mirror.local().to_path_buf());
-    let resuming = root.join("config.toml").exists();
+    let resuming = root.join(crate::layout::CONFIG).exists();
     // A local run: its claims before anything is written (a refused second trainer must not
     // rewrite the running one's config.toml); a URL run took them in Remote::open.
     let _claims = if remote.is_none() {
@@ -227,9 +240,14 @@ fn run_game<G: AbGame>(a: &PipelineOptions, cfg: &RunConfig) -> Result<()> {
         eprintln!("resuming {}: {}", shown(run.root()), run_state(&run, total, per_gen));
     }
     install_interrupt_handler(run.root(), total, per_gen);
-    let log = Log { path: run.root().join("pipeline.log") };
+    let log = Log { path: run.root().join(crate::layout::PIPELINE_LOG) };
     // Temporaries of writes a kill interrupted (the pipeline owns these directories).
-    for d in [run.root().to_path_buf(), run.models(), run.root().join("eval"), run.root().join("report")] {
+    for d in [
+        run.root().to_path_buf(),
+        run.models(),
+        run.root().join(crate::layout::EVAL),
+        run.root().join(crate::layout::REPORT_DIR),
+    ] {
         crate::spool::remove_temporaries(&d, None);
     }
     let t0 = std::time::Instant::now();
@@ -869,8 +887,10 @@ fn install_interrupt_handler(root: &Path, total: u32, games_per_generation: u64)
                 "everything pushed to {run} is kept (pushed after each phase); continue the run with:\n  {command}"
             );
         }
-        let _ =
-            crate::io::append_line(&root.join("pipeline.log"), &format!("{} interrupted: {state}", utc_timestamp()));
+        let _ = crate::io::append_line(
+            &root.join(crate::layout::PIPELINE_LOG),
+            &format!("{} interrupted: {state}", utc_timestamp()),
+        );
         // Then the claims are released and a URL run's working copy removed (crate::interrupt).
     });
 }

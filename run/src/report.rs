@@ -208,16 +208,16 @@ fn load(root: &Path) -> Result<RunData> {
         bail!("{} is not a directory", root.display());
     }
     let mut skipped = Skipped::default();
-    let config = match std::fs::read(root.join("config.toml")) {
+    let config = match std::fs::read(root.join(crate::layout::CONFIG)) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-        Err(_) => "(no config.toml)".into(),
+        Err(_) => format!("(no {})", crate::layout::CONFIG),
     };
     let rule = gate_rule(&config);
     // One line per step, in step order: a log that repeats steps (written by a
     // version that kept the lines of an interrupted generation) keeps the last
     // line of each step, so that no curve runs back on itself.
     let mut by_step: BTreeMap<u64, BTreeMap<String, f64>> = BTreeMap::new();
-    let train_log = root.join("train.jsonl");
+    let train_log = root.join(crate::layout::TRAIN_LOG);
     match records::read_json_lines::<Metrics>(&train_log, "a training log line") {
         Ok(lines) => {
             skipped.lines(&train_log, &lines.bad);
@@ -234,7 +234,7 @@ fn load(root: &Path) -> Result<RunData> {
     }
     let train: Vec<BTreeMap<String, f64>> = by_step.into_values().collect();
     let mut games: BTreeMap<u32, GenGames> = BTreeMap::new();
-    for f in sorted_files(&root.join("games"), "jsonl") {
+    for f in sorted_files(&root.join(crate::layout::GAMES), "jsonl") {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let g = generation_of(name).unwrap_or(0);
         let lines = match records::read_game_records(&f) {
@@ -267,8 +267,8 @@ fn load(root: &Path) -> Result<RunData> {
     }
     let mut matches = Vec::new();
     let mut gates = Vec::new();
-    let mut files = sorted_files(&root.join("eval"), "json");
-    files.push(root.join("final-eval.json"));
+    let mut files = sorted_files(&root.join(crate::layout::EVAL), "json");
+    files.push(root.join(crate::layout::FINAL_EVAL));
     for f in files.iter().filter(|f| f.exists()) {
         let rec: EvalRecord = match records::read_json(f, "an evaluation record") {
             Ok(r) => r,
@@ -304,7 +304,7 @@ fn load(root: &Path) -> Result<RunData> {
     }
     gates.sort_by_key(|g| g.generation);
     let mut ckpts = BTreeMap::new();
-    for f in sorted_files(&root.join("models"), "json") {
+    for f in sorted_files(&root.join(crate::layout::MODELS), "json") {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let Some(g) = parse_generation_prefix(name).filter(|&(_, rest)| rest == ".json").map(|(g, _)| g) else {
             continue;
@@ -912,13 +912,13 @@ struct View {
 pub fn write_report(root: &Path, anchor: Option<&str>) -> Result<(PathBuf, PathBuf)> {
     let d = load(root)?;
     let v = build(root, &d, anchor)?;
-    let svg_dir = root.join("report");
+    let svg_dir = root.join(crate::layout::REPORT_DIR);
     for (stem, _, _, svg) in &v.charts {
         write_atomic(&svg_dir.join(format!("{stem}.svg")), svg.as_bytes())?;
     }
-    let md_path = root.join("report.md");
+    let md_path = root.join(crate::layout::REPORT_MD);
     write_atomic(&md_path, markdown(&v).as_bytes())?;
-    let html_path = root.join("report.html");
+    let html_path = root.join(crate::layout::REPORT_HTML);
     write_atomic(&html_path, html(&v).as_bytes())?;
     Ok((md_path, html_path))
 }
@@ -1550,7 +1550,7 @@ fn charts(d: &RunData, ratings: Option<&Ratings>, prior_set: &[String]) -> Resul
 fn markdown(v: &View) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# MartianZero run report: {}\n", v.name);
-    let _ = writeln!(md, "{} Open `report.html` for the charts inline.\n", v.summary);
+    let _ = writeln!(md, "{} Open `{}` for the charts inline.\n", v.summary, crate::layout::REPORT_HTML);
     for w in &v.warnings {
         let _ = writeln!(md, "> **Warning:** {w}\n");
     }

@@ -61,10 +61,6 @@ pub fn check_output_path(flag: &str, p: &Path) -> Result<()> {
         .with_context(|| format!("{flag} {}: no file can be created in {}", p.display(), dir.display()))
 }
 
-/// The subdirectories a run creates before its `config.toml` (a run killed
-/// in between is still resumed).
-const RUN_SUBDIRS: [&str; 7] = ["models", "shards", "games", "eval", "spool", "workers", "report"];
-
 impl RunDir {
     /// Opens `root`, creating it (and writing `config.toml`) on first use. An
     /// existing run must have been made with the same game, rules and
@@ -92,18 +88,19 @@ impl RunDir {
         if root.exists() && !root.is_dir() {
             bail!("--run-dir {} is a file, not a directory", root.display());
         }
-        if root.is_dir() && !root.join("config.toml").exists() {
+        if root.is_dir() && !root.join(crate::layout::CONFIG).exists() {
             let foreign: Vec<String> = fs::read_dir(root)
                 .with_context(|| format!("reading {}", root.display()))?
                 .filter_map(|e| e.ok())
                 .map(|e| e.file_name().to_string_lossy().to_string())
-                .filter(|n| !RUN_SUBDIRS.contains(&n.as_str()))
+                .filter(|n| !crate::layout::SUBDIRS.contains(&n.as_str()))
                 .collect();
             if !foreign.is_empty() {
                 bail!(
-                    "--run-dir {} is not a run directory (no config.toml) and is not empty ({}): \
+                    "--run-dir {} is not a run directory (no {}) and is not empty ({}): \
                      give a new or empty directory for a new run",
                     root.display(),
+                    crate::layout::CONFIG,
                     foreign.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
                 );
             }
@@ -116,11 +113,11 @@ impl RunDir {
     fn open_with(root: &Path, cfg: &RunConfig, write_config: bool) -> Result<RunDir> {
         Self::check_target(root)?;
         let _writing = crate::interrupt::writing();
-        for sub in ["models", "shards", "games", "eval"] {
+        for sub in [crate::layout::MODELS, crate::layout::SHARDS, crate::layout::GAMES, crate::layout::EVAL] {
             fs::create_dir_all(root.join(sub)).with_context(|| format!("creating {}", root.join(sub).display()))?;
         }
         Self::check_config(root, cfg)?;
-        let path = root.join("config.toml");
+        let path = root.join(crate::layout::CONFIG);
         if write_config || !path.exists() {
             write_atomic(&path, cfg.to_toml().as_bytes())?;
         }
@@ -135,9 +132,10 @@ impl RunDir {
     /// An unreadable `config.toml`, or a different game, rules or
     /// architecture (naming each difference).
     pub fn check_config(root: &Path, cfg: &RunConfig) -> Result<()> {
-        let path = root.join("config.toml");
+        let path = root.join(crate::layout::CONFIG);
         if path.exists() {
-            let old = RunConfig::load(&path).with_context(|| "the run directory's config.toml is unreadable")?;
+            let old = RunConfig::load(&path)
+                .with_context(|| format!("the run directory's {} is unreadable", crate::layout::CONFIG))?;
             let labels = ("run directory", "config");
             let mut diffs = Vec::new();
             if old.game != cfg.game {
@@ -190,22 +188,23 @@ impl RunDir {
         if !root.is_dir() {
             bail!("{} is not a directory, so not a run directory ({how})", root.display());
         }
-        let config = root.join("config.toml");
+        let config = root.join(crate::layout::CONFIG);
         if config.exists() && !config.is_file() {
             bail!(
-                "{} is not a file: a run's config.toml must be one (restore it from your config file)",
-                config.display()
+                "{} is not a file: a run's {} must be one (restore it from your config file)",
+                config.display(),
+                crate::layout::CONFIG
             );
         }
         if !config.is_file() {
-            bail!("{} is not a run directory: it has no config.toml ({how})", root.display());
+            bail!("{} is not a run directory: it has no {} ({how})", root.display(), crate::layout::CONFIG);
         }
         Ok(())
     }
 
     /// Opens an existing run directory without a config check.
     pub fn existing(root: &Path) -> Result<RunDir> {
-        if !root.join("models").is_dir() {
+        if !root.join(crate::layout::MODELS).is_dir() {
             bail!("{} is not a run directory (no models/)", root.display());
         }
         Ok(RunDir { root: root.to_path_buf() })
@@ -218,12 +217,12 @@ impl RunDir {
 
     /// `models/`.
     pub fn models(&self) -> PathBuf {
-        self.root.join("models")
+        self.root.join(crate::layout::MODELS)
     }
 
     /// `shards/`.
     pub fn shards(&self) -> PathBuf {
-        self.root.join("shards")
+        self.root.join(crate::layout::SHARDS)
     }
 
     /// Checkpoint of generation `g`.
@@ -310,7 +309,7 @@ impl RunDir {
                 })
                 .collect()
         };
-        let gated = number(&self.root.join("eval"), ".json").into_iter().map(|g| (g, self.gate_result(g)));
+        let gated = number(&self.root.join(crate::layout::EVAL), ".json").into_iter().map(|g| (g, self.gate_result(g)));
         let trained = number(&self.models(), ".safetensors")
             .into_iter()
             .map(|g| (g, self.checkpoint(g)))
@@ -381,7 +380,7 @@ impl RunDir {
 
     /// `best`: the file naming the promoted checkpoint.
     pub fn best_file(&self) -> PathBuf {
-        self.root.join("best")
+        self.root.join(crate::layout::BEST)
     }
 
     /// What is wrong with an existing `best` file, in words naming it (`None`
@@ -467,26 +466,26 @@ impl RunDir {
 
     /// `train.jsonl`.
     pub fn train_log(&self) -> PathBuf {
-        self.root.join("train.jsonl")
+        self.root.join(crate::layout::TRAIN_LOG)
     }
 
     /// `eval/gen<g>.json`.
     pub fn gate_result(&self, g: u32) -> PathBuf {
-        self.root.join("eval").join(format!("{}.json", generation_prefix(g)))
+        self.root.join(crate::layout::EVAL).join(format!("{}.json", generation_prefix(g)))
     }
 
     /// `evals.jsonl`.
     pub fn eval_log(&self) -> PathBuf {
-        self.root.join("evals.jsonl")
+        self.root.join(crate::layout::EVAL_LOG)
     }
 
     /// `openings.json`: the run's opening book.
     pub fn openings(&self) -> PathBuf {
-        self.root.join("openings.json")
+        self.root.join(crate::layout::OPENINGS)
     }
 
     /// `final-eval.json`.
     pub fn final_eval(&self) -> PathBuf {
-        self.root.join("final-eval.json")
+        self.root.join(crate::layout::FINAL_EVAL)
     }
 }

@@ -236,7 +236,7 @@ fn run_game<G: GameState>(a: &SelfplayOptions, cfg: &RunConfig, worker: &str) ->
             (r.clone(), Some(run))
         }
         (None, Some(o)) => {
-            for sub in ["shards", "games"] {
+            for sub in [crate::layout::SHARDS, crate::layout::GAMES] {
                 std::fs::create_dir_all(o.join(sub))
                     .with_context(|| format!("--out {}: creating {}", o.display(), o.join(sub).display()))?;
             }
@@ -249,7 +249,7 @@ fn run_game<G: GameState>(a: &SelfplayOptions, cfg: &RunConfig, worker: &str) ->
     let out_root = out_root.as_path();
     let _worker = crate::spool::WorkerLock::acquire(out_root, worker)?;
     install_interrupt_handler(worker, format!("the games it finished are kept in {}", out_root.display()));
-    let shards = out_root.join("shards");
+    let shards = out_root.join(crate::layout::SHARDS);
     let mut gen = a.generation.unwrap_or_else(|| run.as_ref().map(|r| latest_generation(r) + 1).unwrap_or(1));
     // Without --games: chunks until the run's last generation is trained.
     let until_done = a.games.is_none();
@@ -326,7 +326,7 @@ fn install_interrupt_handler(worker: &str, kept: String) {
 /// # Errors
 /// I/O errors, corrupt record files.
 fn flush_spools<G: GameState>(root: &Path, worker: &str) -> Result<()> {
-    let Ok(rd) = std::fs::read_dir(root.join("spool")) else { return Ok(()) };
+    let Ok(rd) = std::fs::read_dir(root.join(crate::layout::SPOOL)) else { return Ok(()) };
     let suffix = format!("-w{worker}");
     for e in rd.filter_map(|e| e.ok()) {
         let n = e.file_name().to_string_lossy().to_string();
@@ -346,7 +346,7 @@ fn flush_spools<G: GameState>(root: &Path, worker: &str) -> Result<()> {
 /// Waits until `root` is a run directory (its trainer may start after its workers).
 fn wait_for_run(root: &Path, poll: Duration) {
     let mut said = false;
-    while !root.join("config.toml").is_file() || !root.join("best").is_file() {
+    while !root.join(crate::layout::CONFIG).is_file() || !root.join(crate::layout::BEST).is_file() {
         if !said {
             eprintln!("self-play: waiting for the trainer to create the run in {}", root.display());
             said = true;
@@ -359,7 +359,7 @@ fn wait_for_run(root: &Path, poll: Duration) {
 fn latest_listed(index: &std::collections::BTreeMap<String, crate::store::Listed>) -> u32 {
     (0..10_000)
         .take_while(|g| {
-            let stem = format!("models/{}", generation_prefix(*g));
+            let stem = crate::layout::object(crate::layout::MODELS, &generation_prefix(*g));
             index.contains_key(&format!("{stem}.safetensors")) && index.contains_key(&format!("{stem}.json"))
         })
         .last()
@@ -397,22 +397,26 @@ pub fn worker_loop<G: GameState>(
         Some(dir) => Some(crate::spool::WorkerLock::acquire(&dir, worker)?),
         None => None,
     };
-    let lease =
-        Lease::acquire(store.clone(), &format!("workers/w{worker}.lease"), &format!("worker {worker}"), dist.lease()?)?;
+    let lease = Lease::acquire(
+        store.clone(),
+        &crate::layout::object(crate::layout::WORKERS, &format!("w{worker}.lease")),
+        &format!("worker {worker}"),
+        dist.lease()?,
+    )?;
     let mirror = Mirror::new(store.clone(), Owner::Worker(worker.to_string()))?;
     install_interrupt_handler(
         worker,
         format!("its finished shards are in {url} (the games of its unfinished shard are played again)"),
     );
     let mut said = false;
-    while !(store.index()?.contains_key("config.toml") && store.index()?.contains_key("best")) {
+    while !(store.index()?.contains_key(crate::layout::CONFIG) && store.index()?.contains_key(crate::layout::BEST)) {
         if !said {
             eprintln!("self-play: waiting for the trainer to create the run in {url}");
             said = true;
         }
         std::thread::sleep(poll);
     }
-    mirror.fetch("config.toml")?;
+    mirror.fetch(crate::layout::CONFIG)?;
     let run = RunDir::open_existing(mirror.local(), cfg).with_context(|| format!("the run in {url}"))?;
     mirror.remove_orphan_shards()?;
     let device = crate::runtime::setup_runtime(cfg)?;
@@ -432,24 +436,26 @@ pub fn worker_loop<G: GameState>(
             break;
         }
         let gen = latest + 1;
-        let (bytes, _) = store.get("best")?.with_context(|| format!("{url}/best disappeared"))?;
+        let (bytes, _) = store.get(crate::layout::BEST)?.with_context(|| format!("{url}/best disappeared"))?;
         let name = String::from_utf8_lossy(&bytes).trim().to_string();
         let stem = name.strip_suffix(".safetensors").filter(|s| !s.contains('/') && !s.starts_with('.'));
         let Some(stem) = stem else { bail!("{url}/best names {name:?}, which is not a checkpoint file name") };
         if loaded.as_ref().map(|(n, _)| n != &name).unwrap_or(true) {
-            for f in [format!("models/{stem}.safetensors"), format!("models/{stem}.json")] {
+            for f in [".safetensors", ".json"]
+                .map(|ext| crate::layout::object(crate::layout::MODELS, &format!("{stem}{ext}")))
+            {
                 if !run.root().join(&f).exists() && !mirror.fetch(&f)? {
                     bail!("{url}/best names {name:?}, but {url}/{f} is missing");
                 }
             }
             let p = run.models().join(&name);
             let ck = load_checkpoint::<G>(&p, &rules, ConfigModel::Fixed(&cfg.model), device)
-                .with_context(|| format!("loading model {url}/models/{name}"))?;
+                .with_context(|| format!("loading model {url}/{}/{name}", crate::layout::MODELS))?;
             eprintln!("self-play model: {name} (generation {gen}'s games)");
             loaded = Some((name.clone(), ck));
         }
         // This worker's records of the generation: the ids done and the next shard number.
-        let mine = format!("games/{}-w{worker}-", generation_prefix(gen));
+        let mine = crate::layout::object(crate::layout::GAMES, &format!("{}-w{worker}-", generation_prefix(gen)));
         mirror.pull(|n| n.starts_with(&mine))?;
         let n = remaining.min(per_shard);
         let out = SelfplayOut::new(run.root(), gen, worker);

@@ -88,9 +88,9 @@ impl SelfplayOut {
     pub fn new(root: &Path, generation: u32, worker: &str) -> SelfplayOut {
         let prefix = format!("{}-w{worker}", generation_prefix(generation));
         SelfplayOut {
-            shards: root.join("shards"),
-            games: root.join("games"),
-            spool: root.join("spool").join(&prefix),
+            shards: root.join(crate::layout::SHARDS),
+            games: root.join(crate::layout::GAMES),
+            spool: root.join(crate::layout::SPOOL).join(&prefix),
             prefix,
             generation,
             tag: worker_tag(worker),
@@ -201,7 +201,7 @@ impl WorkerLock {
         use std::io::Write;
         use std::os::unix::fs::MetadataExt;
         let _writing = crate::interrupt::writing();
-        let dir = root.join("workers");
+        let dir = root.join(crate::layout::WORKERS);
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let path = dir.join(format!("w{worker}.lock"));
         // A claim file that damage replaced by something else is set aside (a live claim is a file).
@@ -478,7 +478,7 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
 pub fn games_done(root: &Path, generation: u32) -> u64 {
     let prefix = format!("{}-", generation_prefix(generation));
     let mut ids = BTreeSet::new();
-    if let Ok(rd) = fs::read_dir(root.join("games")) {
+    if let Ok(rd) = fs::read_dir(root.join(crate::layout::GAMES)) {
         for e in rd.filter_map(|e| e.ok()) {
             let n = e.file_name().to_string_lossy().to_string();
             if n.starts_with(&prefix) && n.ends_with(".jsonl") {
@@ -490,7 +490,7 @@ pub fn games_done(root: &Path, generation: u32) -> u64 {
             }
         }
     }
-    if let Ok(rd) = fs::read_dir(root.join("spool")) {
+    if let Ok(rd) = fs::read_dir(root.join(crate::layout::SPOOL)) {
         for e in rd.filter_map(|e| e.ok()) {
             if e.file_name().to_string_lossy().starts_with(&prefix) {
                 ids.extend(spool_entries(&e.path()).into_iter().map(|(id, _)| id));

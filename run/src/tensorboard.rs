@@ -94,7 +94,7 @@ fn file_for(root: &Path) -> Result<PathBuf> {
         return Ok(p.clone());
     }
     let _writing = crate::interrupt::writing();
-    let dir = root.join("tensorboard");
+    let dir = root.join(crate::layout::TENSORBOARD);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let now = crate::io::now_unix_s();
     let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_default();

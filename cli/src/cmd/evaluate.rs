@@ -97,11 +97,11 @@ pub fn run(a: Args) -> Result<()> {
 /// The run directory holding `checkpoint` (`R/models/x.safetensors`), if any.
 fn run_dir_of(checkpoint: Option<&Path>) -> Option<PathBuf> {
     let models = checkpoint?.parent()?;
-    if models.file_name()? != "models" {
+    if models.file_name()? != martian_run::layout::MODELS {
         return None;
     }
     let root = models.parent()?;
-    root.join("config.toml").exists().then(|| root.to_path_buf())
+    root.join(martian_run::layout::CONFIG).exists().then(|| root.to_path_buf())
 }
 
 fn stem(s: &str) -> String {
@@ -119,7 +119,7 @@ fn with_run_best(s: PlayerSpec) -> Result<PlayerSpec> {
         if !p.is_dir() {
             return Ok(p);
         }
-        if !p.join("models").is_dir() {
+        if !p.join(martian_run::layout::MODELS).is_dir() {
             bail!(
                 "player {}: a directory that is not a run directory (no models/); evaluate takes a checkpoint \
                  .safetensors or a run directory",
@@ -165,20 +165,20 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let pairs = a.games.div_ceil(2).max(1);
     let run_dir = a.run_dir.clone().or_else(|| run_dir_of(spec_a.checkpoint()));
     if let Some(r) = &run_dir {
-        let run_game = RunConfig::load(&r.join("config.toml"))
-            .with_context(|| format!("the config.toml of run directory {}", r.display()))?
+        let run_game = RunConfig::load(&r.join(martian_run::layout::CONFIG))
+            .with_context(|| format!("the {} of run directory {}", martian_run::layout::CONFIG, r.display()))?
             .game;
         if run_game != cfg.game {
             bail!(
                 "run directory {} is a {run_game} run, and the config's game is {}: evaluate with the run's \
-                 config ({}/config.toml) or a config of the same game",
+                 config ({}) or a config of the same game",
                 r.display(),
                 cfg.game,
-                r.display()
+                r.join(martian_run::layout::CONFIG).display()
             );
         }
     }
-    let book = run_dir.as_ref().map(|r| r.join("openings.json"));
+    let book = run_dir.as_ref().map(|r| r.join(martian_run::layout::OPENINGS));
     if !a.gauntlet {
         let (m, _) = run_match_with::<G>(cfg, &rules, &spec_a, &specs_b[0], pairs, device, book.as_deref(), None)?;
         println!("{}", describe_match(&m));
@@ -188,7 +188,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
             println!("result written to {}", p.display());
         }
         if let Some(r) = &run_dir {
-            let p = r.join("eval").join(format!("match-{}-vs-{}.json", stem(&m.a), stem(&m.b)));
+            let p = r.join(martian_run::layout::EVAL).join(format!("match-{}-vs-{}.json", stem(&m.a), stem(&m.b)));
             store_in_run(&p, serde_json::to_string_pretty(&m)?.as_bytes(), a.force)?;
         }
         return Ok(());
@@ -251,7 +251,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         println!("result written to {}", p.display());
     }
     if let Some(r) = &run_dir {
-        let p = r.join("eval").join(format!("gauntlet-{}.json", stem(&player)));
+        let p = r.join(martian_run::layout::EVAL).join(format!("gauntlet-{}.json", stem(&player)));
         store_in_run(&p, serde_json::to_string_pretty(&rec)?.as_bytes(), a.force)?;
     }
     Ok(())

@@ -124,13 +124,13 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
     let Some(models) = weights.parent() else {
         return out;
     };
-    if models.file_name().and_then(|n| n.to_str()) != Some("models") {
+    if models.file_name().and_then(|n| n.to_str()) != Some(martian_run::layout::MODELS) {
         return out;
     }
     let Some(root) = models.parent() else {
         return out;
     };
-    let mut gates: Vec<GateRecord> = std::fs::read_dir(root.join("eval"))
+    let mut gates: Vec<GateRecord> = std::fs::read_dir(root.join(martian_run::layout::EVAL))
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok())
@@ -145,14 +145,17 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
         .collect();
     gates.sort_by_key(|g| g.generation);
     for g in &gates {
-        let source = format!("eval/{}.json", generation_prefix(g.generation));
+        let source = martian_run::layout::object(
+            martian_run::layout::EVAL,
+            &format!("{}.json", generation_prefix(g.generation)),
+        );
         if g.candidate == name {
             out.push(eval_info(&source, &g.best, &g.result, true));
         } else if g.best == name {
             out.push(eval_info(&source, &g.candidate, &g.result, false));
         }
     }
-    let final_path = root.join("final-eval.json");
+    let final_path = root.join(martian_run::layout::FINAL_EVAL);
     let final_eval: Option<FinalEval> = match final_path.exists() {
         false => None,
         true => martian_run::records::read_json(&final_path, "a final-evaluation record")
@@ -160,8 +163,8 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
             .ok(),
     };
     if let Some(f) = final_eval.filter(|f| f.trained == name) {
-        out.push(eval_info("final-eval.json", "random", &f.vs_random, true));
-        out.push(eval_info("final-eval.json", "gen0000.safetensors (untrained)", &f.vs_untrained, true));
+        out.push(eval_info(martian_run::layout::FINAL_EVAL, "random", &f.vs_random, true));
+        out.push(eval_info(martian_run::layout::FINAL_EVAL, "gen0000.safetensors (untrained)", &f.vs_untrained, true));
     }
     out
 }
