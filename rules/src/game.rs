@@ -154,13 +154,16 @@ pub(crate) fn mix_key(hash: u64, a: u64, b: u64) -> u64 {
     hash ^ mix64(mix64(a) ^ b.rotate_left(17) ^ 0x5EED_4B45_5953_0001)
 }
 
-/// Which game: the registry of the games this crate implements.
+/// Which game: the names of the games this crate implements.
 ///
 /// This enum, [`GameKind::name`] and the [`with_game!`](crate::with_game) macro
-/// are the only places that list the games; everything else that needs a
-/// game's knowledge asks its [`GameState`] implementation, either generically
-/// or through the dynamic methods below (which dispatch with `with_game!`).
+/// (in the `registry` module, with the dynamic methods such as
+/// [`GameKind::num_actions`]) are the only places that list the games;
+/// everything else that needs a game's knowledge asks its [`GameState`]
+/// implementation, either generically or through those dynamic methods.
 /// Adding a game means a variant here, its name, and one arm of `with_game!`.
+/// The enum lives here, apart from the registry, so that the games can name
+/// their kind ([`GameState::KIND`]) without importing one another.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum GameKind {
@@ -171,35 +174,6 @@ pub enum GameKind {
     /// Looney's Martian Chess, four players (8x8; teams or free-for-all, spec §14).
     #[serde(rename = "martian-chess-4p")]
     MartianChess4p,
-}
-
-/// Runs `$body` with the type alias `$G` bound to the [`GameState`] type of
-/// the [`GameKind`] `$kind`: the one dispatch from a game chosen at run time
-/// (a config's `game`, a command-line `--game`) to the generic code.
-///
-/// ```
-/// use martian_rules::{with_game, GameKind, GameState};
-/// let actions = with_game!(GameKind::Jetan, G => G::NUM_ACTIONS);
-/// assert_eq!(actions, 4900);
-/// ```
-#[macro_export]
-macro_rules! with_game {
-    ($kind:expr, $G:ident => $body:expr) => {
-        match $kind {
-            $crate::GameKind::Jetan => {
-                type $G = $crate::jetan::Jetan;
-                $body
-            }
-            $crate::GameKind::MartianChess => {
-                type $G = $crate::martian::MartianChess;
-                $body
-            }
-            $crate::GameKind::MartianChess4p => {
-                type $G = $crate::martian4::MartianChess4;
-                $body
-            }
-        }
-    };
 }
 
 impl GameKind {
@@ -218,26 +192,6 @@ impl GameKind {
     /// The names of [`GameKind::ALL`], for help texts and errors.
     pub fn names() -> Vec<&'static str> {
         GameKind::ALL.iter().map(|g| g.name()).collect()
-    }
-
-    /// [`GameState::NUM_ACTIONS`] of this game.
-    pub fn num_actions(self) -> usize {
-        with_game!(self, G => G::NUM_ACTIONS)
-    }
-
-    /// [`GameState::INPUT_SHAPE`] of this game.
-    pub fn input_shape(self) -> [usize; 3] {
-        with_game!(self, G => G::INPUT_SHAPE)
-    }
-
-    /// [`GameState::ENCODING`] of this game.
-    pub fn encoding(self) -> EncodingDescription {
-        with_game!(self, G => G::ENCODING)
-    }
-
-    /// [`GameState::mirror_action`] of this game.
-    pub fn mirror_action(self, action: usize) -> Option<usize> {
-        with_game!(self, G => G::mirror_action(action))
     }
 }
 
