@@ -268,13 +268,32 @@ pub(crate) fn mirror_placement(placement: &str) -> String {
 
 /// The error for `mv`, not among `legal` (the position's legal moves): lists
 /// them, or says that the game is over when there are none.
-pub(crate) fn illegal_move<G: GameState>(g: &G, mv: Move, legal: &[Move]) -> RulesError {
+fn illegal_move<G: GameState>(g: &G, mv: Move, legal: &[Move]) -> RulesError {
     let list = if legal.is_empty() && g.outcome().is_some() {
         "none, the game is over".to_string()
     } else {
         legal.iter().map(|&m| g.move_to_string(m)).collect::<Vec<_>>().join(" ")
     };
     RulesError::IllegalMove { mv: g.move_to_string(mv), legal: list }
+}
+
+/// Whether `mv` is one of `g`'s legal moves (allocates a move list).
+pub(crate) fn is_legal<G: GameState>(g: &G, mv: Move) -> bool {
+    let mut legal = Vec::with_capacity(G::MAX_MOVES);
+    g.legal_moves(&mut legal);
+    legal.contains(&mv)
+}
+
+/// `mv` if it is legal in `g`, else the error of [`illegal_move`]: the
+/// legality check of every game's [`GameState::parse_move`].
+pub(crate) fn legal_move_or_error<G: GameState>(g: &G, mv: Move) -> Result<Move, RulesError> {
+    let mut legal = Vec::with_capacity(G::MAX_MOVES);
+    g.legal_moves(&mut legal);
+    if legal.contains(&mv) {
+        Ok(mv)
+    } else {
+        Err(illegal_move(g, mv, &legal))
+    }
 }
 
 /// Whether `g`'s side to move has a move that wins at once, by brute force:
@@ -410,14 +429,9 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// # Errors
     /// [`RulesError::IllegalMove`] with the list of legal moves; `self` is unchanged.
     fn play(&mut self, mv: Move) -> Result<(), RulesError> {
-        let mut moves = Vec::with_capacity(Self::MAX_MOVES);
-        self.legal_moves(&mut moves);
-        if moves.contains(&mv) {
-            self.play_unchecked(mv);
-            Ok(())
-        } else {
-            Err(illegal_move(self, mv, &moves))
-        }
+        legal_move_or_error(self, mv)?;
+        self.play_unchecked(mv);
+        Ok(())
     }
 
     /// The result if the game is over, else `None`.

@@ -21,6 +21,7 @@ pub mod martian;
 pub mod martian4;
 mod perft;
 mod planes;
+mod pyramids;
 mod registry;
 
 pub use diff::{describe_differences, field_differences, value_differences};

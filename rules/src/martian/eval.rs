@@ -4,6 +4,7 @@
 use super::{MartianChess, Piece as MPiece};
 use crate::ab::{mix, AbGame, StaticEval};
 use crate::game::{GameState, Move};
+use crate::pyramids::{self, pips, PyramidState};
 
 /// Martian Chess evaluation: score difference (100 per pip) + material in the
 /// own zone + pieces capturable next move (a bonus for the side to move's
@@ -27,11 +28,6 @@ impl Default for MartianEval {
 }
 
 #[inline]
-fn mc_zone_pips(s: &MartianChess, zone: u32) -> i32 {
-    MPiece::ALL.iter().map(|&p| p.value() as i32 * (s.pieces(p).0 & zone).count_ones() as i32).sum()
-}
-
-#[inline]
 fn mc_max_pips(s: &MartianChess, squares: u32) -> i32 {
     for p in [MPiece::Queen, MPiece::Drone, MPiece::Pawn] {
         if s.pieces(p).0 & squares != 0 {
@@ -49,7 +45,7 @@ impl StaticEval<MartianChess> for MartianEval {
         let sc = s.scores();
         let mut v = self.score * (sc[me.index()] as i32 - sc[op.index()] as i32);
         v += self.zone_material
-            * (mc_zone_pips(s, MartianChess::zone(me).0) - mc_zone_pips(s, MartianChess::zone(op).0));
+            * (pips(s.bitboards(), MartianChess::zone(me).0) - pips(s.bitboards(), MartianChess::zone(op).0));
         v += self.threat * mc_max_pips(s, s.capture_targets(me).0);
         v -= self.en_prise * mc_max_pips(s, s.capture_targets(op).0);
         v
@@ -78,11 +74,6 @@ impl AbGame for MartianChess {
 
     #[inline]
     fn capture_values(&self, mv: Move) -> Option<(i32, i32)> {
-        let victim = self.piece_at(mv.to)?;
-        if MartianChess::zone(self.side_to_move()).has(mv.to) {
-            return None; // a merge, not a capture
-        }
-        let attacker = self.piece_at(mv.from).map(|p| p.value() as i32).unwrap_or(0);
-        Some((100 * victim.value() as i32, attacker))
+        pyramids::capture_values(self, mv)
     }
 }

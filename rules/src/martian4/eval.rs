@@ -8,9 +8,10 @@
 //! free-for-all the same search plays for its team's summed value (a
 //! documented simplification: it is a yardstick, not a max^n search).
 
-use super::{MartianChess4, Piece, Seat, QUADS};
+use super::{MartianChess4, Seat, QUADS};
 use crate::ab::{mix, AbGame, StaticEval};
 use crate::game::{GameState, Move, Side};
+use crate::pyramids::{self, PyramidState};
 
 /// Four-player evaluation in centi-pips for the side to move's team:
 /// `score` per pip of team score difference (§14.7: team scores add) plus
@@ -33,7 +34,7 @@ impl Default for Martian4Eval {
 /// Pips on the squares of `mask`.
 #[inline]
 fn pips(s: &MartianChess4, mask: u64) -> i32 {
-    Piece::ALL.iter().map(|&p| p.value() as i32 * (s.pieces(p) & mask).count_ones() as i32).sum()
+    pyramids::pips(s.bitboards(), mask)
 }
 
 /// The two quadrants of `team` (SW + NE for South, NW + SE for North).
@@ -76,13 +77,7 @@ impl AbGame for MartianChess4 {
 
     #[inline]
     fn capture_values(&self, mv: Move) -> Option<(i32, i32)> {
-        let to = mv.to & 63;
-        let victim = self.piece_at(to)?;
-        if QUADS[self.seat_to_move().index()] >> to & 1 != 0 {
-            return None; // a merge inside the mover's quadrant, not a capture
-        }
-        let attacker = self.piece_at(mv.from).map(|p| p.value() as i32).unwrap_or(0);
-        Some((100 * victim.value() as i32, attacker))
+        pyramids::capture_values(self, mv)
     }
 }
 

@@ -54,28 +54,24 @@ mod rules;
 mod tables;
 mod zobrist;
 
-pub use crate::martian::Piece;
+pub use crate::pyramids::notation::MAX_SCORE;
+pub use crate::pyramids::{ClockMode, EmptyZoneTie as EmptyQuadrantTie, Piece, CALL_CLOCK};
 pub use encode::{
     canonical_square, ACTION_ENCODING, INPUT_PLANES, MAX_MOVES_MC4, NUM_ACTIONS_MC4, ORIENTATION, PLANE_DESCRIPTIONS,
     RULES_SPEC_VERSION, SQUARES_TEXT,
 };
 pub use eval::Martian4Eval;
-pub use rules::{ClockMode, EmptyQuadrantTie, Martian4Rules, TurnOrder};
+pub use rules::{Martian4Rules, TurnOrder};
 pub use tables::{reflect_diagonal, rotate_square, QUADS};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::RulesError;
-use crate::game::{mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
-use tables::{rotate_set, ROTATE};
-
-pub(crate) const PAWN: usize = 0;
-pub(crate) const DRONE: usize = 1;
-pub(crate) const QUEEN: usize = 2;
-
-/// Bit added to [`Move::to`] for a move that also calls the deadlock clock
-/// (§14.5, `Manual` clock only). The destination square is `to & 63`.
-pub const CALL_CLOCK: u8 = 0x40;
+use crate::game::{
+    is_legal, legal_move_or_error, mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side,
+};
+use crate::pyramids::{self, Pieces, PyramidState};
+use tables::{rotate_set, Board8x8, ROTATE};
 
 /// A seat of the four-player game, named after its corner (§14.1). The
 /// discriminant is the index used for scores and quadrants: the clockwise
@@ -193,11 +189,6 @@ pub struct MartianChess4 {
     outcome: Option<Outcome>,
 }
 
-/// Highest score accepted in a position string (a real game never exceeds
-/// 72, the pips on the board, §14.2), with the points still on the board
-/// counted in; the two-player game's limit.
-pub const MAX_SCORE: u32 = crate::martian::MAX_SCORE;
-
 /// The initial position string (§14.2, §14.8), SW to move.
 pub const INITIAL_POSITION: &str = "QQD2DQQ/QDP2PDQ/DPP2PPD/8/8/DPP2PPD/QDP2PDQ/QQD2DQQ SW 0 0 0 0 - 0 0";
 
@@ -211,29 +202,13 @@ impl MartianChess4 {
     /// All occupied squares.
     #[inline]
     pub fn occupied(&self) -> u64 {
-        self.bb[0] | self.bb[1] | self.bb[2]
+        self.bb.occupied()
     }
 
     /// The piece on `sq`, if any (`None` for `sq >= 64`).
     #[inline]
     pub fn piece_at(&self, sq: u8) -> Option<Piece> {
-        if sq >= 64 || self.occupied() >> sq & 1 == 0 {
-            None
-        } else {
-            Some(Piece::ALL[self.kind_at(sq)])
-        }
-    }
-
-    /// Kind index of an occupied square.
-    #[inline(always)]
-    pub(crate) fn kind_at(&self, sq: u8) -> usize {
-        if self.bb[PAWN] >> sq & 1 != 0 {
-            PAWN
-        } else if self.bb[DRONE] >> sq & 1 != 0 {
-            DRONE
-        } else {
-            QUEEN
-        }
+        self.bb.piece_at(sq)
     }
 
     /// The seat to move (§14.3). [`GameState::side_to_move`] is its team.
@@ -321,24 +296,17 @@ impl MartianChess4 {
     pub(crate) fn scored(&self, reason: EndReason, last_mover: Seat) -> Outcome {
         let winner = if self.rules.teams {
             let [a, b] = self.team_scores();
-            match a.cmp(&b) {
-                std::cmp::Ordering::Greater => Some(Side::South),
-                std::cmp::Ordering::Less => Some(Side::North),
-                std::cmp::Ordering::Equal => (reason == EndReason::EmptyZone
-                    && self.rules.tie_on_empty_zone == EmptyQuadrantTie::LastMoverWins)
-                    .then(|| last_mover.team()),
-            }
+            let tie = (reason == EndReason::EmptyZone
+                && self.rules.tie_on_empty_zone == EmptyQuadrantTie::LastMoverWins)
+                .then(|| last_mover.team());
+            pyramids::higher_score(a, b, tie)
         } else {
             // Team value sum of SW + NE: (4 (p_SW + p_NE) - 2) / 3, which has
             // the sign of 2 (p_SW + p_NE) - 1 = (2 c - k) / k with c of the k
             // winners in that team.
             let (winners, k) = self.ffa_winners(reason, last_mover);
             let c = (winners & 0b0101).count_ones();
-            match (2 * c).cmp(&k) {
-                std::cmp::Ordering::Greater => Some(Side::South),
-                std::cmp::Ordering::Less => Some(Side::North),
-                std::cmp::Ordering::Equal => None,
-            }
+            pyramids::higher_score(2 * c, k, None)
         };
         Outcome { winner, reason }
     }
@@ -347,31 +315,16 @@ impl MartianChess4 {
     /// made the previous ply.
     fn compute_outcome(&self, last_mover: Seat) -> Option<Outcome> {
         let occ = self.occupied();
-        if occ & QUADS[0] == 0 || occ & QUADS[1] == 0 || occ & QUADS[2] == 0 || occ & QUADS[3] == 0 {
-            return Some(self.scored(EndReason::EmptyZone, last_mover));
-        }
-        if self.rules.clock != ClockMode::Off && self.clock == 1 {
-            return Some(self.scored(EndReason::Clock, last_mover));
-        }
-        if self.ply >= self.rules.max_plies {
-            return Some(self.scored(EndReason::MoveCap, last_mover));
-        }
-        if !self.has_legal_move() {
-            return Some(self.scored(EndReason::NoLegalMoves, last_mover));
-        }
-        None
+        let empty_quadrant = QUADS.iter().any(|&quad| occ & quad == 0);
+        let r = &self.rules;
+        let reason =
+            pyramids::end_reason(empty_quadrant, r.clock, self.clock, self.ply, r.max_plies, || self.has_legal_move())?;
+        Some(self.scored(reason, last_mover))
     }
 
     /// Computes the hash from scratch (§14.8 state minus the counters).
     fn full_hash(&self) -> u64 {
-        let mut h = 0u64;
-        for (k, &b) in self.bb.iter().enumerate() {
-            let mut b = b;
-            while b != 0 {
-                h ^= zobrist::PIECE[k][b.trailing_zeros() as usize];
-                b &= b - 1;
-            }
-        }
+        let mut h = self.bb.hash_with(&zobrist::PIECE);
         h ^= zobrist::SEAT[self.seat.index()];
         for (i, &s) in self.scores.iter().enumerate() {
             h ^= zobrist::score(i, s);
@@ -459,10 +412,7 @@ impl MartianChess4 {
     /// [`GameState::action_index`]), or `None` if that index names no legal
     /// move here.
     pub fn move_for_action(&self, index: usize) -> Option<Move> {
-        let mv = encode::move_of_action(self.seat, index)?;
-        let mut legal = Vec::with_capacity(Self::MAX_MOVES);
-        self.legal_moves(&mut legal);
-        legal.contains(&mv).then_some(mv)
+        encode::move_of_action(self.seat, index).filter(|&mv| is_legal(self, mv))
     }
 
     /// The text board (§14.2/§14.8 layout with the canals) turned
@@ -576,22 +526,17 @@ impl GameState for MartianChess4 {
         self.ply
     }
 
+    /// Pawns, then Drones, then Queens, each by origin square, destinations
+    /// ascending; under a callable `Manual` clock each move is followed by
+    /// its flagged twin.
     #[inline]
     fn legal_moves(&self, out: &mut Vec<Move>) {
-        if self.outcome.is_some() {
-            out.clear();
-        } else {
-            self.gen_moves(out);
-        }
+        pyramids::legal_moves(self, out);
     }
 
     #[inline]
     fn count_legal_moves(&self) -> usize {
-        if self.outcome.is_some() {
-            0
-        } else {
-            self.count_moves()
-        }
+        pyramids::count_legal_moves(self)
     }
 
     #[inline]
@@ -599,41 +544,14 @@ impl GameState for MartianChess4 {
         debug_assert!(self.outcome.is_none(), "play_unchecked on a finished game");
         let call = mv.to & CALL_CLOCK != 0;
         let to = mv.to & !CALL_CLOCK;
-        let (f, t) = (mv.from as usize, to as usize);
-        let (fb, tb) = (1u64 << f, 1u64 << t);
         let me = self.seat.index();
-        let zone = QUADS[me];
         let mut h = self.hash;
-        let kf = self.kind_at(mv.from);
-        let occ = self.occupied();
-        debug_assert!(occ & fb & zone != 0, "no piece of the mover on the origin");
-        let mut capture = false;
-        if occ & tb == 0 {
-            // Plain move (§14.4 item 1).
-            self.bb[kf] ^= fb | tb;
-            h ^= zobrist::PIECE[kf][f] ^ zobrist::PIECE[kf][t];
-        } else {
-            let kt = self.kind_at(to);
-            if zone & tb == 0 {
-                // Capture (§14.4 item 2): score the victim, the capturer stays on `t`.
-                self.bb[kt] ^= tb;
-                self.bb[kf] ^= fb | tb;
-                h ^= zobrist::PIECE[kt][t] ^ zobrist::PIECE[kf][f] ^ zobrist::PIECE[kf][t];
-                let old = self.scores[me];
-                let new = old + kt as u32 + 1;
-                self.scores[me] = new;
-                h ^= zobrist::score(me, old) ^ zobrist::score(me, new);
-                capture = true;
-            } else {
-                // Merge (§7, §14.4 item 3): values add up, kind index = value - 1.
-                let km = kf + kt + 1;
-                debug_assert!(km <= QUEEN);
-                self.bb[kf] ^= fb;
-                self.bb[kt] ^= tb;
-                self.bb[km] ^= tb;
-                h ^= zobrist::PIECE[kf][f] ^ zobrist::PIECE[kt][t] ^ zobrist::PIECE[km][t];
-            }
+        let (dh, victim) = pyramids::move_piece(&mut self.bb, mv.from, to, QUADS[me], &zobrist::PIECE);
+        h ^= dh;
+        if let Some(kind) = victim {
+            h ^= pyramids::score_capture(&mut self.scores, me, kind, zobrist::score);
         }
+        let capture = victim.is_some();
         let mover = self.seat;
         self.seat = self.rules.next_seat(mover);
         h ^= zobrist::SEAT[me] ^ zobrist::SEAT[self.seat.index()];
@@ -641,14 +559,7 @@ impl GameState for MartianChess4 {
         // §14.5: quiet counter and clock.
         self.quiet = if capture { 0 } else { self.quiet.saturating_add(1) };
         let old = self.clock;
-        let full = self.rules.clock_plies + 1;
-        match self.rules.clock {
-            ClockMode::Off => {}
-            _ if old != 0 => self.clock = if capture { full } else { old - 1 },
-            ClockMode::Auto if self.quiet >= self.rules.clock_plies => self.clock = full,
-            ClockMode::Manual if call => self.clock = full,
-            _ => {}
-        }
+        self.clock = pyramids::next_clock(self.rules.clock, old, capture, self.quiet, self.rules.clock_plies, call);
         if old != self.clock {
             h ^= zobrist::clock(old) ^ zobrist::clock(self.clock);
         }
@@ -703,14 +614,7 @@ impl GameState for MartianChess4 {
     }
 
     fn parse_move(&self, text: &str) -> Result<Move, RulesError> {
-        let mv = notation::parse_move_text(text)?;
-        let mut legal = Vec::with_capacity(Self::MAX_MOVES);
-        self.legal_moves(&mut legal);
-        if legal.contains(&mv) {
-            Ok(mv)
-        } else {
-            Err(crate::game::illegal_move(self, mv, &legal))
-        }
+        legal_move_or_error(self, notation::parse_move_text(text)?)
     }
 
     fn board_text(&self) -> String {
@@ -738,5 +642,50 @@ impl GameState for MartianChess4 {
 
     fn encode_packed(&self, out: &mut [crate::PackedPlane]) {
         encode::encode_packed(self, out);
+    }
+}
+
+impl PyramidState for MartianChess4 {
+    type Board = Board8x8;
+
+    #[inline(always)]
+    fn bitboards(&self) -> &[u64; 3] {
+        &self.bb
+    }
+
+    /// The quadrant of the seat to move (§14.1).
+    #[inline(always)]
+    fn mover_zone(&self) -> u64 {
+        QUADS[self.seat.index()]
+    }
+
+    #[inline(always)]
+    fn field_promotion(&self) -> bool {
+        self.rules.field_promotion
+    }
+
+    #[inline(always)]
+    fn clock_mode(&self) -> ClockMode {
+        self.rules.clock
+    }
+
+    #[inline(always)]
+    fn clock_state(&self) -> u32 {
+        self.clock
+    }
+
+    #[inline(always)]
+    fn max_plies(&self) -> u32 {
+        self.rules.max_plies
+    }
+
+    /// [`CALL_CLOCK`] under a callable `Manual` clock (§14.5).
+    #[inline(always)]
+    fn call_flag(&self) -> u8 {
+        if self.may_call_clock() {
+            CALL_CLOCK
+        } else {
+            0
+        }
     }
 }
