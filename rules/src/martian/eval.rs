@@ -1,10 +1,11 @@
 //! The two-player Martian Chess evaluation of the alpha-beta baseline and
 //! its [`AbGame`] hooks.
 
+use super::tables::ZONES;
 use super::{MartianChess, Piece as MPiece};
 use crate::ab::{mix, AbGame, StaticEval};
 use crate::game::{GameState, Move};
-use crate::pyramids::{self, pips, PyramidState};
+use crate::pyramids;
 
 /// Martian Chess evaluation: score difference (100 per pip) + material in the
 /// own zone + pieces capturable next move (a bonus for the side to move's
@@ -40,12 +41,9 @@ fn mc_max_pips(s: &MartianChess, squares: u32) -> i32 {
 impl StaticEval<MartianChess> for MartianEval {
     #[inline]
     fn evaluate(&self, s: &MartianChess) -> i32 {
-        let me = s.side_to_move();
-        let op = me.opponent();
-        let sc = s.scores();
-        let mut v = self.score * (sc[me.index()] as i32 - sc[op.index()] as i32);
-        v += self.zone_material
-            * (pips(s.bitboards(), MartianChess::zone(me).0) - pips(s.bitboards(), MartianChess::zone(op).0));
+        let (me, op) = (s.side_to_move(), s.side_to_move().opponent());
+        let zones = [ZONES[0].0, ZONES[1].0];
+        let mut v = pyramids::score_and_material(s, zones, self.score, self.zone_material);
         v += self.threat * mc_max_pips(s, s.capture_targets(me).0);
         v -= self.en_prise * mc_max_pips(s, s.capture_targets(op).0);
         v

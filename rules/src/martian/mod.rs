@@ -18,19 +18,19 @@ mod rules;
 mod tables;
 mod zobrist;
 
+pub use crate::pyramids::notation::MAX_SCORE;
+pub use crate::pyramids::{ClockMode, EmptyZoneTie, Piece};
 pub use bitboard::{Bitboard, Squares};
 pub use encode::{
     plane_descriptions, ACTION_ENCODING, INPUT_PLANES, MAX_MOVES_MC, NUM_ACTIONS_MC, PLANE_DESCRIPTIONS,
     RULES_SPEC_VERSION,
 };
-pub use crate::pyramids::notation::MAX_SCORE;
-pub use crate::pyramids::{ClockMode, EmptyZoneTie, Piece};
 pub use eval::MartianEval;
 pub use rules::MartianRules;
 
 use crate::error::RulesError;
-use crate::game::{is_legal, legal_move_or_error, mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
-use crate::pyramids::{self, Geometry, Pieces, PyramidState, DRONE, NONE, PAWN};
+use crate::game::{is_legal, mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
+use crate::pyramids::{self, Geometry, Pieces, PyramidState, View, DRONE, NONE, PAWN};
 use tables::{Board4x8, ZONES};
 
 /// A two-player Martian Chess game state (spec §1-§10): placement, side to move,
@@ -41,8 +41,8 @@ use tables::{Board4x8, ZONES};
 pub struct MartianChess {
     /// Bitboards of Pawns, Drones, Queens.
     bb: [u32; 3],
-    hash: u64,
     scores: [u32; 2],
+    hash: u64,
     ply: u32,
     quiet: u32,
     rules: MartianRules,
@@ -102,16 +102,16 @@ impl MartianChess {
         ZONES[side.index()]
     }
 
-    /// Scores (pips captured, spec §6), indexed by [`Side::index`].
-    #[inline]
-    pub fn scores(&self) -> [u32; 2] {
-        self.scores
-    }
-
     /// The previous ply, which the no-undo rule (spec §8) refers to.
     #[inline]
     pub fn last_move(&self) -> Option<Move> {
         (self.last_from != NONE).then(|| Move::new(self.last_from, self.last_to))
+    }
+
+    /// Scores (pips captured, spec §6), indexed by [`Side::index`].
+    #[inline]
+    pub fn scores(&self) -> [u32; 2] {
+        self.scores
     }
 
     /// The deadlock-clock countdown (spec §9.2): `None` while the clock is not
@@ -151,10 +151,10 @@ impl MartianChess {
     fn compute_outcome(&self, last_mover: Side) -> Option<Outcome> {
         let occ = self.bb.occupied();
         let empty_zone = occ & ZONES[0].0 == 0 || occ & ZONES[1].0 == 0;
-        let r = &self.rules;
-        let reason =
-            pyramids::end_reason(empty_zone, r.clock, self.clock_state(), self.ply, r.max_plies, || self.has_legal_move())?;
-        let tie = match (reason, r.tie_on_empty_zone) {
+        let reason = pyramids::end_reason(empty_zone, self.rules.switches(), self.clock.into(), self.ply, || {
+            self.has_legal_move()
+        })?;
+        let tie = match (reason, self.rules.tie_on_empty_zone) {
             (EndReason::EmptyZone, EmptyZoneTie::LastMoverWins) => Some(last_mover),
             _ => None,
         };
@@ -164,15 +164,15 @@ impl MartianChess {
 
     /// Computes the hash from scratch (spec §10 state minus the counters).
     fn full_hash(&self) -> u64 {
-        let mut h = self.bb.hash_with(&zobrist::PIECE);
+        let clock = zobrist::clock(self.clock);
+        let mut h = pyramids::zobrist::position_hash(&self.bb, &zobrist::PIECE, &self.scores, zobrist::score, clock);
         if self.side == Side::North {
             h ^= zobrist::NORTH_TO_MOVE;
         }
-        h ^= zobrist::score(0, self.scores[0]) ^ zobrist::score(1, self.scores[1]);
         if let Some((f, t)) = self.active_ban() {
             h ^= zobrist::BAN[f as usize * 32 + t as usize];
         }
-        h ^ zobrist::clock(self.clock)
+        h
     }
 
     /// Builds a state from its parts (used by the parser and `new_game`) and
@@ -207,8 +207,6 @@ impl GameState for MartianChess {
     const INPUT_SHAPE: [usize; 3] = [encode::INPUT_PLANES, 8, 4];
     /// A proven bound, see [`MAX_MOVES_MC`].
     const MAX_MOVES: usize = encode::MAX_MOVES_MC;
-    /// Captured pips decide the result (spec §6, §9).
-    const HAS_SCORE: bool = true;
     const ENCODING: EncodingDescription = encode::ENCODING;
 
     fn new_game(rules: &MartianRules) -> Result<Self, RulesError> {
@@ -220,37 +218,9 @@ impl GameState for MartianChess {
         Ok(s)
     }
 
-    fn from_position(text: &str, rules: &MartianRules) -> Result<Self, RulesError> {
-        rules.validate()?;
-        notation::parse_position(text, rules)
-    }
-
-    fn to_position(&self) -> String {
-        notation::format_position(self)
-    }
-
-    fn rules(&self) -> &MartianRules {
-        &self.rules
-    }
-
     #[inline]
     fn side_to_move(&self) -> Side {
         self.side
-    }
-
-    #[inline]
-    fn ply(&self) -> u32 {
-        self.ply
-    }
-
-    #[inline]
-    fn legal_moves(&self, out: &mut Vec<Move>) {
-        pyramids::legal_moves(self, out);
-    }
-
-    #[inline]
-    fn count_legal_moves(&self) -> usize {
-        pyramids::count_legal_moves(self)
     }
 
     #[inline]
@@ -261,12 +231,17 @@ impl GameState for MartianChess {
         if let Some((bf, bt)) = self.active_ban() {
             h ^= zobrist::BAN[bf as usize * 32 + bt as usize];
         }
-        let (dh, victim) = pyramids::move_piece(&mut self.bb, mv.from, mv.to, ZONES[me].0, &zobrist::PIECE);
+        let (dh, capture) = pyramids::play_pieces(
+            &mut self.bb,
+            &mut self.scores,
+            me,
+            mv.from,
+            mv.to,
+            ZONES[me].0,
+            &zobrist::PIECE,
+            zobrist::score,
+        );
         h ^= dh;
-        if let Some(kind) = victim {
-            h ^= pyramids::score_capture(&mut self.scores, me, kind, zobrist::score);
-        }
-        let capture = victim.is_some();
         let mover = self.side;
         self.side = mover.opponent();
         h ^= zobrist::NORTH_TO_MOVE;
@@ -285,33 +260,6 @@ impl GameState for MartianChess {
         self.outcome = self.compute_outcome(mover);
     }
 
-    #[inline]
-    fn outcome(&self) -> Option<Outcome> {
-        self.outcome
-    }
-
-    /// Looks only at the moves that can end the game (spec §9): see
-    /// `winning_move_exists` (module `movegen`).
-    fn has_winning_move(&self) -> bool {
-        self.winning_move_exists()
-    }
-
-    /// `side`'s captured pips minus the opponent's (spec §6) once the game is over.
-    fn final_score_difference(&self, side: Side) -> Option<i32> {
-        self.outcome?;
-        let s = self.scores;
-        Some(s[side.index()] as i32 - s[side.opponent().index()] as i32)
-    }
-
-    #[inline]
-    fn hash(&self) -> u64 {
-        self.hash
-    }
-
-    fn recompute_hash(&self) -> u64 {
-        self.full_hash()
-    }
-
     /// The Zobrist hash (placement, side to move, scores, the active no-undo
     /// ban, the clock) mixed with what else the planes of the `encode` module
     /// show: quiet plies capped at 7 (plane 7), the ply capped at `max_plies`
@@ -323,14 +271,6 @@ impl GameState for MartianChess {
         mix_key(self.hash, counters, u64::from(max))
     }
 
-    fn move_to_string(&self, mv: Move) -> String {
-        notation::move_text(mv)
-    }
-
-    fn parse_move(&self, text: &str) -> Result<Move, RulesError> {
-        legal_move_or_error(self, notation::parse_move_text(text)?)
-    }
-
     fn board_text(&self) -> String {
         notation::board_text_from(self, Side::South)
     }
@@ -340,10 +280,7 @@ impl GameState for MartianChess {
     }
 
     fn side_name(side: Side) -> &'static str {
-        match side {
-            Side::South => "South",
-            Side::North => "North",
-        }
+        ["South", "North"][side.index()]
     }
 
     #[inline]
@@ -372,9 +309,7 @@ impl GameState for MartianChess {
         Some(m)
     }
 
-    fn encode_packed(&self, out: &mut [crate::PackedPlane]) {
-        encode::encode_packed(self, out);
-    }
+    crate::pyramids::shared_game_state_methods!(MartianRules);
 }
 
 impl MartianChess {
@@ -390,37 +325,15 @@ impl PyramidState for MartianChess {
     type Board = Board4x8;
 
     #[inline(always)]
-    fn bitboards(&self) -> &[u32; 3] {
-        &self.bb
-    }
-
-    #[inline(always)]
-    fn mover_zone(&self) -> u32 {
-        ZONES[self.side.index()].0
-    }
-
-    #[inline(always)]
-    fn field_promotion(&self) -> bool {
-        self.rules.field_promotion
-    }
-
-    #[inline(always)]
-    fn clock_mode(&self) -> ClockMode {
-        self.rules.clock
-    }
-
-    #[inline(always)]
-    fn clock_state(&self) -> u32 {
-        self.clock.into()
-    }
-
-    #[inline(always)]
-    fn max_plies(&self) -> u32 {
-        self.rules.max_plies
-    }
-
-    #[inline(always)]
-    fn ban(&self) -> Option<(u8, u8)> {
-        self.active_ban()
+    fn view(&self) -> View<u32> {
+        View {
+            bb: self.bb,
+            zone: ZONES[self.side.index()].0,
+            rules: self.rules.switches(),
+            clock: self.clock.into(),
+            scores: self.scores,
+            ban: self.active_ban(),
+            flag: 0,
+        }
     }
 }

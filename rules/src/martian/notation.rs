@@ -11,19 +11,10 @@ use super::rules::MartianRules;
 
 /// The two-player text syntax: 4 files, lenient numbers and empty runs, no
 /// clock call.
-pub(crate) const SYNTAX: Syntax = Syntax { files: 4, strict: false, clock_call: false, square_mask: 0xFF, example: "d3d5" };
-
-/// `<from><to>` text of a move (spec §10).
-pub(crate) fn move_text(mv: Move) -> String {
-    SYNTAX.move_text(mv)
-}
-
-/// Parses `d3d5`, or the human forms `b3-c4`, `b4xb6`, `a1+b2` (spec §10), in
-/// any case (`D3D5`, as Jetan's moves). The separator is not checked against
-/// the kind of move.
-pub(crate) fn parse_move_text(text: &str) -> Result<Move, RulesError> {
-    SYNTAX.parse_move_text(text)
-}
+/// Moves are `<from><to>` (`d3d5`), or the human forms `b3-c4`, `b4xb6`,
+/// `a1+b2` (spec §10), in any case (`D3D5`, as Jetan's moves).
+pub(crate) const SYNTAX: Syntax =
+    Syntax { files: 4, strict: false, clock_call: false, square_mask: 0xFF, example: "d3d5" };
 
 /// Parses the state string of spec §10:
 /// `<placement> <side> <scoreS> <scoreN> <last> <clock> <quiet> <ply>`.
@@ -77,7 +68,7 @@ pub(crate) fn format_position(s: &MartianChess) -> String {
         Side::South => "S",
         Side::North => "N",
     };
-    let last = if s.last_from == NONE { "-".to_string() } else { move_text(Move::new(s.last_from, s.last_to)) };
+    let last = if s.last_from == NONE { "-".to_string() } else { SYNTAX.move_text(Move::new(s.last_from, s.last_to)) };
     let [a, b] = s.scores();
     let (placement, clock) = (SYNTAX.placement(&s.bb), clock_text(u32::from(s.clock)));
     format!("{placement} {side} {a} {b} {last} {clock} {} {}", s.quiet(), s.ply())

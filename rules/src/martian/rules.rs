@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::RulesError;
 use crate::game::Side;
-use crate::pyramids::{ClockMode, EmptyZoneTie};
+use crate::pyramids::{ClockMode, EmptyZoneTie, Switches};
 
 /// Rules configuration of two-player Martian Chess (spec §15). `Default` is the
 /// standard rule set. Read from TOML/JSON with serde; unknown keys are rejected
@@ -64,5 +64,10 @@ impl MartianRules {
             return Err(RulesError::Unsupported { option: "clock", value: "Manual".into() });
         }
         Ok(())
+    }
+
+    /// The switches the shared code of both games reads.
+    pub(crate) fn switches(&self) -> Switches {
+        Switches { field_promotion: self.field_promotion, clock: self.clock, max_plies: self.max_plies }
     }
 }

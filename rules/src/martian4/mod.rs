@@ -67,10 +67,8 @@ pub use tables::{reflect_diagonal, rotate_square, QUADS};
 use serde::{Deserialize, Serialize};
 
 use crate::error::RulesError;
-use crate::game::{
-    is_legal, legal_move_or_error, mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side,
-};
-use crate::pyramids::{self, Pieces, PyramidState};
+use crate::game::{is_legal, mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
+use crate::pyramids::{self, Pieces, PyramidState, View};
 use tables::{rotate_set, Board8x8, ROTATE};
 
 /// A seat of the four-player game, named after its corner (§14.1). The
@@ -175,17 +173,17 @@ impl std::fmt::Display for Seat {
 /// about 100 bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct MartianChess4 {
+    seat: Seat,
     /// Bitboards of Pawns, Drones, Queens.
     bb: [u64; 3],
     hash: u64,
     /// Scores of SW, NW, NE, SE.
     scores: [u32; 4],
-    ply: u32,
-    quiet: u32,
     /// 0 = clock not called, `1 + countdown` when called (§14.5).
     clock: u32,
+    ply: u32,
+    quiet: u32,
     rules: Martian4Rules,
-    seat: Seat,
     outcome: Option<Outcome>,
 }
 
@@ -224,6 +222,12 @@ impl MartianChess4 {
         self.rules.previous_seat(self.seat)
     }
 
+    /// Consecutive plies, of any seats, without a capture (§14.5).
+    #[inline]
+    pub fn quiet(&self) -> u32 {
+        self.quiet
+    }
+
     /// Scores (pips captured, §14.4) of SW, NW, NE, SE, indexed by [`Seat::index`].
     #[inline]
     pub fn scores(&self) -> [u32; 4] {
@@ -242,12 +246,6 @@ impl MartianChess4 {
     #[inline]
     pub fn clock_countdown(&self) -> Option<u32> {
         (self.clock != 0).then(|| self.clock - 1)
-    }
-
-    /// Consecutive plies, of any seats, without a capture (§14.5).
-    #[inline]
-    pub fn quiet(&self) -> u32 {
-        self.quiet
     }
 
     /// The per-seat result values of a finished game (§14.7), indexed by
@@ -316,25 +314,21 @@ impl MartianChess4 {
     fn compute_outcome(&self, last_mover: Seat) -> Option<Outcome> {
         let occ = self.occupied();
         let empty_quadrant = QUADS.iter().any(|&quad| occ & quad == 0);
-        let r = &self.rules;
-        let reason =
-            pyramids::end_reason(empty_quadrant, r.clock, self.clock, self.ply, r.max_plies, || self.has_legal_move())?;
+        let reason = pyramids::end_reason(empty_quadrant, self.rules.switches(), self.clock, self.ply, || {
+            self.has_legal_move()
+        })?;
         Some(self.scored(reason, last_mover))
     }
 
     /// Computes the hash from scratch (§14.8 state minus the counters).
     fn full_hash(&self) -> u64 {
-        let mut h = self.bb.hash_with(&zobrist::PIECE);
-        h ^= zobrist::SEAT[self.seat.index()];
-        for (i, &s) in self.scores.iter().enumerate() {
-            h ^= zobrist::score(i, s);
-        }
-        h ^ zobrist::clock(self.clock)
+        let clock = zobrist::clock(self.clock);
+        let h = pyramids::zobrist::position_hash(&self.bb, &zobrist::PIECE, &self.scores, zobrist::score, clock);
+        h ^ zobrist::SEAT[self.seat.index()]
     }
 
     /// Builds a state from its parts (used by the parser, `new_game` and the
     /// rotations) and fills in the hash and the outcome.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_parts(
         bb: [u64; 3],
         seat: Seat,
@@ -426,7 +420,7 @@ impl MartianChess4 {
     /// `<from><to>` text of a move, `*` appended for the clock call (§14.4,
     /// §14.5), e.g. `c1e1`.
     pub fn move_text(mv: Move) -> String {
-        notation::move_text(mv)
+        notation::SYNTAX.move_text(mv)
     }
 
     /// `rotate_square` applied to both squares of `mv`, keeping the clock flag.
@@ -441,17 +435,6 @@ impl GameState for MartianChess4 {
 
     /// `martian-chess-4p` in the registry.
     const KIND: GameKind = GameKind::MartianChess4p;
-    /// §14.9: `from' * 64 + to'` in the canonical orientation, + 4096 for a
-    /// move that calls the clock under `Manual`: 8192 so that every mode fits
-    /// one policy head ([`Martian4Rules::num_actions`] is 4096 outside
-    /// `Manual`; the upper half is then never used).
-    const NUM_ACTIONS: usize = encode::NUM_ACTIONS_MC4;
-    /// 19 planes of 8 x 8 (§14.9, [`PLANE_DESCRIPTIONS`]).
-    const INPUT_SHAPE: [usize; 3] = [encode::INPUT_PLANES, 8, 8];
-    /// A proven bound, see [`MAX_MOVES_MC4`].
-    const MAX_MOVES: usize = encode::MAX_MOVES_MC4;
-    /// Captured pips decide the result (§14.4, §14.7).
-    const HAS_SCORE: bool = true;
     /// §14.9 (the encoding module's constants).
     const ENCODING: EncodingDescription = EncodingDescription {
         rules_document: "docs/rules/martian-chess.md",
@@ -461,6 +444,15 @@ impl GameState for MartianChess4 {
         action_encoding: encode::ACTION_ENCODING,
         squares: encode::SQUARES_TEXT,
     };
+    /// §14.9: `from' * 64 + to'` in the canonical orientation, + 4096 for a
+    /// move that calls the clock under `Manual`: 8192 so that every mode fits
+    /// one policy head ([`Martian4Rules::num_actions`] is 4096 outside
+    /// `Manual`; the upper half is then never used).
+    const NUM_ACTIONS: usize = encode::NUM_ACTIONS_MC4;
+    /// 19 planes of 8 x 8 (§14.9, [`PLANE_DESCRIPTIONS`]).
+    const INPUT_SHAPE: [usize; 3] = [encode::INPUT_PLANES, 8, 8];
+    /// A proven bound, see [`MAX_MOVES_MC4`].
+    const MAX_MOVES: usize = encode::MAX_MOVES_MC4;
 
     fn new_game(rules: &Martian4Rules) -> Result<Self, RulesError> {
         rules.validate()?;
@@ -469,23 +461,15 @@ impl GameState for MartianChess4 {
         Ok(MartianChess4::from_parts(s.bb, rules.first_seat, [0; 4], 0, 0, 0, *rules))
     }
 
-    fn from_position(text: &str, rules: &Martian4Rules) -> Result<Self, RulesError> {
-        rules.validate()?;
-        notation::parse_position(text, rules)
-    }
-
-    fn to_position(&self) -> String {
-        notation::format_position(self)
-    }
-
-    fn rules(&self) -> &Martian4Rules {
-        &self.rules
-    }
-
     /// The mover's team (module docs): SW, NE -> South; NW, SE -> North.
     #[inline]
     fn side_to_move(&self) -> Side {
         self.seat.team()
+    }
+
+    /// The team names `SW+NE` and `NW+SE` (module docs).
+    fn side_name(side: Side) -> &'static str {
+        ["SW+NE", "NW+SE"][side.index()]
     }
 
     /// 2 in the team game (the value is per team), 4 in free-for-all (a
@@ -522,36 +506,23 @@ impl GameState for MartianChess4 {
     }
 
     #[inline]
-    fn ply(&self) -> u32 {
-        self.ply
-    }
-
-    /// Pawns, then Drones, then Queens, each by origin square, destinations
-    /// ascending; under a callable `Manual` clock each move is followed by
-    /// its flagged twin.
-    #[inline]
-    fn legal_moves(&self, out: &mut Vec<Move>) {
-        pyramids::legal_moves(self, out);
-    }
-
-    #[inline]
-    fn count_legal_moves(&self) -> usize {
-        pyramids::count_legal_moves(self)
-    }
-
-    #[inline]
     fn play_unchecked(&mut self, mv: Move) {
         debug_assert!(self.outcome.is_none(), "play_unchecked on a finished game");
         let call = mv.to & CALL_CLOCK != 0;
         let to = mv.to & !CALL_CLOCK;
         let me = self.seat.index();
         let mut h = self.hash;
-        let (dh, victim) = pyramids::move_piece(&mut self.bb, mv.from, to, QUADS[me], &zobrist::PIECE);
+        let (dh, capture) = pyramids::play_pieces(
+            &mut self.bb,
+            &mut self.scores,
+            me,
+            mv.from,
+            to,
+            QUADS[me],
+            &zobrist::PIECE,
+            zobrist::score,
+        );
         h ^= dh;
-        if let Some(kind) = victim {
-            h ^= pyramids::score_capture(&mut self.scores, me, kind, zobrist::score);
-        }
-        let capture = victim.is_some();
         let mover = self.seat;
         self.seat = self.rules.next_seat(mover);
         h ^= zobrist::SEAT[me] ^ zobrist::SEAT[self.seat.index()];
@@ -565,34 +536,6 @@ impl GameState for MartianChess4 {
         }
         self.hash = h;
         self.outcome = self.compute_outcome(mover);
-    }
-
-    #[inline]
-    fn outcome(&self) -> Option<Outcome> {
-        self.outcome
-    }
-
-    /// Looks only at the moves that can end the game (§14.6); see
-    /// `winning_move_exists` (module `movegen`).
-    fn has_winning_move(&self) -> bool {
-        self.winning_move_exists()
-    }
-
-    /// `side`'s team score minus the other team's (§14.7) once the game is
-    /// over, in both modes (free-for-all: the team view, module docs).
-    fn final_score_difference(&self, side: Side) -> Option<i32> {
-        self.outcome?;
-        let t = self.team_scores();
-        Some(t[side.index()] as i32 - t[side.opponent().index()] as i32)
-    }
-
-    #[inline]
-    fn hash(&self) -> u64 {
-        self.hash
-    }
-
-    fn recompute_hash(&self) -> u64 {
-        self.full_hash()
     }
 
     /// The Zobrist hash (placement, seat to move, scores, clock) mixed with
@@ -609,14 +552,6 @@ impl GameState for MartianChess4 {
         mix_key(self.hash ^ crate::game::mix64(extra ^ 0x4D43_3443_4C4F_434B), counters, config)
     }
 
-    fn move_to_string(&self, mv: Move) -> String {
-        notation::move_text(mv)
-    }
-
-    fn parse_move(&self, text: &str) -> Result<Move, RulesError> {
-        legal_move_or_error(self, notation::parse_move_text(text)?)
-    }
-
     fn board_text(&self) -> String {
         notation::board_text(self, 0)
     }
@@ -627,65 +562,29 @@ impl GameState for MartianChess4 {
         notation::board_text(self, if bottom == Side::North { 2 } else { 0 })
     }
 
-    /// The team names `SW+NE` and `NW+SE` (module docs).
-    fn side_name(side: Side) -> &'static str {
-        match side {
-            Side::South => "SW+NE",
-            Side::North => "NW+SE",
-        }
-    }
-
     #[inline]
     fn action_index(&self, mv: Move) -> usize {
         encode::action_index(self.seat, mv)
     }
 
-    fn encode_packed(&self, out: &mut [crate::PackedPlane]) {
-        encode::encode_packed(self, out);
-    }
+    crate::pyramids::shared_game_state_methods!(Martian4Rules);
 }
 
 impl PyramidState for MartianChess4 {
     type Board = Board8x8;
 
+    /// The mover's quadrant (§14.1), the team scores (§14.7), no ban
+    /// (§14.4), the clock call flag while it may be called (§14.5).
     #[inline(always)]
-    fn bitboards(&self) -> &[u64; 3] {
-        &self.bb
-    }
-
-    /// The quadrant of the seat to move (§14.1).
-    #[inline(always)]
-    fn mover_zone(&self) -> u64 {
-        QUADS[self.seat.index()]
-    }
-
-    #[inline(always)]
-    fn field_promotion(&self) -> bool {
-        self.rules.field_promotion
-    }
-
-    #[inline(always)]
-    fn clock_mode(&self) -> ClockMode {
-        self.rules.clock
-    }
-
-    #[inline(always)]
-    fn clock_state(&self) -> u32 {
-        self.clock
-    }
-
-    #[inline(always)]
-    fn max_plies(&self) -> u32 {
-        self.rules.max_plies
-    }
-
-    /// [`CALL_CLOCK`] under a callable `Manual` clock (§14.5).
-    #[inline(always)]
-    fn call_flag(&self) -> u8 {
-        if self.may_call_clock() {
-            CALL_CLOCK
-        } else {
-            0
+    fn view(&self) -> View<u64> {
+        View {
+            zone: QUADS[self.seat.index()],
+            bb: self.bb,
+            clock: self.clock,
+            rules: self.rules.switches(),
+            scores: self.team_scores(),
+            flag: if self.may_call_clock() { CALL_CLOCK } else { 0 },
+            ban: None,
         }
     }
 }

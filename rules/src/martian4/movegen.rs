@@ -7,7 +7,7 @@
 //! no no-undo ban (§14.4).
 
 use super::tables::{Board8x8, QUADS};
-use super::{MartianChess4, ClockMode};
+use super::{ClockMode, MartianChess4};
 use crate::game::EndReason;
 use crate::pyramids::{self, Geometry};
 

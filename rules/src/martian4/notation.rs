@@ -5,25 +5,15 @@ use super::rules::Martian4Rules;
 use super::tables::{rotate_square, Board8x8};
 use super::{MartianChess4, Piece, Seat};
 use crate::error::{PositionErrorKind, RulesError};
-use crate::game::{GameState, Move};
+use crate::game::GameState;
 use crate::pyramids::notation::{check_clock_off, clock_text, perr, Syntax};
 use crate::pyramids::Geometry;
 
 /// The four-player text syntax: 8 files, canonical numbers and empty runs,
 /// the clock call suffix `*`.
+/// Moves are `<from><to>` (`c1e1`), or the human forms `c1-e1`, `d4xe5`,
+/// `g7+h6` (§14.4), each optionally followed by `*` (call the clock, §14.5).
 pub(crate) const SYNTAX: Syntax = Syntax { files: 8, strict: true, clock_call: true, square_mask: 63, example: "c1e1" };
-
-/// `<from><to>` text of a move (§14.4), `*` appended for a clock call (§14.5).
-pub(crate) fn move_text(mv: Move) -> String {
-    SYNTAX.move_text(mv)
-}
-
-/// Parses `c1e1`, or the human forms `c1-e1`, `d4xe5`, `g7+h6` (§14.4), each
-/// optionally followed by `*` (call the clock, §14.5). The separator is not
-/// checked against the kind of move.
-pub(crate) fn parse_move_text(text: &str) -> Result<Move, RulesError> {
-    SYNTAX.parse_move_text(text)
-}
 
 /// Parses the position string of §14.8:
 /// `<placement> <mover> <sSW> <sNW> <sNE> <sSE> <clock> <quiet> <ply>`.

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Seat;
 use crate::error::RulesError;
-use crate::pyramids::{ClockMode, EmptyZoneTie as EmptyQuadrantTie};
+use crate::pyramids::{ClockMode, EmptyZoneTie as EmptyQuadrantTie, Switches};
 
 /// Turn order (spec §14.3, switch `turn_order`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -105,6 +105,12 @@ impl Martian4Rules {
             TurnOrder::Clockwise => Seat::from_index(seat.index() + 3),
             TurnOrder::Counterclockwise => Seat::from_index(seat.index() + 1),
         }
+    }
+
+    /// The switches the shared code of both games reads (those of §15 that
+    /// the two-player game has too).
+    pub(crate) fn switches(&self) -> Switches {
+        Switches { field_promotion: self.field_promotion, clock: self.clock, max_plies: self.max_plies }
     }
 
     /// Policy width under these rules (spec §14.9): 4096, doubled to 8192

@@ -310,12 +310,17 @@ impl<const N: usize> Tables<N> {
         let mut t = Tables {
             file_a: file_mask(0, files, N),
             file_last: file_mask(files - 1, files, N),
-            pawn: [0; N], ortho: [0; N], rays: [[0; N]; 8] };
+            pawn: [0; N],
+            ortho: [0; N],
+            rays: [[0; N]; 8],
+        };
         let mut s = 0;
         while s < N {
             let b = 1u64 << s;
-            t.pawn[s] = Self::step(b, 2, files) | Self::step(b, 3, files) | Self::step(b, 6, files) | Self::step(b, 7, files);
-            t.ortho[s] = Self::step(b, 0, files) | Self::step(b, 1, files) | Self::step(b, 4, files) | Self::step(b, 5, files);
+            t.pawn[s] =
+                Self::step(b, 2, files) | Self::step(b, 3, files) | Self::step(b, 6, files) | Self::step(b, 7, files);
+            t.ortho[s] =
+                Self::step(b, 0, files) | Self::step(b, 1, files) | Self::step(b, 4, files) | Self::step(b, 5, files);
             let mut d = 0;
             while d < 8 {
                 let mut r = Self::step(b, d, files);

@@ -96,42 +96,166 @@ impl Piece {
 /// The bitboard word of a [`PyramidState`]'s board.
 pub(crate) type WordOf<S> = <<S as PyramidState>::Board as Geometry>::W;
 
-/// The view of a game state that the shared move generation, end checks
-/// and evaluation hooks need. Both games implement it; the hooks with
-/// defaults are the features only one game has.
+/// The rules switches that both games have and the shared code reads.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Switches {
+    /// `field_promotion` (spec §7).
+    pub field_promotion: bool,
+    /// `clock` (spec §9.2, §14.5).
+    pub clock: ClockMode,
+    /// `max_plies` (spec §9.3, §14.6).
+    pub max_plies: u32,
+}
+
+/// What the shared code reads of a game state ([`PyramidState::view`]).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct View<W> {
+    /// Bitboards of Pawns, Drones, Queens.
+    pub bb: [W; 3],
+    /// The squares whose pieces the side (seat) to move controls.
+    pub zone: W,
+    /// The switches of the rules.
+    pub rules: Switches,
+    /// The clock state: 0 while not called, `1 + countdown` once called.
+    pub clock: u32,
+    /// The scores that decide the result, indexed by
+    /// [`Side::index`](crate::Side::index): the players' (two players), the
+    /// teams' (four players, §14.7).
+    pub scores: [u32; 2],
+    /// The move banned by the no-undo rule (spec §8) as `(from, to)`, if any
+    /// (two players only).
+    pub ban: Option<(u8, u8)>,
+    /// [`CALL_CLOCK`] while a move may call the clock (four players under
+    /// `Manual`, clock not yet called, spec §14.5), else 0.
+    pub flag: u8,
+}
+
+/// A game state that the shared move generation, end checks and evaluation
+/// hooks work on: both games implement it with [`PyramidState::view`].
 pub(crate) trait PyramidState: GameState + Copy {
     /// The board the game is played on.
     type Board: Geometry;
 
-    /// Bitboards of Pawns, Drones, Queens.
-    fn bitboards(&self) -> &[<Self::Board as Geometry>::W; 3];
+    /// What the shared code reads of the state.
+    fn view(&self) -> View<WordOf<Self>>;
+}
 
-    /// The squares whose pieces the side (seat) to move controls.
-    fn mover_zone(&self) -> <Self::Board as Geometry>::W;
+/// The [`GameState`] methods that both games implement alike, written into
+/// the body of their `impl GameState` (so that the two impls do not repeat
+/// them). The game's module must have `notation::{parse_position,
+/// format_position, SYNTAX}` and `encode::encode_packed`, and the state the
+/// fields `rules`, `ply`, `outcome` and `hash` and the methods `full_hash`
+/// and `winning_move_exists`.
+macro_rules! shared_game_state_methods {
+    ($rules:ty) => {
+        /// Captured pips decide the result (spec §6, §9; §14.4, §14.7).
+        const HAS_SCORE: bool = true;
 
-    /// Whether merges are allowed (`field_promotion`, spec §7).
-    fn field_promotion(&self) -> bool;
+        fn from_position(text: &str, rules: &$rules) -> Result<Self, RulesError> {
+            rules.validate()?;
+            notation::parse_position(text, rules)
+        }
 
-    /// The clock mode of the rules.
-    fn clock_mode(&self) -> ClockMode;
+        fn to_position(&self) -> String {
+            notation::format_position(self)
+        }
 
-    /// The clock state: 0 while not called, `1 + countdown` once called.
-    fn clock_state(&self) -> u32;
+        fn rules(&self) -> &$rules {
+            &self.rules
+        }
 
-    /// The move cap of the rules (`max_plies`).
-    fn max_plies(&self) -> u32;
+        #[inline]
+        fn ply(&self) -> u32 {
+            self.ply
+        }
 
-    /// The move banned by the no-undo rule (spec §8) as `(from, to)`, if any
-    /// (two players only).
-    fn ban(&self) -> Option<(u8, u8)> {
-        None
+        #[inline]
+        fn legal_moves(&self, out: &mut Vec<Move>) {
+            $crate::pyramids::legal_moves(self, out);
+        }
+
+        #[inline]
+        fn count_legal_moves(&self) -> usize {
+            $crate::pyramids::count_legal_moves(self)
+        }
+
+        #[inline]
+        fn outcome(&self) -> Option<Outcome> {
+            self.outcome
+        }
+
+        /// Looks only at the moves that can end the game: see
+        /// `winning_move_exists` (module `movegen`).
+        fn has_winning_move(&self) -> bool {
+            self.winning_move_exists()
+        }
+
+        #[inline]
+        fn hash(&self) -> u64 {
+            self.hash
+        }
+
+        fn recompute_hash(&self) -> u64 {
+            self.full_hash()
+        }
+
+        /// `side`'s score minus the other side's once the game is over: the
+        /// captured pips (spec §6), in the four-player game the team scores
+        /// in both modes (§14.7; free-for-all: the team view).
+        fn final_score_difference(&self, side: Side) -> Option<i32> {
+            self.outcome?;
+            let s = $crate::pyramids::PyramidState::view(self).scores;
+            Some(s[side.index()] as i32 - s[side.opponent().index()] as i32)
+        }
+
+        fn move_to_string(&self, mv: Move) -> String {
+            notation::SYNTAX.move_text(mv)
+        }
+
+        fn parse_move(&self, text: &str) -> Result<Move, RulesError> {
+            $crate::game::legal_move_or_error(self, notation::SYNTAX.parse_move_text(text)?)
+        }
+
+        fn encode_packed(&self, out: &mut [$crate::PackedPlane]) {
+            encode::encode_packed(self, out);
+        }
+    };
+}
+pub(crate) use shared_game_state_methods;
+
+/// Plays the move `from -> to` of the player with index `me` (whose pieces
+/// stand on `own_zone`) on `bb`, adding a capture's pips to `scores[me]`
+/// ([`move_piece`], [`score_capture`]); returns the change of the hash under
+/// the piece keys `keys` and the score keys `score_key`, and whether the ply
+/// captured.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn play_pieces<W: Word, const N: usize>(
+    bb: &mut [W; 3],
+    scores: &mut [u32],
+    me: usize,
+    from: u8,
+    to: u8,
+    own_zone: W,
+    keys: &[[u64; N]; 3],
+    score_key: impl Fn(usize, u32) -> u64,
+) -> (u64, bool) {
+    let (mut h, victim) = move_piece(bb, from, to, own_zone, keys);
+    if let Some(kind) = victim {
+        h ^= score_capture(scores, me, kind, score_key);
     }
+    (h, victim.is_some())
+}
 
-    /// [`CALL_CLOCK`] while a move may call the clock (four players under
-    /// `Manual`, clock not yet called, spec §14.5), else 0.
-    fn call_flag(&self) -> u8 {
-        0
-    }
+/// The evaluation terms both games' alpha-beta baselines share, from the
+/// side to move's view: `score` per pip of score difference
+/// ([`View::scores`]) plus
+/// `material` per pip on the squares of its zones (`zones`, likewise) minus
+/// the opponent's.
+pub(crate) fn score_and_material<S: PyramidState>(s: &S, zones: [WordOf<S>; 2], score: i32, material: i32) -> i32 {
+    let (me, op) = (s.side_to_move().index(), s.side_to_move().opponent().index());
+    let View { bb, scores, .. } = s.view();
+    score * (scores[me] as i32 - scores[op] as i32) + material * (pips(&bb, zones[me]) - pips(&bb, zones[op]))
 }
 
 /// `s`'s legal moves into `out` ([`GameState::legal_moves`] of both games).
@@ -166,9 +290,9 @@ pub(crate) fn pips<W: Word>(bb: &[W; 3], mask: W) -> i32 {
 #[inline]
 pub(crate) fn capture_values<S: PyramidState>(s: &S, mv: Move) -> Option<(i32, i32)> {
     let to = mv.to & !CALL_CLOCK;
-    let bb = s.bitboards();
+    let View { bb, zone, .. } = s.view();
     let victim = bb.piece_at(to)?;
-    if s.mover_zone().has(to) {
+    if zone.has(to) {
         return None; // a merge, not a capture
     }
     let attacker = bb.piece_at(mv.from).map(|p| p.value() as i32).unwrap_or(0);

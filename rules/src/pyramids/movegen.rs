@@ -37,23 +37,23 @@ pub(crate) struct Ctx<W> {
 /// The context of the side to move of `s`.
 #[inline(always)]
 pub(crate) fn ctx<S: PyramidState>(s: &S) -> Ctx<WordOf<S>> {
-    let zone = s.mover_zone();
-    let [p, d, q] = *s.bitboards();
+    let v = s.view();
+    let (zone, [p, d, q]) = (v.zone, v.bb);
     let occ = p | d | q;
     let own = occ & zone;
     let own_p = p & zone;
     let own_d = d & zone;
     let own_q = q & zone;
     let not_own = !own;
-    let fp = s.field_promotion();
+    let fp = v.rules.field_promotion;
     // §7: Drone + Pawn -> Queen if no Queen in the zone before the move;
     // Pawn + Pawn -> Drone if no Drone.
     let dp_merge = if fp && own_q == Word::ZERO { Word::MAX } else { Word::ZERO };
     let pp_merge = if fp && own_d == Word::ZERO { Word::MAX } else { Word::ZERO };
     let pawn_ok = not_own | (own_d & dp_merge) | (own_p & pp_merge);
     let drone_ok = not_own | (own_p & dp_merge);
-    let (ban_from, ban_to) = s.ban().unwrap_or((NONE, NONE));
-    Ctx { occ, own_p, own_d, own_q, pawn_ok, drone_ok, queen_ok: not_own, ban_from, ban_to, flag: s.call_flag() }
+    let (ban_from, ban_to) = v.ban.unwrap_or((NONE, NONE));
+    Ctx { occ, own_p, own_d, own_q, pawn_ok, drone_ok, queen_ok: not_own, ban_from, ban_to, flag: v.flag }
 }
 
 impl<W: Word> Ctx<W> {
@@ -125,7 +125,7 @@ pub(crate) fn count_moves<S: PyramidState>(s: &S) -> usize {
     let c = ctx(s);
     let mut n = count_set_wise::<S::Board>(&c);
     if c.ban_from != NONE {
-        let kind = s.bitboards().kind_at(c.ban_from);
+        let kind = s.view().bb.kind_at(c.ban_from);
         if targets::<S::Board>(&c, kind, c.ban_from as usize).has(c.ban_to) {
             n -= 1;
         }
@@ -181,16 +181,17 @@ pub(crate) fn winning_move_exists<S: PyramidState>(
         return false;
     }
     let me = s.side_to_move();
-    let occ = s.bitboards().occupied();
-    let own = occ & s.mover_zone();
-    if own.count_ones() <= 1 || s.ply().saturating_add(1) >= s.max_plies() || may_stall() {
+    let v = s.view();
+    let occ = v.bb.occupied();
+    let own = occ & v.zone;
+    if own.count_ones() <= 1 || s.ply().saturating_add(1) >= v.rules.max_plies || may_stall() {
         return any_move(s, |m| {
             let mut t = *s;
             t.play_unchecked(m);
             t.outcome().is_some_and(|o| o.winner == Some(me))
         });
     }
-    if s.clock_mode() != ClockMode::Off && s.clock_state() == 2 && clock_win() {
+    if v.rules.clock != ClockMode::Off && v.clock == 2 && clock_win() {
         let theirs = occ & !own;
         return any_move(s, |m| !theirs.has(m.to & !CALL_CLOCK));
     }

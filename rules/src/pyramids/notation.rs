@@ -145,7 +145,8 @@ impl Syntax {
                         let n = ch as u8 - b'0';
                         let twice = self.strict && after_digit;
                         if n == 0 || n > files || twice {
-                            let run = if twice { format!("two digits in a row ending in {ch}") } else { ch.to_string() };
+                            let run =
+                                if twice { format!("two digits in a row ending in {ch}") } else { ch.to_string() };
                             return Err(perr(PositionErrorKind::BadEmptyRun(run), text));
                         }
                         file += n;

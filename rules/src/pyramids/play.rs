@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 use super::board::{Pieces, Word};
-use super::{ClockMode, QUEEN};
+use super::{ClockMode, Switches, QUEEN};
 use crate::game::{EndReason, Side};
 
 /// Moves the piece on `from` to `to` (a legal move of the side whose pieces
@@ -89,17 +89,16 @@ pub(crate) fn higher_score(south: u32, north: u32, tie: Option<Side>) -> Option<
 #[inline]
 pub(crate) fn end_reason(
     empty_zone: bool,
-    clock: ClockMode,
+    rules: Switches,
     clock_state: u32,
     ply: u32,
-    max_plies: u32,
     has_legal_move: impl FnOnce() -> bool,
 ) -> Option<EndReason> {
     if empty_zone {
         Some(EndReason::EmptyZone)
-    } else if clock != ClockMode::Off && clock_state == 1 {
+    } else if rules.clock != ClockMode::Off && clock_state == 1 {
         Some(EndReason::Clock)
-    } else if ply >= max_plies {
+    } else if ply >= rules.max_plies {
         Some(EndReason::MoveCap)
     } else if !has_legal_move() {
         Some(EndReason::NoLegalMoves)

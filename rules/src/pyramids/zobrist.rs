@@ -3,6 +3,7 @@
 //! salted per game, so that the two games' keys differ. The two-player game's
 //! salt is 0.
 
+use super::board::{Pieces, Word};
 use crate::game::mix64;
 
 /// Key number `i` of stream `stream` under `salt`.
@@ -46,4 +47,19 @@ pub(crate) const fn score(salt: u64, first_stream: u64, player: usize, score: u3
     } else {
         key(salt, first_stream + player as u64, score as u64)
     }
+}
+
+/// The hash of what both games' states hold: the placement `bb` under
+/// `piece_keys`, every player's score under `score_key` and the clock
+/// state's key `clock_key`. Each game adds the rest (the side or seat to
+/// move, the no-undo ban).
+pub(crate) fn position_hash<W: Word, const N: usize>(
+    bb: &[W; 3],
+    piece_keys: &[[u64; N]; 3],
+    scores: &[u32],
+    score_key: impl Fn(usize, u32) -> u64,
+    clock_key: u64,
+) -> u64 {
+    let h = bb.hash_with(piece_keys) ^ clock_key;
+    scores.iter().enumerate().fold(h, |h, (i, &s)| h ^ score_key(i, s))
 }
