@@ -164,6 +164,24 @@ pub(crate) fn mix_key(hash: u64, a: u64, b: u64) -> u64 {
 /// Adding a game means a variant here, its name, and one arm of `with_game!`.
 /// The enum lives here, apart from the registry, so that the games can name
 /// their kind ([`GameState::KIND`]) without importing one another.
+///
+/// Making a game from its name (a command line's `--game`, a config's
+/// `game`): parse the name, then let [`with_game!`](crate::with_game) bind
+/// the game's type.
+///
+/// ```
+/// use martian_rules::{with_game, GameKind, GameState};
+///
+/// let kind: GameKind = "martian-chess".parse()?;
+/// assert_eq!(kind, GameKind::MartianChess);
+/// assert_eq!(kind.name(), "martian-chess");
+/// let start = with_game!(kind, G => G::new_game(&Default::default())?.to_position());
+/// assert_eq!(start, "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0");
+/// // Unknown names are errors that list the known ones.
+/// let err = "chess".parse::<GameKind>().unwrap_err();
+/// assert!(err.to_string().contains("jetan, martian-chess, martian-chess-4p"));
+/// # Ok::<(), martian_rules::RulesError>(())
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum GameKind {
@@ -350,6 +368,24 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
 
     /// Parses a position string (jetan §10.3, martian-chess §10).
     ///
+    /// ```
+    /// use martian_rules::martian::{MartianChess, MartianRules, Piece};
+    /// use martian_rules::{GameState, RulesError, Side};
+    ///
+    /// // Placement (rank 8 first), side to move, scores, last move, clock, quiet plies, ply.
+    /// let text = "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 0 0 b3b4 - 1 1";
+    /// let rules = MartianRules::default();
+    /// let game = MartianChess::from_position(text, &rules)?;
+    /// assert_eq!(game.side_to_move(), Side::North);
+    /// assert_eq!(game.piece_at(0), None); // a1 is empty
+    /// assert_eq!(game.piece_at(28), Some(Piece::Queen)); // a8
+    /// assert_eq!(game.to_position(), text);
+    /// // A bad string is an error that names the problem.
+    /// let err = MartianChess::from_position("QQD1/QDP1 S 0 0 - - 0 0", &rules).unwrap_err();
+    /// assert!(matches!(err, RulesError::Position { .. }));
+    /// # Ok::<(), RulesError>(())
+    /// ```
+    ///
     /// # Errors
     /// [`RulesError::Position`] naming the problem and the offending text.
     fn from_position(text: &str, rules: &Self::Rules) -> Result<Self, RulesError>;
@@ -408,6 +444,22 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
 
     /// Clears `out` and writes every legal move into it. Empty when the game is over.
     /// Allocates nothing once `out` has capacity [`GameState::MAX_MOVES`].
+    ///
+    /// ```
+    /// use martian_rules::jetan::Jetan;
+    /// use martian_rules::GameState;
+    ///
+    /// let mut game = Jetan::new_game(&Default::default())?;
+    /// let mut moves = Vec::with_capacity(Jetan::MAX_MOVES);
+    /// game.legal_moves(&mut moves);
+    /// assert_eq!(moves.len(), game.count_legal_moves());
+    /// let first = moves[0];
+    /// game.play(first)?; // checked: an illegal move leaves the game as it was
+    /// assert_eq!(game.ply(), 1);
+    /// assert!(game.play(first).is_err()); // that piece has moved on
+    /// assert_eq!(game.ply(), 1);
+    /// # Ok::<(), martian_rules::RulesError>(())
+    /// ```
     fn legal_moves(&self, out: &mut Vec<Move>);
 
     /// Number of legal moves (0 when the game is over). Used for bulk counting in perft.
@@ -435,6 +487,21 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     }
 
     /// The result if the game is over, else `None`.
+    ///
+    /// ```
+    /// use martian_rules::martian::MartianChess;
+    /// use martian_rules::{EndReason, GameState, Side};
+    ///
+    /// // South's zone (ranks 1-4) is empty: the game is over, scored 5 to 3.
+    /// let game = MartianChess::from_position("Q3/4/4/4/4/4/4/4 S 5 3 - - 0 20", &Default::default())?;
+    /// let outcome = game.outcome().expect("finished");
+    /// assert_eq!(outcome.reason, EndReason::EmptyZone);
+    /// assert_eq!(outcome.winner, Some(Side::South));
+    /// assert_eq!(outcome.value_for(Side::North), -1.0);
+    /// assert_eq!(game.final_score_difference(Side::South), Some(2));
+    /// assert_eq!(game.count_legal_moves(), 0);
+    /// # Ok::<(), martian_rules::RulesError>(())
+    /// ```
     fn outcome(&self) -> Option<Outcome>;
 
     /// Whether the side to move has a legal move that ends the game at once
@@ -526,6 +593,19 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     fn move_to_string(&self, mv: Move) -> String;
 
     /// Parses `<from><to>` text and checks it is legal here.
+    ///
+    /// ```
+    /// use martian_rules::martian4::MartianChess4;
+    /// use martian_rules::{GameState, Move, RulesError};
+    ///
+    /// let game = MartianChess4::new_game(&Default::default())?;
+    /// let mv = game.parse_move("C1-E1")?; // human forms and any case are read
+    /// assert_eq!(mv, Move::new(2, 4)); // squares file + 8 * (rank - 1)
+    /// assert_eq!(game.move_to_string(mv), "c1e1");
+    /// assert!(matches!(game.parse_move("d4d9"), Err(RulesError::BadMoveText { .. })));
+    /// assert!(matches!(game.parse_move("a1b2"), Err(RulesError::IllegalMove { .. })));
+    /// # Ok::<(), RulesError>(())
+    /// ```
     ///
     /// # Errors
     /// [`RulesError::BadMoveText`] for malformed text, [`RulesError::IllegalMove`]

@@ -40,6 +40,20 @@ macro_rules! with_game {
     };
 }
 
+/// The registry's answers for a game chosen at run time, without naming its
+/// type:
+///
+/// ```
+/// use martian_rules::GameKind;
+///
+/// let four: GameKind = "martian-chess-4p".parse()?;
+/// assert_eq!(four.num_actions(), 8192);
+/// assert_eq!(four.input_shape(), [19, 8, 8]);
+/// assert_eq!(four.side_names(), ["SW+NE", "NW+SE"]);
+/// assert!(four.has_score() && !GameKind::Jetan.has_score());
+/// assert_eq!(GameKind::MartianChess.encoding().rules_document, "docs/rules/martian-chess.md");
+/// # Ok::<(), martian_rules::RulesError>(())
+/// ```
 impl GameKind {
     /// [`GameState::NUM_ACTIONS`] of this game.
     pub fn num_actions(self) -> usize {
