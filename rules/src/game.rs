@@ -154,13 +154,34 @@ pub(crate) fn mix_key(hash: u64, a: u64, b: u64) -> u64 {
     hash ^ mix64(mix64(a) ^ b.rotate_left(17) ^ 0x5EED_4B45_5953_0001)
 }
 
-/// Which game: the registry of the games this crate implements.
+/// Which game: the names of the games this crate implements.
 ///
 /// This enum, [`GameKind::name`] and the [`with_game!`](crate::with_game) macro
-/// are the only places that list the games; everything else that needs a
-/// game's knowledge asks its [`GameState`] implementation, either generically
-/// or through the dynamic methods below (which dispatch with `with_game!`).
+/// (in the `registry` module, with the dynamic methods such as
+/// [`GameKind::num_actions`]) are the only places that list the games;
+/// everything else that needs a game's knowledge asks its [`GameState`]
+/// implementation, either generically or through those dynamic methods.
 /// Adding a game means a variant here, its name, and one arm of `with_game!`.
+/// The enum lives here, apart from the registry, so that the games can name
+/// their kind ([`GameState::KIND`]) without importing one another.
+///
+/// Making a game from its name (a command line's `--game`, a config's
+/// `game`): parse the name, then let [`with_game!`](crate::with_game) bind
+/// the game's type.
+///
+/// ```
+/// use martian_rules::{with_game, GameKind, GameState};
+///
+/// let kind: GameKind = "martian-chess".parse()?;
+/// assert_eq!(kind, GameKind::MartianChess);
+/// assert_eq!(kind.name(), "martian-chess");
+/// let start = with_game!(kind, G => G::new_game(&Default::default())?.to_position());
+/// assert_eq!(start, "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0");
+/// // Unknown names are errors that list the known ones.
+/// let err = "chess".parse::<GameKind>().unwrap_err();
+/// assert!(err.to_string().contains("jetan, martian-chess, martian-chess-4p"));
+/// # Ok::<(), martian_rules::RulesError>(())
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum GameKind {
@@ -171,35 +192,6 @@ pub enum GameKind {
     /// Looney's Martian Chess, four players (8x8; teams or free-for-all, spec §14).
     #[serde(rename = "martian-chess-4p")]
     MartianChess4p,
-}
-
-/// Runs `$body` with the type alias `$G` bound to the [`GameState`] type of
-/// the [`GameKind`] `$kind`: the one dispatch from a game chosen at run time
-/// (a config's `game`, a command-line `--game`) to the generic code.
-///
-/// ```
-/// use martian_rules::{with_game, GameKind, GameState};
-/// let actions = with_game!(GameKind::Jetan, G => G::NUM_ACTIONS);
-/// assert_eq!(actions, 4900);
-/// ```
-#[macro_export]
-macro_rules! with_game {
-    ($kind:expr, $G:ident => $body:expr) => {
-        match $kind {
-            $crate::GameKind::Jetan => {
-                type $G = $crate::jetan::Jetan;
-                $body
-            }
-            $crate::GameKind::MartianChess => {
-                type $G = $crate::martian::MartianChess;
-                $body
-            }
-            $crate::GameKind::MartianChess4p => {
-                type $G = $crate::martian4::MartianChess4;
-                $body
-            }
-        }
-    };
 }
 
 impl GameKind {
@@ -218,26 +210,6 @@ impl GameKind {
     /// The names of [`GameKind::ALL`], for help texts and errors.
     pub fn names() -> Vec<&'static str> {
         GameKind::ALL.iter().map(|g| g.name()).collect()
-    }
-
-    /// [`GameState::NUM_ACTIONS`] of this game.
-    pub fn num_actions(self) -> usize {
-        with_game!(self, G => G::NUM_ACTIONS)
-    }
-
-    /// [`GameState::INPUT_SHAPE`] of this game.
-    pub fn input_shape(self) -> [usize; 3] {
-        with_game!(self, G => G::INPUT_SHAPE)
-    }
-
-    /// [`GameState::ENCODING`] of this game.
-    pub fn encoding(self) -> EncodingDescription {
-        with_game!(self, G => G::ENCODING)
-    }
-
-    /// [`GameState::mirror_action`] of this game.
-    pub fn mirror_action(self, action: usize) -> Option<usize> {
-        with_game!(self, G => G::mirror_action(action))
     }
 }
 
@@ -314,13 +286,32 @@ pub(crate) fn mirror_placement(placement: &str) -> String {
 
 /// The error for `mv`, not among `legal` (the position's legal moves): lists
 /// them, or says that the game is over when there are none.
-pub(crate) fn illegal_move<G: GameState>(g: &G, mv: Move, legal: &[Move]) -> RulesError {
+fn illegal_move<G: GameState>(g: &G, mv: Move, legal: &[Move]) -> RulesError {
     let list = if legal.is_empty() && g.outcome().is_some() {
         "none, the game is over".to_string()
     } else {
         legal.iter().map(|&m| g.move_to_string(m)).collect::<Vec<_>>().join(" ")
     };
     RulesError::IllegalMove { mv: g.move_to_string(mv), legal: list }
+}
+
+/// Whether `mv` is one of `g`'s legal moves (allocates a move list).
+pub(crate) fn is_legal<G: GameState>(g: &G, mv: Move) -> bool {
+    let mut legal = Vec::with_capacity(G::MAX_MOVES);
+    g.legal_moves(&mut legal);
+    legal.contains(&mv)
+}
+
+/// `mv` if it is legal in `g`, else the error of [`illegal_move`]: the
+/// legality check of every game's [`GameState::parse_move`].
+pub(crate) fn legal_move_or_error<G: GameState>(g: &G, mv: Move) -> Result<Move, RulesError> {
+    let mut legal = Vec::with_capacity(G::MAX_MOVES);
+    g.legal_moves(&mut legal);
+    if legal.contains(&mv) {
+        Ok(mv)
+    } else {
+        Err(illegal_move(g, mv, &legal))
+    }
 }
 
 /// Whether `g`'s side to move has a move that wins at once, by brute force:
@@ -376,6 +367,24 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     fn new_game(rules: &Self::Rules) -> Result<Self, RulesError>;
 
     /// Parses a position string (jetan §10.3, martian-chess §10).
+    ///
+    /// ```
+    /// use martian_rules::martian::{MartianChess, MartianRules, Piece};
+    /// use martian_rules::{GameState, RulesError, Side};
+    ///
+    /// // Placement (rank 8 first), side to move, scores, last move, clock, quiet plies, ply.
+    /// let text = "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 0 0 b3b4 - 1 1";
+    /// let rules = MartianRules::default();
+    /// let game = MartianChess::from_position(text, &rules)?;
+    /// assert_eq!(game.side_to_move(), Side::North);
+    /// assert_eq!(game.piece_at(0), None); // a1 is empty
+    /// assert_eq!(game.piece_at(28), Some(Piece::Queen)); // a8
+    /// assert_eq!(game.to_position(), text);
+    /// // A bad string is an error that names the problem.
+    /// let err = MartianChess::from_position("QQD1/QDP1 S 0 0 - - 0 0", &rules).unwrap_err();
+    /// assert!(matches!(err, RulesError::Position { .. }));
+    /// # Ok::<(), RulesError>(())
+    /// ```
     ///
     /// # Errors
     /// [`RulesError::Position`] naming the problem and the offending text.
@@ -435,6 +444,22 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
 
     /// Clears `out` and writes every legal move into it. Empty when the game is over.
     /// Allocates nothing once `out` has capacity [`GameState::MAX_MOVES`].
+    ///
+    /// ```
+    /// use martian_rules::jetan::Jetan;
+    /// use martian_rules::GameState;
+    ///
+    /// let mut game = Jetan::new_game(&Default::default())?;
+    /// let mut moves = Vec::with_capacity(Jetan::MAX_MOVES);
+    /// game.legal_moves(&mut moves);
+    /// assert_eq!(moves.len(), game.count_legal_moves());
+    /// let first = moves[0];
+    /// game.play(first)?; // checked: an illegal move leaves the game as it was
+    /// assert_eq!(game.ply(), 1);
+    /// assert!(game.play(first).is_err()); // that piece has moved on
+    /// assert_eq!(game.ply(), 1);
+    /// # Ok::<(), martian_rules::RulesError>(())
+    /// ```
     fn legal_moves(&self, out: &mut Vec<Move>);
 
     /// Number of legal moves (0 when the game is over). Used for bulk counting in perft.
@@ -456,17 +481,27 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// # Errors
     /// [`RulesError::IllegalMove`] with the list of legal moves; `self` is unchanged.
     fn play(&mut self, mv: Move) -> Result<(), RulesError> {
-        let mut moves = Vec::with_capacity(Self::MAX_MOVES);
-        self.legal_moves(&mut moves);
-        if moves.contains(&mv) {
-            self.play_unchecked(mv);
-            Ok(())
-        } else {
-            Err(illegal_move(self, mv, &moves))
-        }
+        legal_move_or_error(self, mv)?;
+        self.play_unchecked(mv);
+        Ok(())
     }
 
     /// The result if the game is over, else `None`.
+    ///
+    /// ```
+    /// use martian_rules::martian::MartianChess;
+    /// use martian_rules::{EndReason, GameState, Side};
+    ///
+    /// // South's zone (ranks 1-4) is empty: the game is over, scored 5 to 3.
+    /// let game = MartianChess::from_position("Q3/4/4/4/4/4/4/4 S 5 3 - - 0 20", &Default::default())?;
+    /// let outcome = game.outcome().expect("finished");
+    /// assert_eq!(outcome.reason, EndReason::EmptyZone);
+    /// assert_eq!(outcome.winner, Some(Side::South));
+    /// assert_eq!(outcome.value_for(Side::North), -1.0);
+    /// assert_eq!(game.final_score_difference(Side::South), Some(2));
+    /// assert_eq!(game.count_legal_moves(), 0);
+    /// # Ok::<(), martian_rules::RulesError>(())
+    /// ```
     fn outcome(&self) -> Option<Outcome>;
 
     /// Whether the side to move has a legal move that ends the game at once
@@ -558,6 +593,19 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     fn move_to_string(&self, mv: Move) -> String;
 
     /// Parses `<from><to>` text and checks it is legal here.
+    ///
+    /// ```
+    /// use martian_rules::martian4::MartianChess4;
+    /// use martian_rules::{GameState, Move, RulesError};
+    ///
+    /// let game = MartianChess4::new_game(&Default::default())?;
+    /// let mv = game.parse_move("C1-E1")?; // human forms and any case are read
+    /// assert_eq!(mv, Move::new(2, 4)); // squares file + 8 * (rank - 1)
+    /// assert_eq!(game.move_to_string(mv), "c1e1");
+    /// assert!(matches!(game.parse_move("d4d9"), Err(RulesError::BadMoveText { .. })));
+    /// assert!(matches!(game.parse_move("a1b2"), Err(RulesError::IllegalMove { .. })));
+    /// # Ok::<(), RulesError>(())
+    /// ```
     ///
     /// # Errors
     /// [`RulesError::BadMoveText`] for malformed text, [`RulesError::IllegalMove`]

@@ -10,6 +10,21 @@
 //! All implement [`GameState`], the one interface that search, self-play and
 //! training use without knowing which game they play.
 //!
+//! ```
+//! use martian_rules::martian::MartianChess;
+//! use martian_rules::GameState;
+//!
+//! // The start position under the standard rules, its 10 legal moves, one played.
+//! let mut game = MartianChess::new_game(&Default::default())?;
+//! let mut moves = Vec::new();
+//! game.legal_moves(&mut moves);
+//! assert_eq!(moves.len(), 10);
+//! game.play(moves[0])?;
+//! assert_eq!(game.ply(), 1);
+//! assert!(game.outcome().is_none());
+//! # Ok::<(), martian_rules::RulesError>(())
+//! ```
+//!
 #![warn(missing_docs)]
 
 pub mod ab;
@@ -21,6 +36,8 @@ pub mod martian;
 pub mod martian4;
 mod perft;
 mod planes;
+mod pyramids;
+mod registry;
 
 pub use diff::{describe_differences, field_differences, value_differences};
 pub use error::{PositionErrorKind, RulesError};

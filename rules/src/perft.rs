@@ -7,6 +7,19 @@
 use crate::game::{GameState, Move};
 
 /// Number of leaf paths of length `depth` from `pos`.
+///
+/// ```
+/// use martian_rules::martian::MartianChess;
+/// use martian_rules::{divide, perft, GameState};
+///
+/// // The start position of Martian Chess (`rules/tests/data/martian-chess.perft`).
+/// let start = MartianChess::new_game(&Default::default())?;
+/// assert_eq!(perft(&start, 1), 10);
+/// assert_eq!(perft(&start, 3), 1328);
+/// // `divide` splits a count by first move.
+/// assert_eq!(divide(&start, 3).iter().map(|&(_, n)| n).sum::<u64>(), 1328);
+/// # Ok::<(), martian_rules::RulesError>(())
+/// ```
 pub fn perft<G: GameState>(pos: &G, depth: u32) -> u64 {
     if depth == 0 {
         return 1;

@@ -522,14 +522,7 @@ impl GameState for Jetan {
     }
 
     fn parse_move(&self, text: &str) -> Result<Move, RulesError> {
-        let mv = notation::parse_move_text(text)?;
-        let mut moves = Vec::with_capacity(Self::MAX_MOVES);
-        self.legal_moves(&mut moves);
-        if moves.contains(&mv) {
-            Ok(mv)
-        } else {
-            Err(crate::game::illegal_move(self, mv, &moves))
-        }
+        crate::game::legal_move_or_error(self, notation::parse_move_text(text)?)
     }
 
     fn board_text(&self) -> String {

@@ -1,9 +1,11 @@
 //! The two-player Martian Chess evaluation of the alpha-beta baseline and
 //! its [`AbGame`] hooks.
 
+use super::tables::ZONES;
 use super::{MartianChess, Piece as MPiece};
 use crate::ab::{mix, AbGame, StaticEval};
 use crate::game::{GameState, Move};
+use crate::pyramids;
 
 /// Martian Chess evaluation: score difference (100 per pip) + material in the
 /// own zone + pieces capturable next move (a bonus for the side to move's
@@ -27,11 +29,6 @@ impl Default for MartianEval {
 }
 
 #[inline]
-fn mc_zone_pips(s: &MartianChess, zone: u32) -> i32 {
-    MPiece::ALL.iter().map(|&p| p.value() as i32 * (s.pieces(p).0 & zone).count_ones() as i32).sum()
-}
-
-#[inline]
 fn mc_max_pips(s: &MartianChess, squares: u32) -> i32 {
     for p in [MPiece::Queen, MPiece::Drone, MPiece::Pawn] {
         if s.pieces(p).0 & squares != 0 {
@@ -44,12 +41,9 @@ fn mc_max_pips(s: &MartianChess, squares: u32) -> i32 {
 impl StaticEval<MartianChess> for MartianEval {
     #[inline]
     fn evaluate(&self, s: &MartianChess) -> i32 {
-        let me = s.side_to_move();
-        let op = me.opponent();
-        let sc = s.scores();
-        let mut v = self.score * (sc[me.index()] as i32 - sc[op.index()] as i32);
-        v += self.zone_material
-            * (mc_zone_pips(s, MartianChess::zone(me).0) - mc_zone_pips(s, MartianChess::zone(op).0));
+        let (me, op) = (s.side_to_move(), s.side_to_move().opponent());
+        let zones = [ZONES[0].0, ZONES[1].0];
+        let mut v = pyramids::score_and_material(s, zones, self.score, self.zone_material);
         v += self.threat * mc_max_pips(s, s.capture_targets(me).0);
         v -= self.en_prise * mc_max_pips(s, s.capture_targets(op).0);
         v
@@ -78,11 +72,6 @@ impl AbGame for MartianChess {
 
     #[inline]
     fn capture_values(&self, mv: Move) -> Option<(i32, i32)> {
-        let victim = self.piece_at(mv.to)?;
-        if MartianChess::zone(self.side_to_move()).has(mv.to) {
-            return None; // a merge, not a capture
-        }
-        let attacker = self.piece_at(mv.from).map(|p| p.value() as i32).unwrap_or(0);
-        Some((100 * victim.value() as i32, attacker))
+        pyramids::capture_values(self, mv)
     }
 }

@@ -18,63 +18,20 @@ mod rules;
 mod tables;
 mod zobrist;
 
+pub use crate::pyramids::notation::MAX_SCORE;
+pub use crate::pyramids::{ClockMode, EmptyZoneTie, Piece};
 pub use bitboard::{Bitboard, Squares};
 pub use encode::{
     plane_descriptions, ACTION_ENCODING, INPUT_PLANES, MAX_MOVES_MC, NUM_ACTIONS_MC, PLANE_DESCRIPTIONS,
     RULES_SPEC_VERSION,
 };
 pub use eval::MartianEval;
-pub use rules::{ClockMode, EmptyZoneTie, MartianRules};
+pub use rules::MartianRules;
 
 use crate::error::RulesError;
-use crate::game::{mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
-use movegen::NONE;
-use tables::ZONES;
-
-pub(crate) const PAWN: usize = 0;
-pub(crate) const DRONE: usize = 1;
-pub(crate) const QUEEN: usize = 2;
-
-/// A piece kind (spec §2). Pieces have no owner: the zone decides control.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Piece {
-    /// Small pyramid, 1 pip, moves one step diagonally (spec §5).
-    Pawn = 0,
-    /// Medium pyramid, 2 pips, moves 1-2 steps orthogonally (spec §5).
-    Drone = 1,
-    /// Large pyramid, 3 pips, moves like a chess queen (spec §5).
-    Queen = 2,
-}
-
-impl Piece {
-    /// All kinds, smallest first.
-    pub const ALL: [Piece; 3] = [Piece::Pawn, Piece::Drone, Piece::Queen];
-
-    /// Value in pips, scored when captured (spec §2, §6).
-    #[inline]
-    pub const fn value(self) -> u32 {
-        self as u32 + 1
-    }
-
-    /// Letter in position strings: `P`, `D`, `Q` (spec §2, §10).
-    #[inline]
-    pub const fn letter(self) -> char {
-        match self {
-            Piece::Pawn => 'P',
-            Piece::Drone => 'D',
-            Piece::Queen => 'Q',
-        }
-    }
-
-    #[inline]
-    const fn from_index(i: usize) -> Piece {
-        match i {
-            0 => Piece::Pawn,
-            1 => Piece::Drone,
-            _ => Piece::Queen,
-        }
-    }
-}
+use crate::game::{is_legal, mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
+use crate::pyramids::{self, Geometry, Pieces, PyramidState, View, DRONE, NONE, PAWN};
+use tables::{Board4x8, ZONES};
 
 /// A two-player Martian Chess game state (spec §1-§10): placement, side to move,
 /// scores, the previous ply (for the no-undo rule, spec §8), the deadlock clock
@@ -84,8 +41,8 @@ impl Piece {
 pub struct MartianChess {
     /// Bitboards of Pawns, Drones, Queens.
     bb: [u32; 3],
-    hash: u64,
     scores: [u32; 2],
+    hash: u64,
     ply: u32,
     quiet: u32,
     rules: MartianRules,
@@ -97,12 +54,6 @@ pub struct MartianChess {
     side: Side,
     outcome: Option<Outcome>,
 }
-
-/// Highest score a position may reach: a position string's score plus the
-/// points still on the board must not pass it (so that every position
-/// reachable from a parsed one parses too). A real game never exceeds 36,
-/// spec §2.
-pub const MAX_SCORE: u32 = 9999;
 
 /// The initial position string (spec §10).
 pub const INITIAL_POSITION: &str = "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0";
@@ -117,45 +68,29 @@ impl MartianChess {
     /// All occupied squares.
     #[inline]
     pub fn occupied(&self) -> Bitboard {
-        Bitboard(self.bb[0] | self.bb[1] | self.bb[2])
+        Bitboard(self.bb.occupied())
     }
 
     /// The piece on `sq` (`sq < 32`), if any.
     #[inline]
     pub fn piece_at(&self, sq: u8) -> Option<Piece> {
-        if sq >= 32 || !self.occupied().has(sq) {
-            None
-        } else {
-            Some(Piece::from_index(self.kind_at(sq)))
-        }
-    }
-
-    /// Kind index of an occupied square.
-    #[inline(always)]
-    pub(crate) fn kind_at(&self, sq: u8) -> usize {
-        if self.bb[PAWN] >> sq & 1 != 0 {
-            PAWN
-        } else if self.bb[DRONE] >> sq & 1 != 0 {
-            DRONE
-        } else {
-            QUEEN
-        }
+        self.bb.piece_at(sq)
     }
 
     /// Occupied squares of the opponent's zone that a piece in `side`'s zone
     /// reaches in one move (spec §5, §6): the captures `side` would have if it
     /// were to move, ignoring the no-undo ban (spec §8). For evaluation heuristics.
     pub fn capture_targets(&self, side: Side) -> Bitboard {
-        let occ = self.bb[PAWN] | self.bb[DRONE] | self.bb[QUEEN];
+        let occ = self.bb.occupied();
         let zone = ZONES[side.index()].0;
         let enemy = occ & !zone;
         let mut acc = 0u32;
         for sq in Bitboard(occ & zone).squares() {
             let s = sq as usize;
-            acc |= match self.kind_at(sq) {
-                PAWN => tables::PAWN_STEPS[s],
-                DRONE => tables::drone_attacks(s, occ),
-                _ => tables::queen_attacks(s, occ),
+            acc |= match self.bb.kind_at(sq) {
+                PAWN => Board4x8::pawn_steps(s),
+                DRONE => Board4x8::drone_attacks(s, occ),
+                _ => Board4x8::queen_attacks(s, occ),
             };
         }
         Bitboard(acc & enemy)
@@ -167,16 +102,16 @@ impl MartianChess {
         ZONES[side.index()]
     }
 
-    /// Scores (pips captured, spec §6), indexed by [`Side::index`].
-    #[inline]
-    pub fn scores(&self) -> [u32; 2] {
-        self.scores
-    }
-
     /// The previous ply, which the no-undo rule (spec §8) refers to.
     #[inline]
     pub fn last_move(&self) -> Option<Move> {
         (self.last_from != NONE).then(|| Move::new(self.last_from, self.last_to))
+    }
+
+    /// Scores (pips captured, spec §6), indexed by [`Side::index`].
+    #[inline]
+    pub fn scores(&self) -> [u32; 2] {
+        self.scores
     }
 
     /// The deadlock-clock countdown (spec §9.2): `None` while the clock is not
@@ -206,60 +141,38 @@ impl MartianChess {
         if !self.rules.no_undo || t == NONE {
             return None;
         }
-        let own = (self.bb[0] | self.bb[1] | self.bb[2]) & ZONES[self.side.index()].0;
+        let own = self.bb.occupied() & ZONES[self.side.index()].0;
         (own >> t & 1 != 0).then_some((t, self.last_from))
     }
 
-    /// The game scored (higher score wins) with `reason`; `tie` decides a tie.
-    fn scored(&self, reason: EndReason, tie: Option<Side>) -> Outcome {
-        let [s, n] = self.scores;
-        let winner = match s.cmp(&n) {
-            std::cmp::Ordering::Greater => Some(Side::South),
-            std::cmp::Ordering::Less => Some(Side::North),
-            std::cmp::Ordering::Equal => tie,
-        };
-        Outcome { winner, reason }
-    }
-
     /// End checks in the order of spec §9.5 (then §9.4), `last_mover` being the
-    /// side that made the previous ply.
+    /// side that made the previous ply: the game scored (higher score wins),
+    /// a tie on an empty zone decided by `tie_on_empty_zone`, other ties drawn.
     fn compute_outcome(&self, last_mover: Side) -> Option<Outcome> {
-        let occ = self.bb[0] | self.bb[1] | self.bb[2];
-        if occ & ZONES[0].0 == 0 || occ & ZONES[1].0 == 0 {
-            let tie = match self.rules.tie_on_empty_zone {
-                EmptyZoneTie::LastMoverWins => Some(last_mover),
-                EmptyZoneTie::Draw => None,
-            };
-            return Some(self.scored(EndReason::EmptyZone, tie));
-        }
-        if self.rules.clock != ClockMode::Off && self.clock == 1 {
-            return Some(self.scored(EndReason::Clock, None));
-        }
-        if self.ply >= self.rules.max_plies {
-            return Some(self.scored(EndReason::MoveCap, None));
-        }
-        if !self.has_legal_move() {
-            return Some(self.scored(EndReason::NoLegalMoves, None));
-        }
-        None
+        let occ = self.bb.occupied();
+        let empty_zone = occ & ZONES[0].0 == 0 || occ & ZONES[1].0 == 0;
+        let reason = pyramids::end_reason(empty_zone, self.rules.switches(), self.clock.into(), self.ply, || {
+            self.has_legal_move()
+        })?;
+        let tie = match (reason, self.rules.tie_on_empty_zone) {
+            (EndReason::EmptyZone, EmptyZoneTie::LastMoverWins) => Some(last_mover),
+            _ => None,
+        };
+        let [s, n] = self.scores;
+        Some(Outcome { winner: pyramids::higher_score(s, n, tie), reason })
     }
 
     /// Computes the hash from scratch (spec §10 state minus the counters).
     fn full_hash(&self) -> u64 {
-        let mut h = 0u64;
-        for (k, &b) in self.bb.iter().enumerate() {
-            for sq in Bitboard(b).squares() {
-                h ^= zobrist::PIECE[k][sq as usize];
-            }
-        }
+        let clock = zobrist::clock(self.clock);
+        let mut h = pyramids::zobrist::position_hash(&self.bb, &zobrist::PIECE, &self.scores, zobrist::score, clock);
         if self.side == Side::North {
             h ^= zobrist::NORTH_TO_MOVE;
         }
-        h ^= zobrist::score(0, self.scores[0]) ^ zobrist::score(1, self.scores[1]);
         if let Some((f, t)) = self.active_ban() {
             h ^= zobrist::BAN[f as usize * 32 + t as usize];
         }
-        h ^ zobrist::CLOCK[self.clock as usize]
+        h
     }
 
     /// Builds a state from its parts (used by the parser and `new_game`) and
@@ -294,8 +207,6 @@ impl GameState for MartianChess {
     const INPUT_SHAPE: [usize; 3] = [encode::INPUT_PLANES, 8, 4];
     /// A proven bound, see [`MAX_MOVES_MC`].
     const MAX_MOVES: usize = encode::MAX_MOVES_MC;
-    /// Captured pips decide the result (spec §6, §9).
-    const HAS_SCORE: bool = true;
     const ENCODING: EncodingDescription = encode::ENCODING;
 
     fn new_game(rules: &MartianRules) -> Result<Self, RulesError> {
@@ -307,136 +218,46 @@ impl GameState for MartianChess {
         Ok(s)
     }
 
-    fn from_position(text: &str, rules: &MartianRules) -> Result<Self, RulesError> {
-        rules.validate()?;
-        notation::parse_position(text, rules)
-    }
-
-    fn to_position(&self) -> String {
-        notation::format_position(self)
-    }
-
-    fn rules(&self) -> &MartianRules {
-        &self.rules
-    }
-
     #[inline]
     fn side_to_move(&self) -> Side {
         self.side
     }
 
     #[inline]
-    fn ply(&self) -> u32 {
-        self.ply
-    }
-
-    #[inline]
-    fn legal_moves(&self, out: &mut Vec<Move>) {
-        if self.outcome.is_some() {
-            out.clear();
-        } else {
-            self.gen_moves(out);
-        }
-    }
-
-    #[inline]
-    fn count_legal_moves(&self) -> usize {
-        if self.outcome.is_some() {
-            0
-        } else {
-            self.count_moves()
-        }
-    }
-
-    #[inline]
     fn play_unchecked(&mut self, mv: Move) {
         debug_assert!(self.outcome.is_none(), "play_unchecked on a finished game");
-        let (f, t) = (mv.from as usize, mv.to as usize);
-        let (fb, tb) = (1u32 << f, 1u32 << t);
         let me = self.side.index();
         let mut h = self.hash;
         if let Some((bf, bt)) = self.active_ban() {
             h ^= zobrist::BAN[bf as usize * 32 + bt as usize];
         }
-        let kf = self.kind_at(mv.from);
-        debug_assert!((self.bb[0] | self.bb[1] | self.bb[2]) & fb & ZONES[me].0 != 0);
-        let occ = self.bb[0] | self.bb[1] | self.bb[2];
-        let mut capture = false;
-        if occ & tb == 0 {
-            // Plain move (spec §4.1).
-            self.bb[kf] ^= fb | tb;
-            h ^= zobrist::PIECE[kf][f] ^ zobrist::PIECE[kf][t];
-        } else {
-            let kt = self.kind_at(mv.to);
-            if ZONES[me].0 & tb == 0 {
-                // Capture (spec §6): score the victim, the capturer stays on `t`.
-                self.bb[kt] ^= tb;
-                self.bb[kf] ^= fb | tb;
-                h ^= zobrist::PIECE[kt][t] ^ zobrist::PIECE[kf][f] ^ zobrist::PIECE[kf][t];
-                let old = self.scores[me];
-                let new = old + kt as u32 + 1;
-                self.scores[me] = new;
-                h ^= zobrist::score(me, old) ^ zobrist::score(me, new);
-                capture = true;
-            } else {
-                // Merge (spec §7): values add up, kind index = value - 1.
-                let km = kf + kt + 1;
-                debug_assert!(km <= QUEEN);
-                self.bb[kf] ^= fb;
-                self.bb[kt] ^= tb;
-                self.bb[km] ^= tb;
-                h ^= zobrist::PIECE[kf][f] ^ zobrist::PIECE[kt][t] ^ zobrist::PIECE[km][t];
-            }
-        }
+        let (dh, capture) = pyramids::play_pieces(
+            &mut self.bb,
+            &mut self.scores,
+            me,
+            mv.from,
+            mv.to,
+            ZONES[me].0,
+            &zobrist::PIECE,
+            zobrist::score,
+        );
+        h ^= dh;
         let mover = self.side;
         self.side = mover.opponent();
         h ^= zobrist::NORTH_TO_MOVE;
         self.last_from = mv.from;
         self.last_to = mv.to;
         self.ply += 1;
-        // Spec §9.2: quiet counter and clock.
+        // Spec §9.2: quiet counter and clock (called after 7 quiet plies).
         self.quiet = if capture { 0 } else { self.quiet.saturating_add(1) };
-        if self.rules.clock == ClockMode::Auto {
-            let old = self.clock;
-            if old != 0 {
-                self.clock = if capture { 8 } else { old - 1 };
-            } else if self.quiet >= 7 {
-                self.clock = 8;
-            }
-            h ^= zobrist::CLOCK[old as usize] ^ zobrist::CLOCK[self.clock as usize];
-        }
+        let old = self.clock;
+        self.clock = pyramids::next_clock(self.rules.clock, old.into(), capture, self.quiet, 7, false) as u8;
+        h ^= zobrist::clock(old) ^ zobrist::clock(self.clock);
         if let Some((bf, bt)) = self.active_ban() {
             h ^= zobrist::BAN[bf as usize * 32 + bt as usize];
         }
         self.hash = h;
         self.outcome = self.compute_outcome(mover);
-    }
-
-    #[inline]
-    fn outcome(&self) -> Option<Outcome> {
-        self.outcome
-    }
-
-    /// Looks only at the moves that can end the game (spec §9): see
-    /// `winning_move_exists` (module `movegen`).
-    fn has_winning_move(&self) -> bool {
-        self.winning_move_exists()
-    }
-
-    /// `side`'s captured pips minus the opponent's (spec §6) once the game is over.
-    fn final_score_difference(&self, side: Side) -> Option<i32> {
-        self.outcome?;
-        let s = self.scores;
-        Some(s[side.index()] as i32 - s[side.opponent().index()] as i32)
-    }
-
-    #[inline]
-    fn hash(&self) -> u64 {
-        self.hash
-    }
-
-    fn recompute_hash(&self) -> u64 {
-        self.full_hash()
     }
 
     /// The Zobrist hash (placement, side to move, scores, the active no-undo
@@ -450,21 +271,6 @@ impl GameState for MartianChess {
         mix_key(self.hash, counters, u64::from(max))
     }
 
-    fn move_to_string(&self, mv: Move) -> String {
-        notation::move_text(mv)
-    }
-
-    fn parse_move(&self, text: &str) -> Result<Move, RulesError> {
-        let mv = notation::parse_move_text(text)?;
-        let mut legal = Vec::with_capacity(Self::MAX_MOVES);
-        self.legal_moves(&mut legal);
-        if legal.contains(&mv) {
-            Ok(mv)
-        } else {
-            Err(crate::game::illegal_move(self, mv, &legal))
-        }
-    }
-
     fn board_text(&self) -> String {
         notation::board_text_from(self, Side::South)
     }
@@ -474,10 +280,7 @@ impl GameState for MartianChess {
     }
 
     fn side_name(side: Side) -> &'static str {
-        match side {
-            Side::South => "South",
-            Side::North => "North",
-        }
+        ["South", "North"][side.index()]
     }
 
     #[inline]
@@ -506,9 +309,7 @@ impl GameState for MartianChess {
         Some(m)
     }
 
-    fn encode_packed(&self, out: &mut [crate::PackedPlane]) {
-        encode::encode_packed(self, out);
-    }
+    crate::pyramids::shared_game_state_methods!(MartianRules);
 }
 
 impl MartianChess {
@@ -516,9 +317,23 @@ impl MartianChess {
     /// inverse of [`GameState::action_index`]), or `None` if that index names no
     /// legal move here.
     pub fn move_for_action(&self, index: usize) -> Option<Move> {
-        let mv = encode::move_of_action(self.side, index)?;
-        let mut legal = Vec::with_capacity(Self::MAX_MOVES);
-        self.legal_moves(&mut legal);
-        legal.contains(&mv).then_some(mv)
+        encode::move_of_action(self.side, index).filter(|&mv| is_legal(self, mv))
+    }
+}
+
+impl PyramidState for MartianChess {
+    type Board = Board4x8;
+
+    #[inline(always)]
+    fn view(&self) -> View<u32> {
+        View {
+            bb: self.bb,
+            zone: ZONES[self.side.index()].0,
+            rules: self.rules.switches(),
+            clock: self.clock.into(),
+            scores: self.scores,
+            ban: self.active_ban(),
+            flag: 0,
+        }
     }
 }

@@ -4,30 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::RulesError;
 use crate::game::Side;
-
-/// Deadlock-clock mode (spec §9.2, switch `clock`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ClockMode {
-    /// Standard (spec §9.2 item 2): the clock is called automatically once 7
-    /// consecutive quiet plies have been played; 7 further quiet plies end the game.
-    #[default]
-    Auto,
-    /// Spec §9.2 item 3: a move may carry a "call the clock" flag. Not implemented
-    /// ([`RulesError::Unsupported`]).
-    Manual,
-    /// Spec §9.2 item 4: no clock; only the empty zone and the move cap end the game.
-    Off,
-}
-
-/// How a tied score is decided when a zone empties (spec §9.1, switch `tie_on_empty_zone`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum EmptyZoneTie {
-    /// Standard: the player who made the last move wins the tie.
-    #[default]
-    LastMoverWins,
-    /// Variant: a tie is a draw.
-    Draw,
-}
+use crate::pyramids::{ClockMode, EmptyZoneTie, Switches};
 
 /// Rules configuration of two-player Martian Chess (spec §15). `Default` is the
 /// standard rule set. Read from TOML/JSON with serde; unknown keys are rejected
@@ -87,5 +64,10 @@ impl MartianRules {
             return Err(RulesError::Unsupported { option: "clock", value: "Manual".into() });
         }
         Ok(())
+    }
+
+    /// The switches the shared code of both games reads.
+    pub(crate) fn switches(&self) -> Switches {
+        Switches { field_promotion: self.field_promotion, clock: self.clock, max_plies: self.max_plies }
     }
 }

@@ -8,9 +8,10 @@
 //! free-for-all the same search plays for its team's summed value (a
 //! documented simplification: it is a yardstick, not a max^n search).
 
-use super::{MartianChess4, Piece, Seat, QUADS};
+use super::{MartianChess4, Seat, QUADS};
 use crate::ab::{mix, AbGame, StaticEval};
 use crate::game::{GameState, Move, Side};
+use crate::pyramids;
 
 /// Four-player evaluation in centi-pips for the side to move's team:
 /// `score` per pip of team score difference (§14.7: team scores add) plus
@@ -30,12 +31,6 @@ impl Default for Martian4Eval {
     }
 }
 
-/// Pips on the squares of `mask`.
-#[inline]
-fn pips(s: &MartianChess4, mask: u64) -> i32 {
-    Piece::ALL.iter().map(|&p| p.value() as i32 * (s.pieces(p) & mask).count_ones() as i32).sum()
-}
-
 /// The two quadrants of `team` (SW + NE for South, NW + SE for North).
 #[inline]
 fn team_zone(team: Side) -> u64 {
@@ -45,11 +40,8 @@ fn team_zone(team: Side) -> u64 {
 impl StaticEval<MartianChess4> for Martian4Eval {
     #[inline]
     fn evaluate(&self, s: &MartianChess4) -> i32 {
-        let me = s.side_to_move();
-        let op = me.opponent();
-        let t = s.team_scores();
-        self.score * (t[me.index()] as i32 - t[op.index()] as i32)
-            + self.zone_material * (pips(s, team_zone(me)) - pips(s, team_zone(op)))
+        let zones = [team_zone(Side::South), team_zone(Side::North)];
+        pyramids::score_and_material(s, zones, self.score, self.zone_material)
     }
 }
 
@@ -76,27 +68,22 @@ impl AbGame for MartianChess4 {
 
     #[inline]
     fn capture_values(&self, mv: Move) -> Option<(i32, i32)> {
-        let to = mv.to & 63;
-        let victim = self.piece_at(to)?;
-        if QUADS[self.seat_to_move().index()] >> to & 1 != 0 {
-            return None; // a merge inside the mover's quadrant, not a capture
-        }
-        let attacker = self.piece_at(mv.from).map(|p| p.value() as i32).unwrap_or(0);
-        Some((100 * victim.value() as i32, attacker))
+        pyramids::capture_values(self, mv)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pyramids::PyramidState;
 
     #[test]
     fn initial_position_is_balanced_and_captures_are_scored() {
         let s = MartianChess4::new_game(&Default::default()).unwrap();
         assert_eq!(Martian4Eval::default().evaluate(&s), 0);
         // SW's zone has 18 pips, like every quadrant (§14.2).
-        assert_eq!(pips(&s, QUADS[Seat::SW.index()]), 18);
-        assert_eq!(pips(&s, team_zone(Side::South)), 36);
+        assert_eq!(pyramids::pips(&s.view().bb, QUADS[Seat::SW.index()]), 18);
+        assert_eq!(pyramids::pips(&s.view().bb, team_zone(Side::South)), 36);
         let mut moves = Vec::new();
         s.legal_moves(&mut moves);
         for m in moves {

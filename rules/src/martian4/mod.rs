@@ -54,28 +54,22 @@ mod rules;
 mod tables;
 mod zobrist;
 
-pub use crate::martian::Piece;
+pub use crate::pyramids::notation::MAX_SCORE;
+pub use crate::pyramids::{ClockMode, EmptyZoneTie as EmptyQuadrantTie, Piece, CALL_CLOCK};
 pub use encode::{
     canonical_square, ACTION_ENCODING, INPUT_PLANES, MAX_MOVES_MC4, NUM_ACTIONS_MC4, ORIENTATION, PLANE_DESCRIPTIONS,
     RULES_SPEC_VERSION, SQUARES_TEXT,
 };
 pub use eval::Martian4Eval;
-pub use rules::{ClockMode, EmptyQuadrantTie, Martian4Rules, TurnOrder};
+pub use rules::{Martian4Rules, TurnOrder};
 pub use tables::{reflect_diagonal, rotate_square, QUADS};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::RulesError;
-use crate::game::{mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
-use tables::{rotate_set, ROTATE};
-
-pub(crate) const PAWN: usize = 0;
-pub(crate) const DRONE: usize = 1;
-pub(crate) const QUEEN: usize = 2;
-
-/// Bit added to [`Move::to`] for a move that also calls the deadlock clock
-/// (§14.5, `Manual` clock only). The destination square is `to & 63`.
-pub const CALL_CLOCK: u8 = 0x40;
+use crate::game::{is_legal, mix_key, EncodingDescription, EndReason, GameKind, GameState, Move, Outcome, Side};
+use crate::pyramids::{self, Pieces, PyramidState, View};
+use tables::{rotate_set, Board8x8, ROTATE};
 
 /// A seat of the four-player game, named after its corner (§14.1). The
 /// discriminant is the index used for scores and quadrants: the clockwise
@@ -179,24 +173,19 @@ impl std::fmt::Display for Seat {
 /// about 100 bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct MartianChess4 {
+    seat: Seat,
     /// Bitboards of Pawns, Drones, Queens.
     bb: [u64; 3],
     hash: u64,
     /// Scores of SW, NW, NE, SE.
     scores: [u32; 4],
-    ply: u32,
-    quiet: u32,
     /// 0 = clock not called, `1 + countdown` when called (§14.5).
     clock: u32,
+    ply: u32,
+    quiet: u32,
     rules: Martian4Rules,
-    seat: Seat,
     outcome: Option<Outcome>,
 }
-
-/// Highest score accepted in a position string (a real game never exceeds
-/// 72, the pips on the board, §14.2), with the points still on the board
-/// counted in; the two-player game's limit.
-pub const MAX_SCORE: u32 = crate::martian::MAX_SCORE;
 
 /// The initial position string (§14.2, §14.8), SW to move.
 pub const INITIAL_POSITION: &str = "QQD2DQQ/QDP2PDQ/DPP2PPD/8/8/DPP2PPD/QDP2PDQ/QQD2DQQ SW 0 0 0 0 - 0 0";
@@ -211,29 +200,13 @@ impl MartianChess4 {
     /// All occupied squares.
     #[inline]
     pub fn occupied(&self) -> u64 {
-        self.bb[0] | self.bb[1] | self.bb[2]
+        self.bb.occupied()
     }
 
     /// The piece on `sq`, if any (`None` for `sq >= 64`).
     #[inline]
     pub fn piece_at(&self, sq: u8) -> Option<Piece> {
-        if sq >= 64 || self.occupied() >> sq & 1 == 0 {
-            None
-        } else {
-            Some(Piece::ALL[self.kind_at(sq)])
-        }
-    }
-
-    /// Kind index of an occupied square.
-    #[inline(always)]
-    pub(crate) fn kind_at(&self, sq: u8) -> usize {
-        if self.bb[PAWN] >> sq & 1 != 0 {
-            PAWN
-        } else if self.bb[DRONE] >> sq & 1 != 0 {
-            DRONE
-        } else {
-            QUEEN
-        }
+        self.bb.piece_at(sq)
     }
 
     /// The seat to move (§14.3). [`GameState::side_to_move`] is its team.
@@ -247,6 +220,12 @@ impl MartianChess4 {
     #[inline]
     pub fn last_mover(&self) -> Seat {
         self.rules.previous_seat(self.seat)
+    }
+
+    /// Consecutive plies, of any seats, without a capture (§14.5).
+    #[inline]
+    pub fn quiet(&self) -> u32 {
+        self.quiet
     }
 
     /// Scores (pips captured, §14.4) of SW, NW, NE, SE, indexed by [`Seat::index`].
@@ -267,12 +246,6 @@ impl MartianChess4 {
     #[inline]
     pub fn clock_countdown(&self) -> Option<u32> {
         (self.clock != 0).then(|| self.clock - 1)
-    }
-
-    /// Consecutive plies, of any seats, without a capture (§14.5).
-    #[inline]
-    pub fn quiet(&self) -> u32 {
-        self.quiet
     }
 
     /// The per-seat result values of a finished game (§14.7), indexed by
@@ -321,24 +294,17 @@ impl MartianChess4 {
     pub(crate) fn scored(&self, reason: EndReason, last_mover: Seat) -> Outcome {
         let winner = if self.rules.teams {
             let [a, b] = self.team_scores();
-            match a.cmp(&b) {
-                std::cmp::Ordering::Greater => Some(Side::South),
-                std::cmp::Ordering::Less => Some(Side::North),
-                std::cmp::Ordering::Equal => (reason == EndReason::EmptyZone
-                    && self.rules.tie_on_empty_zone == EmptyQuadrantTie::LastMoverWins)
-                    .then(|| last_mover.team()),
-            }
+            let tie = (reason == EndReason::EmptyZone
+                && self.rules.tie_on_empty_zone == EmptyQuadrantTie::LastMoverWins)
+                .then(|| last_mover.team());
+            pyramids::higher_score(a, b, tie)
         } else {
             // Team value sum of SW + NE: (4 (p_SW + p_NE) - 2) / 3, which has
             // the sign of 2 (p_SW + p_NE) - 1 = (2 c - k) / k with c of the k
             // winners in that team.
             let (winners, k) = self.ffa_winners(reason, last_mover);
             let c = (winners & 0b0101).count_ones();
-            match (2 * c).cmp(&k) {
-                std::cmp::Ordering::Greater => Some(Side::South),
-                std::cmp::Ordering::Less => Some(Side::North),
-                std::cmp::Ordering::Equal => None,
-            }
+            pyramids::higher_score(2 * c, k, None)
         };
         Outcome { winner, reason }
     }
@@ -347,41 +313,22 @@ impl MartianChess4 {
     /// made the previous ply.
     fn compute_outcome(&self, last_mover: Seat) -> Option<Outcome> {
         let occ = self.occupied();
-        if occ & QUADS[0] == 0 || occ & QUADS[1] == 0 || occ & QUADS[2] == 0 || occ & QUADS[3] == 0 {
-            return Some(self.scored(EndReason::EmptyZone, last_mover));
-        }
-        if self.rules.clock != ClockMode::Off && self.clock == 1 {
-            return Some(self.scored(EndReason::Clock, last_mover));
-        }
-        if self.ply >= self.rules.max_plies {
-            return Some(self.scored(EndReason::MoveCap, last_mover));
-        }
-        if !self.has_legal_move() {
-            return Some(self.scored(EndReason::NoLegalMoves, last_mover));
-        }
-        None
+        let empty_quadrant = QUADS.iter().any(|&quad| occ & quad == 0);
+        let reason = pyramids::end_reason(empty_quadrant, self.rules.switches(), self.clock, self.ply, || {
+            self.has_legal_move()
+        })?;
+        Some(self.scored(reason, last_mover))
     }
 
     /// Computes the hash from scratch (§14.8 state minus the counters).
     fn full_hash(&self) -> u64 {
-        let mut h = 0u64;
-        for (k, &b) in self.bb.iter().enumerate() {
-            let mut b = b;
-            while b != 0 {
-                h ^= zobrist::PIECE[k][b.trailing_zeros() as usize];
-                b &= b - 1;
-            }
-        }
-        h ^= zobrist::SEAT[self.seat.index()];
-        for (i, &s) in self.scores.iter().enumerate() {
-            h ^= zobrist::score(i, s);
-        }
-        h ^ zobrist::clock(self.clock)
+        let clock = zobrist::clock(self.clock);
+        let h = pyramids::zobrist::position_hash(&self.bb, &zobrist::PIECE, &self.scores, zobrist::score, clock);
+        h ^ zobrist::SEAT[self.seat.index()]
     }
 
     /// Builds a state from its parts (used by the parser, `new_game` and the
     /// rotations) and fills in the hash and the outcome.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_parts(
         bb: [u64; 3],
         seat: Seat,
@@ -459,10 +406,7 @@ impl MartianChess4 {
     /// [`GameState::action_index`]), or `None` if that index names no legal
     /// move here.
     pub fn move_for_action(&self, index: usize) -> Option<Move> {
-        let mv = encode::move_of_action(self.seat, index)?;
-        let mut legal = Vec::with_capacity(Self::MAX_MOVES);
-        self.legal_moves(&mut legal);
-        legal.contains(&mv).then_some(mv)
+        encode::move_of_action(self.seat, index).filter(|&mv| is_legal(self, mv))
     }
 
     /// The text board (§14.2/§14.8 layout with the canals) turned
@@ -476,7 +420,7 @@ impl MartianChess4 {
     /// `<from><to>` text of a move, `*` appended for the clock call (§14.4,
     /// §14.5), e.g. `c1e1`.
     pub fn move_text(mv: Move) -> String {
-        notation::move_text(mv)
+        notation::SYNTAX.move_text(mv)
     }
 
     /// `rotate_square` applied to both squares of `mv`, keeping the clock flag.
@@ -491,17 +435,6 @@ impl GameState for MartianChess4 {
 
     /// `martian-chess-4p` in the registry.
     const KIND: GameKind = GameKind::MartianChess4p;
-    /// §14.9: `from' * 64 + to'` in the canonical orientation, + 4096 for a
-    /// move that calls the clock under `Manual`: 8192 so that every mode fits
-    /// one policy head ([`Martian4Rules::num_actions`] is 4096 outside
-    /// `Manual`; the upper half is then never used).
-    const NUM_ACTIONS: usize = encode::NUM_ACTIONS_MC4;
-    /// 19 planes of 8 x 8 (§14.9, [`PLANE_DESCRIPTIONS`]).
-    const INPUT_SHAPE: [usize; 3] = [encode::INPUT_PLANES, 8, 8];
-    /// A proven bound, see [`MAX_MOVES_MC4`].
-    const MAX_MOVES: usize = encode::MAX_MOVES_MC4;
-    /// Captured pips decide the result (§14.4, §14.7).
-    const HAS_SCORE: bool = true;
     /// §14.9 (the encoding module's constants).
     const ENCODING: EncodingDescription = EncodingDescription {
         rules_document: "docs/rules/martian-chess.md",
@@ -511,6 +444,15 @@ impl GameState for MartianChess4 {
         action_encoding: encode::ACTION_ENCODING,
         squares: encode::SQUARES_TEXT,
     };
+    /// §14.9: `from' * 64 + to'` in the canonical orientation, + 4096 for a
+    /// move that calls the clock under `Manual`: 8192 so that every mode fits
+    /// one policy head ([`Martian4Rules::num_actions`] is 4096 outside
+    /// `Manual`; the upper half is then never used).
+    const NUM_ACTIONS: usize = encode::NUM_ACTIONS_MC4;
+    /// 19 planes of 8 x 8 (§14.9, [`PLANE_DESCRIPTIONS`]).
+    const INPUT_SHAPE: [usize; 3] = [encode::INPUT_PLANES, 8, 8];
+    /// A proven bound, see [`MAX_MOVES_MC4`].
+    const MAX_MOVES: usize = encode::MAX_MOVES_MC4;
 
     fn new_game(rules: &Martian4Rules) -> Result<Self, RulesError> {
         rules.validate()?;
@@ -519,23 +461,15 @@ impl GameState for MartianChess4 {
         Ok(MartianChess4::from_parts(s.bb, rules.first_seat, [0; 4], 0, 0, 0, *rules))
     }
 
-    fn from_position(text: &str, rules: &Martian4Rules) -> Result<Self, RulesError> {
-        rules.validate()?;
-        notation::parse_position(text, rules)
-    }
-
-    fn to_position(&self) -> String {
-        notation::format_position(self)
-    }
-
-    fn rules(&self) -> &Martian4Rules {
-        &self.rules
-    }
-
     /// The mover's team (module docs): SW, NE -> South; NW, SE -> North.
     #[inline]
     fn side_to_move(&self) -> Side {
         self.seat.team()
+    }
+
+    /// The team names `SW+NE` and `NW+SE` (module docs).
+    fn side_name(side: Side) -> &'static str {
+        ["SW+NE", "NW+SE"][side.index()]
     }
 
     /// 2 in the team game (the value is per team), 4 in free-for-all (a
@@ -572,68 +506,23 @@ impl GameState for MartianChess4 {
     }
 
     #[inline]
-    fn ply(&self) -> u32 {
-        self.ply
-    }
-
-    #[inline]
-    fn legal_moves(&self, out: &mut Vec<Move>) {
-        if self.outcome.is_some() {
-            out.clear();
-        } else {
-            self.gen_moves(out);
-        }
-    }
-
-    #[inline]
-    fn count_legal_moves(&self) -> usize {
-        if self.outcome.is_some() {
-            0
-        } else {
-            self.count_moves()
-        }
-    }
-
-    #[inline]
     fn play_unchecked(&mut self, mv: Move) {
         debug_assert!(self.outcome.is_none(), "play_unchecked on a finished game");
         let call = mv.to & CALL_CLOCK != 0;
         let to = mv.to & !CALL_CLOCK;
-        let (f, t) = (mv.from as usize, to as usize);
-        let (fb, tb) = (1u64 << f, 1u64 << t);
         let me = self.seat.index();
-        let zone = QUADS[me];
         let mut h = self.hash;
-        let kf = self.kind_at(mv.from);
-        let occ = self.occupied();
-        debug_assert!(occ & fb & zone != 0, "no piece of the mover on the origin");
-        let mut capture = false;
-        if occ & tb == 0 {
-            // Plain move (§14.4 item 1).
-            self.bb[kf] ^= fb | tb;
-            h ^= zobrist::PIECE[kf][f] ^ zobrist::PIECE[kf][t];
-        } else {
-            let kt = self.kind_at(to);
-            if zone & tb == 0 {
-                // Capture (§14.4 item 2): score the victim, the capturer stays on `t`.
-                self.bb[kt] ^= tb;
-                self.bb[kf] ^= fb | tb;
-                h ^= zobrist::PIECE[kt][t] ^ zobrist::PIECE[kf][f] ^ zobrist::PIECE[kf][t];
-                let old = self.scores[me];
-                let new = old + kt as u32 + 1;
-                self.scores[me] = new;
-                h ^= zobrist::score(me, old) ^ zobrist::score(me, new);
-                capture = true;
-            } else {
-                // Merge (§7, §14.4 item 3): values add up, kind index = value - 1.
-                let km = kf + kt + 1;
-                debug_assert!(km <= QUEEN);
-                self.bb[kf] ^= fb;
-                self.bb[kt] ^= tb;
-                self.bb[km] ^= tb;
-                h ^= zobrist::PIECE[kf][f] ^ zobrist::PIECE[kt][t] ^ zobrist::PIECE[km][t];
-            }
-        }
+        let (dh, capture) = pyramids::play_pieces(
+            &mut self.bb,
+            &mut self.scores,
+            me,
+            mv.from,
+            to,
+            QUADS[me],
+            &zobrist::PIECE,
+            zobrist::score,
+        );
+        h ^= dh;
         let mover = self.seat;
         self.seat = self.rules.next_seat(mover);
         h ^= zobrist::SEAT[me] ^ zobrist::SEAT[self.seat.index()];
@@ -641,47 +530,12 @@ impl GameState for MartianChess4 {
         // §14.5: quiet counter and clock.
         self.quiet = if capture { 0 } else { self.quiet.saturating_add(1) };
         let old = self.clock;
-        let full = self.rules.clock_plies + 1;
-        match self.rules.clock {
-            ClockMode::Off => {}
-            _ if old != 0 => self.clock = if capture { full } else { old - 1 },
-            ClockMode::Auto if self.quiet >= self.rules.clock_plies => self.clock = full,
-            ClockMode::Manual if call => self.clock = full,
-            _ => {}
-        }
+        self.clock = pyramids::next_clock(self.rules.clock, old, capture, self.quiet, self.rules.clock_plies, call);
         if old != self.clock {
             h ^= zobrist::clock(old) ^ zobrist::clock(self.clock);
         }
         self.hash = h;
         self.outcome = self.compute_outcome(mover);
-    }
-
-    #[inline]
-    fn outcome(&self) -> Option<Outcome> {
-        self.outcome
-    }
-
-    /// Looks only at the moves that can end the game (§14.6); see
-    /// `winning_move_exists` (module `movegen`).
-    fn has_winning_move(&self) -> bool {
-        self.winning_move_exists()
-    }
-
-    /// `side`'s team score minus the other team's (§14.7) once the game is
-    /// over, in both modes (free-for-all: the team view, module docs).
-    fn final_score_difference(&self, side: Side) -> Option<i32> {
-        self.outcome?;
-        let t = self.team_scores();
-        Some(t[side.index()] as i32 - t[side.opponent().index()] as i32)
-    }
-
-    #[inline]
-    fn hash(&self) -> u64 {
-        self.hash
-    }
-
-    fn recompute_hash(&self) -> u64 {
-        self.full_hash()
     }
 
     /// The Zobrist hash (placement, seat to move, scores, clock) mixed with
@@ -698,21 +552,6 @@ impl GameState for MartianChess4 {
         mix_key(self.hash ^ crate::game::mix64(extra ^ 0x4D43_3443_4C4F_434B), counters, config)
     }
 
-    fn move_to_string(&self, mv: Move) -> String {
-        notation::move_text(mv)
-    }
-
-    fn parse_move(&self, text: &str) -> Result<Move, RulesError> {
-        let mv = notation::parse_move_text(text)?;
-        let mut legal = Vec::with_capacity(Self::MAX_MOVES);
-        self.legal_moves(&mut legal);
-        if legal.contains(&mv) {
-            Ok(mv)
-        } else {
-            Err(crate::game::illegal_move(self, mv, &legal))
-        }
-    }
-
     fn board_text(&self) -> String {
         notation::board_text(self, 0)
     }
@@ -723,20 +562,29 @@ impl GameState for MartianChess4 {
         notation::board_text(self, if bottom == Side::North { 2 } else { 0 })
     }
 
-    /// The team names `SW+NE` and `NW+SE` (module docs).
-    fn side_name(side: Side) -> &'static str {
-        match side {
-            Side::South => "SW+NE",
-            Side::North => "NW+SE",
-        }
-    }
-
     #[inline]
     fn action_index(&self, mv: Move) -> usize {
         encode::action_index(self.seat, mv)
     }
 
-    fn encode_packed(&self, out: &mut [crate::PackedPlane]) {
-        encode::encode_packed(self, out);
+    crate::pyramids::shared_game_state_methods!(Martian4Rules);
+}
+
+impl PyramidState for MartianChess4 {
+    type Board = Board8x8;
+
+    /// The mover's quadrant (§14.1), the team scores (§14.7), no ban
+    /// (§14.4), the clock call flag while it may be called (§14.5).
+    #[inline(always)]
+    fn view(&self) -> View<u64> {
+        View {
+            zone: QUADS[self.seat.index()],
+            bb: self.bb,
+            clock: self.clock,
+            rules: self.rules.switches(),
+            scores: self.team_scores(),
+            flag: if self.may_call_clock() { CALL_CLOCK } else { 0 },
+            ban: None,
+        }
     }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Seat;
 use crate::error::RulesError;
+use crate::pyramids::{ClockMode, EmptyZoneTie as EmptyQuadrantTie, Switches};
 
 /// Turn order (spec §14.3, switch `turn_order`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -15,39 +16,6 @@ pub enum TurnOrder {
     Clockwise,
     /// SW → SE → NE → NW → SW.
     Counterclockwise,
-}
-
-/// Deadlock-clock mode of the four-player game (spec §14.5, which applies
-/// §9.2 to the plies of all four seats; switch `clock`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ClockMode {
-    /// Standard: the clock is called after the first ply that leaves
-    /// `clock_plies` (14) or more consecutive quiet plies; from then on a
-    /// capture sets the countdown back to `clock_plies`, any other ply takes 1
-    /// off it, and 0 ends the game.
-    #[default]
-    Auto,
-    /// A move may carry a "call the clock" flag (move text suffix `*`, policy
-    /// index + 4096) while the clock is not called; the countdown of
-    /// `clock_plies` starts after that ply. Flagged moves are
-    /// [`Move`](crate::Move)s whose `to` has [`CALL_CLOCK`](super::CALL_CLOCK) set.
-    Manual,
-    /// No clock: only an empty quadrant and the move cap end the game.
-    Off,
-}
-
-/// How a tie for the top is decided when a quadrant empties (spec §14.7,
-/// switch `tie_on_empty_zone`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum EmptyQuadrantTie {
-    /// Standard. Teams: the team of the seat that made the last ply wins the
-    /// tie. Free-for-all: the last mover wins alone if it is among the seats
-    /// tied for the top, else the tied seats share the win.
-    #[default]
-    LastMoverWins,
-    /// Teams: a tie is a draw. Free-for-all: the seats tied for the top share
-    /// the win.
-    Draw,
 }
 
 /// Rules configuration of four-player Martian Chess (spec §14, switches of
@@ -137,6 +105,12 @@ impl Martian4Rules {
             TurnOrder::Clockwise => Seat::from_index(seat.index() + 3),
             TurnOrder::Counterclockwise => Seat::from_index(seat.index() + 1),
         }
+    }
+
+    /// The switches the shared code of both games reads (those of §15 that
+    /// the two-player game has too).
+    pub(crate) fn switches(&self) -> Switches {
+        Switches { field_promotion: self.field_promotion, clock: self.clock, max_plies: self.max_plies }
     }
 
     /// Policy width under these rules (spec §14.9): 4096, doubled to 8192

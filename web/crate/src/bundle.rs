@@ -3,19 +3,17 @@
 //! specification version, input shape and policy width. A bundle that fails
 //! any of them is refused with a message that names the field and both values.
 
-use martian_rules::jetan::Jetan;
-use martian_rules::martian::MartianChess;
-use martian_rules::GameState;
+use martian_rules::{GameKind, GameState};
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::games::web_game_names;
+use crate::with_web_game;
 
 /// `format` of a bundle description (as `martian_model::export::MODEL_FORMAT`).
 pub const MODEL_FORMAT: &str = "martian-zero-model";
 /// The `format_version` this page reads (as `martian_model::export::MODEL_FORMAT_VERSION`).
 pub const MODEL_FORMAT_VERSION: u64 = 1;
-
-/// The games the page plays, by their names in files.
-pub const GAMES: [&str; 2] = ["jetan", "martian-chess"];
 
 /// What the page needs of an accepted bundle.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -70,10 +68,10 @@ pub fn check_bundle(model_json: &str) -> Result<BundleInfo, String> {
         ));
     }
     let game = v.get("game").and_then(Value::as_str).unwrap_or("");
-    match game {
-        "jetan" => check_game::<Jetan>(&v),
-        "martian-chess" => check_game::<MartianChess>(&v),
-        other => Err(format!("the bundle is for the game {other:?}; this page plays {}", GAMES.join(" and "))),
+    let other = || Err(format!("the bundle is for the game {game:?}; this page plays {}", web_game_names(" and ")));
+    match game.parse::<GameKind>() {
+        Ok(kind) => with_web_game!(kind, G => check_game::<G>(&v), _ => other()),
+        Err(_) => other(),
     }
 }
 

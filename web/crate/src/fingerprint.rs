@@ -7,21 +7,21 @@
 
 use std::fmt::Write;
 
-use martian_rules::jetan::Jetan;
-use martian_rules::martian::MartianChess;
-use martian_rules::{mix64, perft, GameState, Move};
+use martian_rules::{mix64, perft, GameKind, GameState, Move};
+
+use crate::with_web_game;
 
 /// The record of `positions` positions of seeded random games of `game`
-/// (`jetan` or `martian-chess`, default rules), restarting from the initial
+/// (a game the page plays, [`crate::games::web_games`]; default rules), restarting from the initial
 /// position when a game ends.
 ///
 /// # Errors
 /// An unknown game name.
 pub fn fingerprint(game: &str, seed: u64, positions: usize) -> Result<String, String> {
-    match game {
-        "jetan" => Ok(record::<Jetan>(seed, positions)),
-        "martian-chess" => Ok(record::<MartianChess>(seed, positions)),
-        other => Err(format!("unknown game {other:?}")),
+    let unknown = || Err(format!("unknown game {game:?}"));
+    match game.parse::<GameKind>() {
+        Ok(kind) => with_web_game!(kind, G => Ok(record::<G>(seed, positions)), _ => unknown()),
+        Err(_) => unknown(),
     }
 }
 

@@ -5,9 +5,44 @@
 //! rule is decided here.
 
 use martian_rules::jetan::Jetan;
-use martian_rules::martian::{self, MartianChess};
-use martian_rules::{GameState, Move, Side};
+use martian_rules::martian::MartianChess;
+use martian_rules::{GameKind, GameState, Move, Side};
 use serde::Serialize;
+
+/// Runs `$body` with the type alias `$G` bound to the [`WebGame`] type of
+/// the [`GameKind`] `$kind` when the page plays that game, else evaluates
+/// `$other`. This is the one place that says which of the rules' games
+/// ([`GameKind::ALL`]) the page plays: those with a [`WebGame`] here. The
+/// names and their parsing are the rules' registry's ([`GameKind::name`],
+/// `str::parse::<GameKind>`).
+#[macro_export]
+macro_rules! with_web_game {
+    ($kind:expr, $G:ident => $body:expr, _ => $other:expr) => {
+        match $kind {
+            martian_rules::GameKind::Jetan => {
+                type $G = martian_rules::jetan::Jetan;
+                $body
+            }
+            martian_rules::GameKind::MartianChess => {
+                type $G = martian_rules::martian::MartianChess;
+                $body
+            }
+            #[allow(unreachable_patterns)]
+            _ => $other,
+        }
+    };
+}
+
+/// The games the page plays, in the rules' registry order.
+pub fn web_games() -> Vec<GameKind> {
+    GameKind::ALL.into_iter().filter(|&k| with_web_game!(k, G => G::KIND == k, _ => false)).collect()
+}
+
+/// The names of [`web_games`] joined by `sep`, for messages: `jetan and
+/// martian-chess`.
+pub fn web_game_names(sep: &str) -> String {
+    web_games().iter().map(|k| k.name()).collect::<Vec<_>>().join(sep)
+}
 
 /// One occupied square, for drawing.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -115,11 +150,7 @@ impl WebGame for MartianChess {
                 self.piece_at(sq).map(|p| Cell {
                     sq,
                     letter: p.letter(),
-                    name: match p {
-                        martian::Piece::Pawn => "Pawn",
-                        martian::Piece::Drone => "Drone",
-                        martian::Piece::Queen => "Queen",
-                    },
+                    name: p.name(),
                     owner: if MartianChess::zone(Side::South).has(sq) { "south" } else { "north" },
                 })
             })

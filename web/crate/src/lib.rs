@@ -17,13 +17,11 @@ pub mod fingerprint;
 pub mod games;
 pub mod session;
 
-use martian_rules::jetan::Jetan;
-use martian_rules::martian::MartianChess;
-use martian_rules::GameState;
+use martian_rules::GameKind;
 use martian_search::MctsConfig;
 use wasm_bindgen::prelude::*;
 
-use crate::games::WebGame;
+use crate::games::{web_game_names, web_games, WebGame};
 use crate::session::{GameSession, Session};
 
 /// A session for `game` (`jetan` or `martian-chess`) under the rules given
@@ -40,10 +38,10 @@ pub fn new_session(game: &str, rules_json: &str) -> Result<Box<dyn Session>, Str
             serde_json::from_str(text).map_err(|e| format!("bad {} rules {text}: {e}", G::KIND.name()))?;
         Ok(Box::new(GameSession::<G>::new(&rules)?))
     }
-    match game {
-        "jetan" => make::<Jetan>(rules_json),
-        "martian-chess" => make::<MartianChess>(rules_json),
-        other => Err(format!("unknown game {other:?}; the page plays {}", bundle::GAMES.join(" and "))),
+    let unknown = || Err(format!("unknown game {game:?}; the page plays {}", web_game_names(" and ")));
+    match game.parse::<GameKind>() {
+        Ok(kind) => with_web_game!(kind, G => make::<G>(rules_json), _ => unknown()),
+        Err(_) => unknown(),
     }
 }
 
@@ -234,13 +232,14 @@ pub fn fingerprint_js(game: &str, seed: u32, positions: u32) -> Result<String, J
 /// The rules specification versions compiled in, JSON `{game: [document, version]}`.
 #[wasm_bindgen(js_name = rulesVersions)]
 pub fn rules_versions() -> String {
-    let j = Jetan::ENCODING;
-    let m = MartianChess::ENCODING;
-    serde_json::json!({
-        "jetan": [j.rules_document, j.rules_version],
-        "martian-chess": [m.rules_document, m.rules_version],
-    })
-    .to_string()
+    let versions: serde_json::Map<String, serde_json::Value> = web_games()
+        .into_iter()
+        .map(|k| {
+            let e = k.encoding();
+            (k.name().to_string(), serde_json::json!([e.rules_document, e.rules_version]))
+        })
+        .collect();
+    serde_json::Value::Object(versions).to_string()
 }
 
 #[cfg(test)]

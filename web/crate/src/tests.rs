@@ -1,6 +1,8 @@
 //! Native tests of the session, the search driver and the bundle check.
 
 use super::*;
+use martian_rules::martian::MartianChess;
+use martian_rules::GameState;
 
 fn logits_row(num_actions: usize, favourite: Option<usize>, wdl: [f32; 3]) -> Vec<f32> {
     let mut row = vec![0.0; num_actions + 3];
@@ -119,4 +121,26 @@ fn fingerprint_covers_finished_games() {
     assert_eq!(text.lines().count(), 300);
     assert!(text.lines().any(|l| l.contains("Some(Outcome")), "300 random plies finish a game");
     assert!(fingerprint::fingerprint("x", 1, 1).is_err());
+}
+
+/// The page's games come from the rules' registry: the names are the
+/// registry's, and a game of the registry that the page does not play
+/// (the four-player game) is refused like an unknown name, everywhere.
+#[test]
+fn the_page_plays_the_registry_games_it_has_views_for() {
+    assert_eq!(games::web_games(), vec![GameKind::Jetan, GameKind::MartianChess]);
+    assert_eq!(games::web_game_names(" and "), "jetan and martian-chess");
+    for kind in games::web_games() {
+        assert_eq!(new_session(kind.name(), "").unwrap().game(), kind.name());
+        assert!(fingerprint::fingerprint(kind.name(), 1, 2).is_ok());
+    }
+    let four = GameKind::MartianChess4p.name();
+    let e = new_session(four, "").err().unwrap();
+    assert_eq!(e, format!("unknown game {four:?}; the page plays jetan and martian-chess"));
+    assert!(fingerprint::fingerprint(four, 1, 1).is_err());
+    let bundle = serde_json::json!({"format": "martian-zero-model", "format_version": 1, "game": four});
+    assert!(bundle::check_bundle(&bundle.to_string()).unwrap_err().contains("this page plays jetan and martian-chess"));
+    let versions: serde_json::Value = serde_json::from_str(&rules_versions()).unwrap();
+    assert_eq!(versions["martian-chess"][1], MartianChess::ENCODING.rules_version);
+    assert_eq!(versions.as_object().unwrap().len(), 2);
 }

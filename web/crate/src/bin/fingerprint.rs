@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: web-fingerprint GAME SEED POSITIONS (GAME: jetan or martian-chess)";
+    let usage =
+        format!("usage: web-fingerprint GAME SEED POSITIONS (GAME: {})", martian_web::games::web_game_names(" or "));
     let [game, seed, n] = &args[..] else {
         eprintln!("{usage}");
         return ExitCode::from(2);
