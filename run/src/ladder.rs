@@ -196,6 +196,17 @@ pub fn record_usable(run: &RunDir, g: u32) -> bool {
 
 /// Every ladder record of the run directory `root`, by generation (damaged
 /// files are left out: the report names them, the pipeline plays them again).
+///
+/// ```
+/// use martian_run::{config::RunConfig, ladder, rundir::RunDir};
+/// let dir = tempfile::tempdir()?;
+/// let cfg = RunConfig::parse("game = \"jetan\"")?;
+/// let run = RunDir::open(dir.path(), &cfg)?; // a new run directory: config.toml and its folders
+/// assert!(RunDir::check_is_run(run.root()).is_ok());
+/// assert!(ladder::records(run.root()).is_empty(), "no generation has met the ladder yet");
+/// assert_eq!(run.best(), None);
+/// # Ok::<(), anyhow::Error>(())
+/// ```
 pub fn records(root: &std::path::Path) -> Vec<LadderRecord> {
     let Ok(rd) = std::fs::read_dir(root.join(crate::layout::EVAL)) else { return Vec::new() };
     let mut v: Vec<LadderRecord> = rd
