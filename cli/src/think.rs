@@ -127,13 +127,11 @@ pub fn session<'a, G: AbGame>(
                 None => Priors::Uniform,
             },
         },
-        EngineKind::AlphaBeta { tt_mib, .. } => martian_search::Engine::AlphaBeta(
-            AlphaBeta::try_with_eval(
-                AlphaBetaConfig { tt_mib: *tt_mib, ..AlphaBetaConfig::default() },
-                G::Eval::default(),
-            )
-            .map_err(|e| anyhow!("{e} (--tt-mib)"))?,
-        ),
+        EngineKind::AlphaBeta { tt_mib, .. } => {
+            let cfg = AlphaBetaConfig { tt_mib: *tt_mib, ..AlphaBetaConfig::default() };
+            let ab = AlphaBeta::try_with_eval(cfg, G::Eval::default()).map_err(|e| anyhow!("{e} (--tt-mib)"))?;
+            martian_search::Engine::AlphaBeta(Box::new(ab))
+        }
         EngineKind::Random => pick(Box::new(RandomPlayer::new(1))),
         EngineKind::Greedy => pick(Box::new(GreedyPlayer::new(1))),
     };
@@ -179,17 +177,15 @@ mod tests {
     fn sessions_of_every_engine_kind() {
         let pos = MartianChess::new_game(&MartianRules::default()).expect("start");
         let mcts = EngineKind::Mcts { visits: 64 };
-        let (_, t) =
-            think(&mut session(&mcts, None, Device::Cpu, pos.clone()).unwrap(), &pos, &mcts.limits(), |_| {}).unwrap();
+        let (_, t) = think(&mut session(&mcts, None, Device::Cpu, pos).unwrap(), &pos, &mcts.limits(), |_| {}).unwrap();
         assert_eq!(effort(&t), format!("64 visits, {} nodes", t.nodes));
         assert!(matches!(t.score, Some(Score::Value(v)) if (-1.0..=1.0).contains(&v)));
         let ab = EngineKind::AlphaBeta { limits: SearchLimits::depth(2), tt_mib: 1 };
         assert_eq!(ab.describe(false), "alphabeta (depth 2)");
-        let (_, t) =
-            think(&mut session(&ab, None, Device::Cpu, pos.clone()).unwrap(), &pos, &ab.limits(), |_| {}).unwrap();
+        let (_, t) = think(&mut session(&ab, None, Device::Cpu, pos).unwrap(), &pos, &ab.limits(), |_| {}).unwrap();
         assert!(effort(&t).starts_with("depth 2, "), "{}", effort(&t));
         for kind in [EngineKind::Random, EngineKind::Greedy] {
-            let mut s = session(&kind, None, Device::Cpu, pos.clone()).unwrap();
+            let mut s = session(&kind, None, Device::Cpu, pos).unwrap();
             let (best, t) = think(&mut s, &pos, &kind.limits(), |_| {}).unwrap();
             assert_eq!((effort(&t), t.score, t.best_move), ("one ply".to_string(), None, Some(best)));
         }

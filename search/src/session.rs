@@ -131,8 +131,8 @@ pub enum Engine<'a, G: AbGame, E: Evaluator<G> = UniformEvaluator> {
         evaluator: E,
     },
     /// The alpha-beta baseline ([`AlphaBeta`]; its transposition table is
-    /// kept from one search to the next).
-    AlphaBeta(AlphaBeta<G>),
+    /// kept from one search to the next). Boxed: its buffers make it large.
+    AlphaBeta(Box<AlphaBeta<G>>),
     /// A move picker without a search (random, greedy).
     Chooser(Chooser<'a, G>),
 }
@@ -401,7 +401,7 @@ pub struct Session<'a, G: AbGame, E: Evaluator<G> = UniformEvaluator> {
 impl<'a, G: AbGame> Session<'a, G> {
     /// A session searching `position` with the alpha-beta engine `ab`.
     pub fn alphabeta(ab: AlphaBeta<G>, position: G) -> Self {
-        Session::new(Engine::AlphaBeta(ab), position)
+        Session::new(Engine::AlphaBeta(Box::new(ab)), position)
     }
 
     /// A session picking moves of `position` with `pick` (random, greedy).

@@ -7,8 +7,9 @@
 //! * the main thread runs the commands, in order;
 //! * a search thread, started with the engine, owns the network (it runs two
 //!   warm-up evaluations first) and runs the search of each `go` (MCTS or
-//!   alpha-beta): it prints the `info` lines and the one `bestmove`, then sends
-//!   `SearchDone` over the reader's channel.
+//!   alpha-beta, a [`martian_search::Session`], as `play` and `analyse`): it
+//!   prints the session's infos as `info` lines and the one `bestmove`, then
+//!   sends `SearchDone` over the reader's channel.
 //!
 //! While a search runs, the main thread keeps reading: `hello` and `isready`
 //! are answered at once; `stop` and `quit` that are the next command raise the
