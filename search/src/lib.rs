@@ -15,6 +15,7 @@ mod config;
 mod evaluator;
 pub mod mcts;
 pub mod puct;
+pub mod session;
 
 pub use alphabeta::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, StaticEval, ALPHABETA_VERSION};
 pub use backend::{softmax_in_place, Backend, BackendEvaluator, DeviceBatch, SimOutput, SimWait, SimulatedDevice};
@@ -22,3 +23,4 @@ pub use cache::{CachedEvaluator, EvalCache, KeyHasher, KeyMap};
 pub use config::{MctsConfig, RootSelection};
 pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};
 pub use mcts::{Gather, Mcts, QRescale, SearchResult};
+pub use session::{line_text, End, Engine, Info, Pace, RootMove, Score, SearchLimits, Session, SessionError};

@@ -6,7 +6,7 @@
 //!   value, the top moves with their visits, priors and values, the principal
 //!   variation, then `bestmove`.
 //!
-//! Scores are in the units of the engine protocol ([`crate::think`]). With
+//! Scores are in the units of the engine protocol ([`martian_search::Score`]). With
 //! `--model`, the position is read and searched under the network's rules.
 
 use std::path::PathBuf;
@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use martian_rules::GameKind;
-use martian_search::{AbGame, Limits};
+use martian_search::{line_text, AbGame, Score, SearchLimits};
 
-use crate::think::{line_text, score_text, value_text, Engine, EngineKind, Eval};
+use crate::think::{effort, session, think, EngineKind};
 use crate::with_game;
 use martian_run::checkpoints::{model_and_game, model_rules, LoadedModel};
 
@@ -78,8 +78,9 @@ pub fn run(a: Args) -> Result<()> {
             if a.visits.is_some() || a.top.is_some() {
                 bail!("--visits and --top are the mcts engine's; alphabeta takes --depth, --movetime, --nodes");
             }
-            let mut limits = Limits { depth: a.depth, nodes: a.nodes, movetime: a.movetime.map(Duration::from_millis) };
-            if limits == Limits::default() {
+            let movetime = a.movetime.map(Duration::from_millis);
+            let mut limits = SearchLimits { depth: a.depth, nodes: a.nodes, movetime, visits: None };
+            if limits == SearchLimits::default() {
                 limits.depth = Some(6);
             }
             EngineKind::AlphaBeta { limits, tt_mib: a.tt_mib.unwrap_or(64) as usize }
@@ -97,33 +98,37 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     if pos.outcome().is_some() {
         return Ok(());
     }
-    let mut engine = Engine::<G>::new(kind.clone(), model.map(|m| &m.ck), device)?;
+    let mut engine = session(&kind, model.map(|m| &m.ck), device, pos.clone())?;
     match model {
-        Some(m) => println!("{} with {}", engine.describe(), m.source.display()),
-        None => println!("{}", engine.describe()),
+        Some(m) => println!("{} with {}", kind.describe(true), m.source.display()),
+        None => println!("{}", kind.describe(false)),
     }
     println!("{} to move; scores and values are for the side to move", G::side_name(pos.side_to_move()));
-    let t = engine.think(&pos, |it| {
+    let limits = kind.limits();
+    let (best, t) = think(&mut engine, &pos, &limits, |it| {
+        // Alpha-beta's completed iterations (MCTS is printed once, below).
+        let (None, Some(depth), Some(seldepth), Some(score)) = (&it.end, it.depth, it.seldepth, it.score) else {
+            return;
+        };
         println!(
-            "depth {:>2} seldepth {:>2} score {:>9} nodes {:>10} nps {:>9.0} time {:>6} ms pv {}",
-            it.depth,
-            it.seldepth,
-            score_text(it.score),
+            "depth {depth:>2} seldepth {seldepth:>2} score {:>9} nodes {:>10} nps {:>9.0} time {:>6} ms pv {}",
+            score.text(),
             it.nodes,
             it.nps(),
             it.elapsed.as_millis(),
             line_text(&pos, &it.pv)
         );
     })?;
-    if let Some(Eval::Value(v)) = t.eval {
-        println!("value {} ({}, {:.2} s)", value_text(v), t.effort, t.elapsed.as_secs_f64());
+    if let Some(Score::Value(v)) = t.score {
+        let secs = t.elapsed.as_secs_f64();
+        println!("value {} ({}, {secs:.2} s)", Score::Value(v).text(), effort(&t));
         let total: u32 = t.root_moves.iter().map(|m| m.visits).sum::<u32>().max(1);
         let top: Vec<_> = t.root_moves.iter().take(a.top.unwrap_or(3)).collect();
         // The best move's line is the principal variation; the others' come
         // from repeated searches (deterministic), one per move.
         let others: Vec<_> = top.iter().skip(1).map(|m| m.mv).collect();
         let mut lines = vec![t.pv.clone()];
-        lines.extend(engine.move_lines(&pos, &others, 16)?);
+        lines.extend(engine.move_lines(&limits, &others, 16)?);
         println!("{:<8} {:>7} {:>6} {:>7} {:>8}  line", "move", "visits", "share", "prior", "value");
         for (m, line) in top.iter().zip(&lines) {
             println!(
@@ -132,15 +137,15 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
                 m.visits,
                 100.0 * m.visits as f64 / total as f64,
                 m.prior,
-                m.value.map_or("-".to_string(), value_text),
+                m.value.map_or("-".to_string(), |v| Score::Value(v).text()),
                 line_text(&pos, &line[..line.len().min(16)])
             );
         }
         println!("pv {}", line_text(&pos, &t.pv));
     }
-    match t.eval {
-        Some(e) => println!("bestmove {} {e} ({})", pos.move_to_string(t.best), t.effort),
-        None => println!("bestmove {}", pos.move_to_string(t.best)),
+    match t.score {
+        Some(e) => println!("bestmove {} {e} ({})", pos.move_to_string(best), effort(&t)),
+        None => println!("bestmove {}", pos.move_to_string(best)),
     }
     Ok(())
 }

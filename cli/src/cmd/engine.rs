@@ -7,8 +7,9 @@
 //! * the main thread runs the commands, in order;
 //! * a search thread, started with the engine, owns the network (it runs two
 //!   warm-up evaluations first) and runs the search of each `go` (MCTS or
-//!   alpha-beta): it prints the `info` lines and the one `bestmove`, then sends
-//!   `SearchDone` over the reader's channel.
+//!   alpha-beta, a [`martian_search::Session`], as `play` and `analyse`): it
+//!   prints the session's infos as `info` lines and the one `bestmove`, then
+//!   sends `SearchDone` over the reader's channel.
 //!
 //! While a search runs, the main thread keeps reading: `hello` and `isready`
 //! are answered at once; `stop` and `quit` that are the next command raise the
@@ -29,13 +30,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use martian_model::{Checkpoint, NetEvaluator};
-use martian_rules::{with_game, GameKind, GameState, Move};
-use martian_search::mcts::NodeKind;
+use martian_rules::{with_game, GameKind, GameState};
 use martian_search::{
-    AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Evaluation, Evaluator, Limits, Mcts, MctsConfig, UniformEvaluator,
+    line_text, AbGame, AlphaBeta, AlphaBetaConfig, End, Evaluator, Info, MctsConfig, Pace, SearchLimits, Session,
+    UniformEvaluator,
 };
-use rand::rngs::StdRng;
-use rand::SeedableRng;
 use tch::Device;
 
 /// Arguments of `engine`.
@@ -78,7 +77,7 @@ pub struct Args {
 
 /// A position of any game, as the search thread sees it: what `go` needs,
 /// without naming the game. Every [`AbGame`] is one (a blanket impl), so a new
-/// game needs no code here; [`new_session`] is the one dispatch.
+/// game needs no code here; [`new_table`] is the one dispatch.
 trait Position: Send {
     /// `info string game over ...` and `bestmove none` when the game is over.
     fn game_over_lines(&self) -> Option<Vec<String>>;
@@ -100,21 +99,23 @@ impl<G: AbGame> Position for G {
     fn search(&self, job: &Job, net: Option<&Net>, pace: &mut Pace, out: &mut Out) {
         let s = &job.settings;
         if s.alphabeta {
-            job.alphabeta(self, out);
-            return;
+            let ab = AlphaBeta::<G>::new(AlphaBetaConfig::default());
+            return job.run(Session::alphabeta(ab, self.clone()), pace, out);
         }
+        let config = MctsConfig { leaves_per_batch: s.batch, ..MctsConfig::default() };
         match net {
             Some(n) => {
-                let mut ev = NetEvaluator::<G>::new(&n.ck.net, s.device, s.batch as usize);
-                job.mcts(self, &mut ev, pace, out)
+                let ev = NetEvaluator::<G>::new(&n.ck.net, s.device, s.batch as usize);
+                job.run(Session::mcts(config, ev, self.clone()), pace, out)
             }
-            None => job.mcts(self, &mut UniformEvaluator, pace, out),
+            None => job.run(Session::mcts(config, UniformEvaluator, self.clone()), pace, out),
         }
     }
 }
 
-/// The engine's game: its rules and current position, for any game.
-trait Session: Send {
+/// The engine's table: the selected game's rules and current position, for any
+/// game (each `go` searches a copy with a `martian_search::Session`).
+trait Table: Send {
     /// Sets the initial position.
     fn new_game(&mut self) -> std::result::Result<(), String>;
     /// `position startpos|fen ... [moves ...]`; on an error the position is cleared.
@@ -125,13 +126,13 @@ trait Session: Send {
     fn snapshot(&self) -> Option<Box<dyn Position>>;
 }
 
-/// [`Session`] of the game `G`.
-struct GameSession<G: AbGame> {
+/// [`Table`] of the game `G`.
+struct GameTable<G: AbGame> {
     rules: G::Rules,
     pos: Option<G>,
 }
 
-impl<G: AbGame> Session for GameSession<G> {
+impl<G: AbGame> Table for GameTable<G> {
     fn new_game(&mut self) -> std::result::Result<(), String> {
         self.pos = Some(G::new_game(&self.rules).map_err(|e| e.to_string())?);
         Ok(())
@@ -155,20 +156,20 @@ impl<G: AbGame> Session for GameSession<G> {
     }
 }
 
-/// The session of game `g` under `rules` (the model's rules as JSON; `None`:
+/// The table of game `g` under `rules` (the model's rules as JSON; `None`:
 /// the game's defaults), at its initial position.
 ///
 /// # Errors
 /// Rules that do not parse as `g`'s, or that `g` does not implement.
-fn new_session(g: GameKind, rules: Option<&serde_json::Value>) -> std::result::Result<Box<dyn Session>, String> {
+fn new_table(g: GameKind, rules: Option<&serde_json::Value>) -> std::result::Result<Box<dyn Table>, String> {
     with_game!(g, G => {
         let rules: <G as GameState>::Rules = match rules {
             Some(r) => serde_json::from_value(r.clone()).map_err(|e| format!("the model's rules for {g}: {e}"))?,
             None => Default::default(),
         };
-        let mut s = GameSession::<G> { rules, pos: None };
+        let mut s = GameTable::<G> { rules, pos: None };
         s.new_game()?;
-        Ok(Box::new(s) as Box<dyn Session>)
+        Ok(Box::new(s) as Box<dyn Table>)
     })
 }
 
@@ -199,14 +200,6 @@ enum Input {
     },
 }
 
-/// Limits of one `go`.
-#[derive(Default, Debug, Clone, Copy)]
-struct GoLimits {
-    visits: Option<u32>,
-    movetime: Option<Duration>,
-    depth: Option<u32>,
-}
-
 /// The engine's settings, shared by every search.
 #[derive(Clone, Copy)]
 struct Settings {
@@ -221,7 +214,8 @@ struct Settings {
 /// One search, sent to the search thread.
 struct Job {
     pos: Box<dyn Position>,
-    limits: GoLimits,
+    /// As `go` gave them (`visits`, `movetime`, `depth`; see [`Job::limits`]).
+    limits: SearchLimits,
     settings: Settings,
     /// When `go` arrived: `movetime` counts from here.
     start: Instant,
@@ -270,7 +264,7 @@ impl Worker {
                 let _ = ready_tx.send(());
                 for job in rx {
                     let mut guard = DoneGuard { tx: done.clone(), broken: false };
-                    guard.broken = job.run(net.as_ref(), &mut pace);
+                    guard.broken = job.search(net.as_ref(), &mut pace);
                 }
             })
             .context("starting the search thread")?;
@@ -305,7 +299,7 @@ struct Engine {
     /// The rules of the network's game, as its checkpoint stores them.
     model_rules: Option<serde_json::Value>,
     /// The selected game and its position (`None` until `game` or `--game`).
-    session: Option<Box<dyn Session>>,
+    table: Option<Box<dyn Table>>,
     /// The answer to `hello`: `info string` lines, then the `ready` line.
     hello_lines: Vec<String>,
     /// Set when stdout is gone: the engine then exits.
@@ -505,7 +499,7 @@ impl Engine {
         ));
         let model_game = net.as_ref().map(|n| n.game);
         let warm_up = match model_game {
-            Some(g) => new_session(g, model_rules.as_ref()).map_err(anyhow::Error::msg)?.snapshot(),
+            Some(g) => new_table(g, model_rules.as_ref()).map_err(anyhow::Error::msg)?.snapshot(),
             None => None,
         };
         let worker = Worker::start(net, device, warm_up, done)?;
@@ -523,7 +517,7 @@ impl Engine {
                 info_every: Duration::from_millis(a.info_ms.max(10)),
             },
             model_rules,
-            session: None,
+            table: None,
             broken: false,
             failed: None,
         };
@@ -592,19 +586,19 @@ impl Engine {
             }
         }
         let rules = if self.model_game == Some(g) { self.model_rules.as_ref() } else { None };
-        self.session = Some(new_session(g, rules)?);
+        self.table = Some(new_table(g, rules)?);
         Ok(())
     }
 
     fn position(&mut self, args: &[&str]) -> std::result::Result<(), String> {
-        let Some(session) = self.session.as_mut() else {
+        let Some(table) = self.table.as_mut() else {
             return Err(format!("no game selected: send game {} first", GameKind::names().join("|")));
         };
-        session.set_position(args)
+        table.set_position(args)
     }
 
     fn show(&mut self) {
-        let lines = match &self.session {
+        let lines = match &self.table {
             None => vec!["no position".to_string()],
             Some(s) => s.describe(),
         };
@@ -625,7 +619,7 @@ impl Engine {
                 return Flow::Continue;
             }
         };
-        let Some(pos) = self.session.as_ref().and_then(|s| s.snapshot()) else {
+        let Some(pos) = self.table.as_ref().and_then(|s| s.snapshot()) else {
             self.error("no position: send position startpos|fen ... first");
             return Flow::Continue;
         };
@@ -735,218 +729,80 @@ impl Out {
 impl Job {
     /// Runs the search and prints its `info` lines and its one `bestmove`.
     /// Returns true when stdout is gone.
-    fn run(self, net: Option<&Net>, pace: &mut Pace) -> bool {
+    fn search(self, net: Option<&Net>, pace: &mut Pace) -> bool {
         let mut out = Out { broken: false };
         self.pos.search(&self, net, pace, &mut out);
         out.broken
     }
 
-    fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
+    /// The session's limits for `go`'s: MCTS `visits` (a bare `go`:
+    /// `--visits`), `movetime`, and `--max-nodes` as the tree's node limit;
+    /// alpha-beta `depth`, `visits` as its node budget, `movetime` (a bare
+    /// `go`: one second).
+    fn limits(&self) -> SearchLimits {
+        let (l, s) = (&self.limits, &self.settings);
+        if s.alphabeta {
+            let l = SearchLimits { nodes: l.visits.map(u64::from), visits: None, ..*l };
+            return if l == SearchLimits::default() { SearchLimits::movetime(Duration::from_secs(1)) } else { l };
+        }
+        let visits = l.visits.or(if l.movetime.is_none() { Some(s.default_visits) } else { None });
+        SearchLimits { visits, nodes: Some(s.max_nodes as u64), ..*l }
     }
 
-    /// The alpha-beta search (`visits` is its node budget; a bare `go`
-    /// searches for one second): one `info` line per completed iteration, then
-    /// `bestmove`. The stop flag ends it within a few hundred nodes.
-    fn alphabeta<G: AbGame>(&self, root: &G, out: &mut Out) {
-        let limits = &self.limits;
-        let mut l = Limits { depth: limits.depth, nodes: limits.visits.map(u64::from), movetime: limits.movetime };
-        if l == Limits::default() {
-            l.movetime = Some(Duration::from_secs(1));
-        }
-        // Time already spent since `go` arrived (thread start, allocation) counts.
-        if let Some(t) = l.movetime {
-            l.movetime = Some(t.saturating_sub(self.start.elapsed()));
-        }
-        let mut ab = AlphaBeta::<G>::new(AlphaBetaConfig::default());
-        ab.set_stop_signal(Some(Arc::clone(&self.stop)));
-        let r = ab.search_with(root, &l, |r| {
-            out.say(&ab_info(root, r));
+    /// Searches with `session` (its stop flag raised by the main thread, or
+    /// here when stdout is gone): `info` lines (MCTS every `--info-ms` and at
+    /// the end, alpha-beta each completed iteration), then `bestmove`.
+    fn run<G: AbGame, E: Evaluator<G>>(&self, session: Session<'_, G, E>, pace: &mut Pace, out: &mut Out) {
+        let root = session.position().clone();
+        let mut session = session
+            .with_stop_signal(Arc::clone(&self.stop))
+            .with_pace(*pace)
+            .with_info_interval(self.settings.info_every);
+        let mut printed = None;
+        let r = session.go_since(self.start, &self.limits(), |info| {
+            match &info.end {
+                Some(End::NodeLimit(n)) => out.say(&format!("info string node limit {n} reached")),
+                Some(End::EvalError(e)) => out.say(&format!("error search stopped: {}", one_line(e))),
+                _ => {}
+            }
+            // The last info repeats alpha-beta's last iteration, and MCTS's
+            // last line when no visit completed since.
+            if info.end.is_none() || info.visits.is_some_and(|v| printed != Some(v)) {
+                out.say(&info_line(&root, info));
+                printed = info.visits;
+            }
             if out.broken {
                 self.stop.store(true, Ordering::Relaxed);
             }
         });
-        match r.best_move {
-            Some(m) => out.say(&format!("bestmove {}", root.move_to_string(m))),
-            None => out.say("bestmove none"),
-        }
-    }
-
-    fn info<G: GameState>(&self, tree: &Mcts<G>, out: &mut Out) {
-        let visits = tree.child_visits();
-        let secs = self.start.elapsed().as_secs_f64();
-        let pv = pv_text(tree.root_state(), &tree.principal_variation(64));
-        let line = format!(
-            "info visits {visits} nodes {} time {} nps {:.0} value {} pv {pv}",
-            tree.num_nodes(),
-            (secs * 1000.0) as u64,
-            visits as f64 / secs.max(1e-6),
-            crate::think::value_text(tree.result().root_value)
-        );
-        out.say(line.trim_end());
-    }
-
-    /// One MCTS search on `root`: `info` lines and `bestmove`.
-    ///
-    /// The root is always evaluated first (one position), so that even a search
-    /// stopped before its first simulation plays the network's most likely move.
-    /// Then batches of up to `--batch` leaves; before each batch the stop flag
-    /// and the limits are checked, and with `movetime` the batch shrinks to what
-    /// the measured evaluation speed fits in the time left (none: the search ends).
-    fn mcts<G: GameState, E: Evaluator<G>>(&self, root: &G, ev: &mut E, pace: &mut Pace, out: &mut Out) {
-        let s = &self.settings;
-        let limits = &self.limits;
-        let cfg = MctsConfig { leaves_per_batch: s.batch, ..MctsConfig::default() };
-        let mut tree = Mcts::new(cfg, root.clone());
-        let mut rng = StdRng::seed_from_u64(0);
-        let target = limits.visits.or(if limits.movetime.is_none() { Some(s.default_visits) } else { None });
-        tree.begin_search(false, target.unwrap_or(s.default_visits), &mut rng);
-        let mut evals: Vec<Evaluation> = Vec::new();
-        let mut last_info = Instant::now();
-        let mut printed: Option<u32> = None;
-        loop {
-            let root_done = tree.root().kind == NodeKind::Expanded;
-            let done = tree.child_visits();
-            let mut want = target.map_or(s.batch, |t| s.batch.min(t.saturating_sub(done))) as usize;
-            if root_done {
-                if self.stopped() || out.broken || want == 0 {
-                    break;
-                }
-                if let Some(t) = limits.movetime {
-                    let left = t.saturating_sub(self.start.elapsed());
-                    want = pace.fit(want, left);
-                    if want == 0 {
-                        break;
-                    }
-                }
-                if tree.num_nodes() >= s.max_nodes {
-                    out.say(&format!("info string node limit {} reached", s.max_nodes));
-                    break;
-                }
+        *pace = session.pace();
+        match r {
+            Ok(Info { best_move: Some(m), .. }) => out.say(&format!("bestmove {}", root.move_to_string(m))),
+            Ok(_) => out.say("bestmove none"),
+            Err(e) => {
+                out.say(&format!("error {e}"));
+                out.say("bestmove none");
             }
-            let t0 = Instant::now();
-            tree.gather(want.max(1), &mut rng);
-            let n = tree.num_pending();
-            if n > 0 {
-                let res = {
-                    let (states, moves): (Vec<&G>, Vec<&[Move]>) = tree.pending_leaves().unzip();
-                    ev.evaluate(&states, &moves, &mut evals)
-                };
-                if let Err(e) = res {
-                    out.say(&format!("error search stopped: {}", one_line(&e.to_string())));
-                    break;
-                }
-                tree.apply_evaluations(&evals, &mut rng);
-                pace.record(n, t0.elapsed());
-            }
-            if last_info.elapsed() >= s.info_every {
-                last_info = Instant::now();
-                self.info(&tree, out);
-                printed = Some(tree.child_visits());
-            }
-        }
-        if printed != Some(tree.child_visits()) {
-            self.info(&tree, out);
-        }
-        match best_root_move(&tree) {
-            Some(m) => out.say(&format!("bestmove {}", root.move_to_string(m))),
-            None => out.say("bestmove none"),
         }
     }
 }
 
-/// The measured cost of evaluation batches, to fit the last batches of a
-/// `movetime` search into the time left. It lives on the search thread, so each
-/// search starts with what the earlier ones (and the warm-up) measured.
-#[derive(Default, Clone, Copy)]
-struct Pace {
-    /// Seconds per leaf in batches (smoothed; a slower batch counts at once).
-    per_leaf: Option<f64>,
-    /// Seconds of a one-leaf batch (the fixed cost of a forward pass).
-    single: Option<f64>,
-}
-
-/// A batch starts only when its expected cost times this factor fits in the
-/// time left: the margin for a machine whose speed varies (shared cores).
-const PACE_MARGIN: f64 = 1.25;
-
-impl Pace {
-    fn smooth(old: Option<f64>, new: f64) -> f64 {
-        match old {
-            Some(o) if new < o => 0.75 * o + 0.25 * new,
-            _ => new,
-        }
-    }
-
-    fn record(&mut self, leaves: usize, took: Duration) {
-        let secs = took.as_secs_f64();
-        self.per_leaf = Some(Self::smooth(self.per_leaf, secs / leaves.max(1) as f64));
-        if leaves == 1 {
-            self.single = Some(Self::smooth(self.single, secs));
-        }
-    }
-
-    /// The most leaves (at most `want`) whose batch is expected to end within
-    /// `left`; 0 when not even one leaf fits. A batch of `k` is expected to cost
-    /// `single + (k - 1) * per_leaf` (an overestimate: `per_leaf` includes its
-    /// share of the fixed cost).
-    fn fit(&self, want: usize, left: Duration) -> usize {
-        let left = left.as_secs_f64() / PACE_MARGIN;
-        let Some(single) = self.single.or(self.per_leaf) else {
-            return want; // nothing measured yet
-        };
-        if left <= 0.0 || single > left {
-            return 0;
-        }
-        match self.per_leaf {
-            Some(p) if p > 0.0 => {
-                // `as` saturates (a huge `left` gives usize::MAX): add without overflow.
-                let more = ((left - single) / p) as usize;
-                want.min(more.saturating_add(1))
-            }
-            _ => want,
-        }
-    }
-}
-
-/// The move to play: the search's own rule ([`Mcts::best_move`]: most visits,
-/// then prior, then Q, then the seeded tie rank), so `bestmove` is the first
-/// move of the principal variation; a search stopped before any simulation
-/// thus plays the highest prior. Before the root is expanded (its evaluation
-/// failed): the first legal move.
-fn best_root_move<G: GameState>(tree: &Mcts<G>) -> Option<Move> {
-    tree.best_move().or_else(|| {
-        let mut moves = Vec::new();
-        tree.root_state().legal_moves(&mut moves);
-        moves.first().copied()
-    })
-}
-
-/// One `info` line for a finished alpha-beta iteration: `score cp N` (hundredths
-/// of the evaluation's unit) or `score win|loss N` (plies).
-fn ab_info<G: GameState>(root: &G, r: &AbResult) -> String {
-    let score = crate::think::score_text(r.score);
+/// One `info` line: MCTS `info visits N nodes N time MS nps N value V pv ...`;
+/// alpha-beta `info depth N seldepth N nodes N time MS nps N score cp|win|loss N pv ...`.
+fn info_line<G: GameState>(root: &G, info: &Info) -> String {
+    let head = match (info.depth, info.seldepth) {
+        (Some(d), Some(sd)) => format!("depth {d} seldepth {sd}"),
+        _ => format!("visits {}", info.visits.unwrap_or(0)),
+    };
+    let score = info.score.map_or(String::new(), |s| s.to_string());
     let line = format!(
-        "info depth {} seldepth {} nodes {} time {} nps {:.0} score {score} pv {}",
-        r.depth,
-        r.seldepth,
-        r.nodes,
-        r.elapsed.as_millis(),
-        r.nps(),
-        pv_text(root, &r.pv)
+        "info {head} nodes {} time {} nps {:.0} {score} pv {}",
+        info.nodes,
+        info.elapsed.as_millis(),
+        info.nps(),
+        line_text(root, &info.pv)
     );
     line.trim_end().to_string()
-}
-
-/// The moves of `pv` as text, played from `root`.
-fn pv_text<G: GameState>(root: &G, pv: &[Move]) -> String {
-    let mut s = root.clone();
-    let mut out = Vec::with_capacity(pv.len());
-    for &m in pv {
-        out.push(s.move_to_string(m));
-        s.play_unchecked(m);
-    }
-    out.join(" ")
 }
 
 /// Lines for `show`: position string, side to move, board, legal moves, result.
@@ -987,8 +843,8 @@ fn parse_position<G: GameState>(rules: &G::Rules, args: &[&str]) -> std::result:
 }
 
 /// `visits N`, `movetime MS`, `depth N` in any order (no arguments: the default visits).
-fn parse_go(args: &[&str]) -> std::result::Result<GoLimits, String> {
-    let mut l = GoLimits::default();
+fn parse_go(args: &[&str]) -> std::result::Result<SearchLimits, String> {
+    let mut l = SearchLimits::default();
     let mut it = args.iter();
     while let Some(&key) = it.next() {
         if !matches!(key, "visits" | "nodes" | "movetime" | "depth") {
@@ -1096,66 +952,5 @@ mod tests {
         assert_eq!(l.movetime, Some(Duration::from_millis(u64::MAX)));
         assert_eq!(l.visits, Some(u32::MAX));
         assert_eq!(l.depth, Some(u32::MAX));
-    }
-
-    #[test]
-    fn pace_fits_batches_into_the_time_left() {
-        let ms = Duration::from_millis;
-        let mut p = Pace::default();
-        assert_eq!(p.fit(8, ms(10)), 8, "nothing measured");
-        p.record(1, ms(20));
-        assert_eq!(p.single, Some(0.020));
-        assert_eq!(p.fit(8, ms(20)), 0, "20 ms with the margin do not fit in 20 ms");
-        assert_eq!(p.fit(8, ms(26)), 1);
-        let p = Pace { single: Some(0.020), per_leaf: Some(0.010) };
-        assert_eq!(p.fit(8, ms(51)), 3, "20 + 2 * 10 ms (x1.25) fit in 51 ms");
-        assert_eq!(p.fit(2, ms(51)), 2);
-        assert_eq!(p.fit(8, Duration::MAX), 8);
-        assert_eq!(p.fit(8, Duration::ZERO), 0);
-        // A slower batch counts at once; faster ones lower the estimate slowly.
-        let mut p = Pace::default();
-        p.record(1, ms(40));
-        p.record(1, ms(20));
-        assert!((p.single.unwrap() - 0.035).abs() < 1e-9);
-        p.record(8, ms(400));
-        assert!((p.per_leaf.unwrap() - 0.050).abs() < 1e-9);
-    }
-
-    #[test]
-    fn best_root_move_without_visits_follows_the_prior() {
-        struct Skewed;
-        impl Evaluator<MartianChess> for Skewed {
-            fn evaluate(
-                &mut self,
-                positions: &[&MartianChess],
-                moves: &[&[Move]],
-                out: &mut Vec<Evaluation>,
-            ) -> std::result::Result<(), martian_search::EvalError> {
-                out.clear();
-                for (_, m) in positions.iter().zip(moves) {
-                    // The last legal move is the most likely.
-                    let n = m.len();
-                    let priors = (0..n).map(|i| if i + 1 == n { 0.5 } else { 0.5 / (n - 1).max(1) as f32 }).collect();
-                    out.push(Evaluation { priors, value: 0.0, values: Vec::new() });
-                }
-                Ok(())
-            }
-        }
-        let root = MartianChess::new_game(&MartianRules::default()).expect("start");
-        let mut moves = Vec::new();
-        root.legal_moves(&mut moves);
-        let mut tree = Mcts::new(MctsConfig::default(), root);
-        let mut rng = StdRng::seed_from_u64(0);
-        // Before the root is evaluated: the first legal move.
-        assert_eq!(best_root_move(&tree), moves.first().copied());
-        tree.gather(1, &mut rng);
-        let mut evals = Vec::new();
-        {
-            let (states, ms): (Vec<&MartianChess>, Vec<&[Move]>) = tree.pending_leaves().unzip();
-            Skewed.evaluate(&states, &ms, &mut evals).expect("evaluates");
-        }
-        tree.apply_evaluations(&evals, &mut rng);
-        assert_eq!(tree.child_visits(), 0);
-        assert_eq!(best_root_move(&tree), moves.last().copied());
     }
 }

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use martian_rules::{GameKind, GameState, Side};
-use martian_search::{AbGame, Limits};
+use martian_search::{line_text, AbGame, Info, SearchLimits};
 
-use crate::think::{line_text, Engine, EngineKind, Thought};
+use crate::think::{effort, session, think, EngineKind};
 use crate::with_game;
 use martian_run::checkpoints::{model_and_game, model_rules, LoadedModel};
 
@@ -114,8 +114,12 @@ fn engine_kind(a: &Args) -> Result<EngineKind> {
     Ok(match a.engine.as_str() {
         "mcts" => EngineKind::Mcts { visits: a.visits.unwrap_or(200) },
         "alphabeta" => {
-            let mut limits = Limits { depth: a.depth, movetime: a.movetime.map(Duration::from_millis), nodes: None };
-            if limits == Limits::default() {
+            let mut limits = SearchLimits {
+                depth: a.depth,
+                movetime: a.movetime.map(Duration::from_millis),
+                ..SearchLimits::default()
+            };
+            if limits == SearchLimits::default() {
                 limits.depth = Some(4);
             }
             EngineKind::AlphaBeta { limits, tt_mib: 64 }
@@ -135,12 +139,13 @@ fn outcome_text<G: GameState>(pos: &G, human: Side) -> Option<String> {
     })
 }
 
-fn thought_text<G: GameState>(pos: &G, t: &Thought) -> String {
+/// `value 0.0000, 50 visits, 671 nodes, 0.00 s; line b3a2 c7d8 d3d4`.
+fn thought_text<G: GameState>(pos: &G, t: &Info) -> String {
     let mut parts = Vec::new();
-    if let Some(e) = t.eval {
+    if let Some(e) = t.score {
         parts.push(e.to_string());
     }
-    parts.push(t.effort.clone());
+    parts.push(effort(t));
     parts.push(format!("{:.2} s", t.elapsed.as_secs_f64()));
     let mut s = parts.join(", ");
     if t.pv.len() > 1 {
@@ -152,11 +157,12 @@ fn thought_text<G: GameState>(pos: &G, t: &Thought) -> String {
 fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
     let rules: G::Rules = model_rules::<G>(model)?;
     let mut pos: G = super::position(a.position.as_deref(), &rules)?;
-    let mut engine = Engine::<G>::new(kind, model.map(|m| &m.ck), device)?;
+    let limits = kind.limits();
+    let mut engine = session(&kind, model.map(|m| &m.ck), device, pos.clone())?;
     let human: Side = if a.second { pos.side_to_move().opponent() } else { pos.side_to_move() };
     let against = match model {
-        Some(m) => format!("{} with {}", engine.describe(), m.source.display()),
-        None => engine.describe(),
+        Some(m) => format!("{} with {}", kind.describe(true), m.source.display()),
+        None => kind.describe(false),
     };
     println!(
         "You play {} against {against}; your side is at the bottom. Type a move (e.g. {}), or help.",
@@ -174,9 +180,9 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     let mut show_board = true;
     while pos.outcome().is_none() {
         if pos.side_to_move() != human {
-            let t = engine.think(&pos, |_| {})?;
-            println!("engine plays {}  ({})", pos.move_to_string(t.best), thought_text(&pos, &t));
-            pos.play_unchecked(t.best);
+            let (best, t) = think(&mut engine, &pos, &limits, |_| {})?;
+            println!("engine plays {}  ({})", pos.move_to_string(best), thought_text(&pos, &t));
+            pos.play_unchecked(best);
             show_board = true;
             continue;
         }
@@ -202,8 +208,8 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
                 println!("{} legal moves: {}", text.len(), text.join(" "));
             }
             Input::Hint => {
-                let t = engine.think(&pos, |_| {})?;
-                println!("hint: {}  ({})", pos.move_to_string(t.best), thought_text(&pos, &t));
+                let (best, t) = think(&mut engine, &pos, &limits, |_| {})?;
+                println!("hint: {}  ({})", pos.move_to_string(best), thought_text(&pos, &t));
             }
             Input::Undo => match history.pop() {
                 Some(p) => {
