@@ -101,7 +101,7 @@ fn capped(scores: &str) -> String {
 #[test]
 fn ffa_winner_is_the_seat_or_the_seats_that_won() {
     let ffa = Martian4Rules { teams: false, max_plies: 40, ..Martian4Rules::default() };
-    let teams = Martian4Rules { teams: true, ..ffa.clone() };
+    let teams = Martian4Rules { teams: true, ..ffa };
     for (scores, ffa_winner, team_winner) in [
         ("1 6 0 2", "NW", Some("NW+SE")),
         ("5 5 1 0", "SW,NW", Some("SW+NE")),
@@ -134,7 +134,7 @@ fn ffa_records_with_seats_or_the_old_team_view_replay() {
     let record = |winner: Option<&str>| GameRecord {
         format_version: RECORD_FORMAT_VERSION,
         game: GameKind::MartianChess4p,
-        rules: serde_json::to_value(&rules).ok(),
+        rules: serde_json::to_value(rules).ok(),
         game_id: 1,
         start: capped("2 5 5 5"),
         moves: vec![],
