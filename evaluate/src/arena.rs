@@ -14,86 +14,11 @@
 //! ([`crate::elo::elo_estimate_from_score`]); the pentanomial counts (pairs of
 //! two games) stay 0.
 
-use martian_rules::{EndReason, GameState, Move, Side};
-use rand::rngs::StdRng;
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use serde::{Deserialize, Serialize};
+use martian_rules::{GameState, Move, Side};
 
-use crate::elo::{elo_estimate, elo_estimate_from_score, EloEstimate};
+use crate::book::random_opening;
 use crate::player::{Player, PlayerError};
-
-/// Result of one game from the first player's (A's) point of view.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GameResult {
-    /// Index of the pair.
-    pub pair: u32,
-    /// Side A played (free-for-all: the side of index `a_seat % 2`, in
-    /// four-player Martian Chess A's seat's team).
-    pub a_side: Side,
-    /// Free-for-all: the value player (seat index) A played; `None` in
-    /// two-player games.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub a_seat: Option<u32>,
-    /// 1 win for A, 0.5 draw, 0 loss; free-for-all `(v + 1) / 2` for A's
-    /// result value `v` (module docs).
-    pub a_score: f64,
-    /// What ended the game.
-    pub reason: EndReason,
-    /// Plies played (including the opening).
-    pub plies: u32,
-    /// Moves of the game, `<from><to>` (opening included).
-    pub moves: Vec<String>,
-}
-
-/// Summary of a match.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MatchResult {
-    /// Name of player A.
-    pub a: String,
-    /// Name of player B.
-    pub b: String,
-    /// Wins of A.
-    pub wins: u32,
-    /// Draws.
-    pub draws: u32,
-    /// Losses of A.
-    pub losses: u32,
-    /// Pair scores of A: counts of pairs scoring 0, 0.5, 1, 1.5, 2 (pentanomial).
-    pub pentanomial: [u32; 5],
-    /// Elo of A relative to B with a 95% interval; `None` with no games.
-    pub elo: Option<EloEstimate>,
-    /// Every game.
-    pub games: Vec<GameResult>,
-}
-
-/// Plays a random opening of `plies` plies from `start` (stopping early if a
-/// move would end the game), among the moves the game admits in openings
-/// (`GameState::is_opening_move`: no Jetan Escape). Deterministic in `seed`.
-pub fn random_opening<G: GameState>(start: &G, plies: u32, seed: u64) -> (G, Vec<Move>) {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut s = start.clone();
-    let mut line = Vec::new();
-    let mut moves = Vec::new();
-    for _ in 0..plies {
-        s.legal_moves(&mut moves);
-        moves.retain(|&m| s.is_opening_move(m));
-        moves.shuffle(&mut rng);
-        let next = moves.iter().copied().find(|&m| {
-            let mut t = s.clone();
-            t.play_unchecked(m);
-            t.outcome().is_none()
-        });
-        match next {
-            Some(m) => {
-                s.play_unchecked(m);
-                line.push(m);
-            }
-            None => break,
-        }
-    }
-    (s, line)
-}
+use crate::result::{summarize, GameResult, MatchResult};
 
 /// The value players A plays in turn in one group of games from one opening:
 /// North then South (indices 1, 0) in a two-player game, every seat `0..n`
@@ -164,9 +89,27 @@ pub fn play_game_as<G: GameState>(
         moves.push(s.move_to_string(m));
         s.play(m).map_err(|_| PlayerError::NoMove)?;
     }
-    let o = s.outcome().expect("finished");
-    let (a_side, a_seat) = a_seating(a_player, s.num_players());
-    Ok(GameResult { pair, a_side, a_seat, a_score: a_score_of(&s, a_player), reason: o.reason, plies: s.ply(), moves })
+    Ok(game_result(&s, a_player, pair, moves))
+}
+
+/// The [`GameResult`] of the finished game `end` in which A played value
+/// player `a_player`.
+pub(crate) fn game_result<G: GameState>(end: &G, a_player: usize, pair: u32, moves: Vec<String>) -> GameResult {
+    let o = end.outcome().expect("finished");
+    let players = end.num_players();
+    let (a_side, a_seat) = a_seating(a_player, players);
+    let scores = if players > 2 { (0..players).map(|i| a_score_of(end, i)).collect() } else { Vec::new() };
+    GameResult {
+        pair,
+        a_side,
+        a_seat,
+        a_colour: end.player_name(a_player).to_string(),
+        a_score: a_score_of(end, a_player),
+        scores,
+        reason: o.reason,
+        plies: end.ply(),
+        moves,
+    }
 }
 
 /// Plays `pairs` game pairs: each pair starts from the same random opening of
@@ -175,6 +118,29 @@ pub fn play_game_as<G: GameState>(
 ///
 /// # Errors
 /// A player's error.
+///
+/// # Examples
+/// Two network-free players, two pairs of Martian Chess games:
+/// ```
+/// use martian_evaluate::{play_match, GreedyPlayer, RandomPlayer};
+/// use martian_rules::martian::{MartianChess, MartianRules};
+/// use martian_rules::GameState;
+///
+/// let start = MartianChess::new_game(&MartianRules { max_plies: 60, ..MartianRules::default() }).unwrap();
+/// let (mut greedy, mut random) = (GreedyPlayer::new(1), RandomPlayer::new(2));
+/// let m = play_match(&start, &mut greedy, &mut random, 2, 4, 7, |_| {}).unwrap();
+/// assert_eq!((m.a.as_str(), m.b.as_str()), ("greedy", "random"));
+/// assert_eq!(m.games.len(), 4);
+/// assert_eq!(m.wins + m.draws + m.losses, 4);
+/// assert_eq!(m.pentanomial.iter().sum::<u32>(), 2, "two pairs");
+/// // Each player played each side twice, once per pair.
+/// for colours in [&m.a_colours, &m.b_colours] {
+///     let played: Vec<(&str, u32)> = colours.iter().map(|c| (c.colour.as_str(), c.games)).collect();
+///     assert_eq!(played, [("South", 2), ("North", 2)]);
+/// }
+/// assert_eq!(m.a_colours.iter().map(|c| c.wins).sum::<u32>(), m.wins);
+/// assert!(m.colour_lines()[0].starts_with("greedy as South: +"));
+/// ```
 pub fn play_match<G: GameState>(
     start: &G,
     a: &mut dyn Player<G>,
@@ -228,22 +194,6 @@ pub fn play_match_book<G: GameState>(
     }
     let res = summarize(a.name(), b.name(), games, pent);
     Ok(res)
-}
-
-pub(crate) fn summarize(a: String, b: String, games: Vec<GameResult>, pent: [u32; 5]) -> MatchResult {
-    if games.iter().any(|g| g.a_seat.is_some()) {
-        // Free-for-all (module docs): sole wins score 1, losses 1/3.
-        let wins = games.iter().filter(|g| g.a_score > 1.0 - 1e-6).count() as u32;
-        let losses = games.iter().filter(|g| g.a_score < 1.0 / 3.0 + 1e-6).count() as u32;
-        let draws = games.len() as u32 - wins - losses;
-        let total: f64 = games.iter().map(|g| g.a_score).sum();
-        let elo = elo_estimate_from_score(total, games.len() as u32);
-        return MatchResult { a, b, wins, draws, losses, pentanomial: pent, elo, games };
-    }
-    let wins = games.iter().filter(|g| g.a_score > 0.75).count() as u32;
-    let losses = games.iter().filter(|g| g.a_score < 0.25).count() as u32;
-    let draws = games.len() as u32 - wins - losses;
-    MatchResult { a, b, wins, draws, losses, pentanomial: pent, elo: elo_estimate(wins, draws, losses), games }
 }
 
 /// One player against a ladder of opponents (a gauntlet): one

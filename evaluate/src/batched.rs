@@ -5,13 +5,14 @@
 //! with a network on a CPU or GPU, since single-game MCTS makes batches of a
 //! few positions only.
 
-use martian_rules::{GameState, Move, Side};
+use martian_rules::{GameState, Move};
 use martian_search::{EvalError, Evaluation, Evaluator, Mcts, MctsConfig};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rayon::prelude::*;
 
-use crate::arena::{a_score_of, a_seating, seatings, summarize, GameResult, MatchResult};
+use crate::arena::{game_result, seatings};
+use crate::result::{summarize_games, GameResult, MatchResult};
 
 /// One MCTS player of a batched match.
 pub struct MctsSide<'e, E> {
@@ -143,17 +144,7 @@ where
         while i < slots.len() {
             if slots[i].done {
                 let s = slots.swap_remove(i);
-                let o = s.state.outcome().expect("finished");
-                let (a_side, a_seat) = a_seating(s.a_player, players);
-                let g = GameResult {
-                    pair: s.pair,
-                    a_side,
-                    a_seat,
-                    a_score: a_score_of(&s.state, s.a_player),
-                    reason: o.reason,
-                    plies: s.state.ply(),
-                    moves: s.moves,
-                };
+                let g = game_result(&s.state, s.a_player, s.pair, s.moves);
                 on_game(&g);
                 games.push(g);
                 if next < jobs.len() {
@@ -200,19 +191,6 @@ where
         });
     }
     Ok(summarize_games(a.name, b.name, games))
-}
-
-/// A [`MatchResult`] from games of paired openings (sorted by pair, A on
-/// North first); pentanomial counts from the pairs' summed scores.
-pub fn summarize_games(a: String, b: String, mut games: Vec<GameResult>) -> MatchResult {
-    games.sort_by_key(|g| (g.pair, g.a_seat.unwrap_or(u32::from(g.a_side != Side::North))));
-    let mut pent = [0u32; 5];
-    // Pairs of two games only (free-for-all groups leave the counts at 0).
-    for pair in games.chunk_by(|x, y| x.pair == y.pair).filter(|p| p.iter().all(|g| g.a_seat.is_none())) {
-        let s: f64 = pair.iter().map(|g| g.a_score).sum();
-        pent[((s * 2.0).round() as usize).min(4)] += 1;
-    }
-    summarize(a, b, games, pent)
 }
 
 /// Object-safe view of an evaluator, so both players' evaluators fit one loop.

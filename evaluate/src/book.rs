@@ -7,13 +7,42 @@ use std::path::Path;
 
 use martian_rules::{GameKind, GameState, Move};
 use martian_search::{AbGame, AlphaBeta, AlphaBetaConfig, Limits};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
-
-use crate::arena::random_opening;
 
 /// Openings whose depth-2 alpha-beta score is at most this (centi-units)
 /// count as balanced.
 pub const BALANCED_SCORE: i32 = 150;
+
+/// Plays a random opening of `plies` plies from `start` (stopping early if a
+/// move would end the game), among the moves the game admits in openings
+/// (`GameState::is_opening_move`: no Jetan Escape). Deterministic in `seed`.
+pub fn random_opening<G: GameState>(start: &G, plies: u32, seed: u64) -> (G, Vec<Move>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut s = start.clone();
+    let mut line = Vec::new();
+    let mut moves = Vec::new();
+    for _ in 0..plies {
+        s.legal_moves(&mut moves);
+        moves.retain(|&m| s.is_opening_move(m));
+        moves.shuffle(&mut rng);
+        let next = moves.iter().copied().find(|&m| {
+            let mut t = s.clone();
+            t.play_unchecked(m);
+            t.outcome().is_none()
+        });
+        match next {
+            Some(m) => {
+                s.play_unchecked(m);
+                line.push(m);
+            }
+            None => break,
+        }
+    }
+    (s, line)
+}
 
 /// A stored set of openings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -97,6 +97,20 @@ pub fn wilson_interval(p: f64, n: f64) -> (f64, f64) {
 
 /// Elo estimate from wins, draws and losses of the first player.
 /// `None` when no game was played.
+///
+/// # Examples
+/// ```
+/// use martian_evaluate::elo_estimate;
+///
+/// // +6 =2 -2: a score of 0.7, about +147 Elo, but ten games prove little.
+/// let e = elo_estimate(6, 2, 2).unwrap();
+/// assert!((e.score - 0.7).abs() < 1e-12);
+/// assert!((e.elo - 147.2).abs() < 0.1);
+/// assert_eq!(e.text(), "+147 [-73, +367]");
+/// // Every game won: no finite Elo, only a lower bound.
+/// assert_eq!(elo_estimate(20, 0, 0).unwrap().text(), "> +287");
+/// assert_eq!(elo_estimate(0, 0, 0), None);
+/// ```
 pub fn elo_estimate(wins: u32, draws: u32, losses: u32) -> Option<EloEstimate> {
     let n = wins as f64 + draws as f64 + losses as f64;
     if n == 0.0 {
@@ -109,10 +123,23 @@ pub fn elo_estimate(wins: u32, draws: u32, losses: u32) -> Option<EloEstimate> {
 
 /// Elo estimate from the total score `total` of the first player over `n`
 /// games, each game's score in `[0, 1]` (free-for-all games score fractions:
-/// `crate::arena::GameResult::a_score`). `p = total / n` and the Wilson
+/// [`crate::GameResult::a_score`]). `p = total / n` and the Wilson
 /// interval of `p` with `n` games, as [`elo_estimate`]: a score in `[0, 1]`
 /// with mean `p` has a variance of at most `p (1 - p)`, so the interval is
 /// conservative. `None` when no game was played.
+///
+/// # Examples
+/// ```
+/// use martian_evaluate::{elo_estimate, elo_estimate_from_score};
+///
+/// // Free-for-all: 4 sole wins (1), 4 wins shared by two (2/3), 4 losses (1/3).
+/// let total = 4.0 * 1.0 + 4.0 * (2.0 / 3.0) + 4.0 * (1.0 / 3.0);
+/// let e = elo_estimate_from_score(total, 12).unwrap();
+/// assert!((e.score - 2.0 / 3.0).abs() < 1e-12);
+/// assert!(e.elo_low < e.elo && e.elo < e.elo_high);
+/// // A total of whole and half points is the W/D/L estimate.
+/// assert_eq!(elo_estimate_from_score(7.0, 10), elo_estimate(6, 2, 2));
+/// ```
 pub fn elo_estimate_from_score(total: f64, n: u32) -> Option<EloEstimate> {
     if n == 0 {
         return None;

@@ -12,17 +12,16 @@ mod book;
 mod elo;
 mod player;
 mod ratings;
+mod result;
 mod spec;
 mod sprt;
 
-pub use arena::{
-    a_score_of, a_seating, gauntlet, play_game, play_game_as, play_match, play_match_book, random_opening, seatings,
-    GameResult, MatchResult,
-};
-pub use batched::{play_match_mcts, summarize_games, MctsSide};
-pub use book::{OpeningBook, BALANCED_SCORE};
+pub use arena::{a_score_of, a_seating, gauntlet, play_game, play_game_as, play_match, play_match_book, seatings};
+pub use batched::{play_match_mcts, MctsSide};
+pub use book::{random_opening, OpeningBook, BALANCED_SCORE};
 pub use elo::{elo_estimate, elo_estimate_from_score, elo_from_score, wilson_interval, EloEstimate};
 pub use player::{AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Player, PlayerError, RandomPlayer};
 pub use ratings::{fit_ratings, rate_against_fixed, FixedAnchorRating, PairResult, Rating, Ratings};
+pub use result::{summarize_games, ColourScore, GameResult, MatchResult};
 pub use spec::{MctsParts, PlayerSpec, SpecError};
 pub use sprt::{expected_score, llr_logistic, SprtDecision, SprtParams, SprtState};

@@ -31,4 +31,7 @@ fn batched_match_equals_sequential_match() {
     }
     assert_eq!(batched.pentanomial, seq.pentanomial);
     assert_eq!((batched.wins, batched.draws, batched.losses), (seq.wins, seq.draws, seq.losses));
+    assert_eq!((&batched.a_colours, &batched.b_colours), (&seq.a_colours, &seq.b_colours));
+    let names: Vec<&str> = seq.a_colours.iter().map(|c| c.colour.as_str()).collect();
+    assert_eq!(names, ["South", "North"]);
 }

@@ -78,6 +78,29 @@ fn a_plays_every_seat_once_per_opening_against_three_copies_of_b() {
     let elo = m.elo.unwrap();
     assert!((elo.score - mean).abs() < 1e-12 && elo.elo_low <= elo.elo && elo.elo <= elo.elo_high);
     assert_eq!(m.pentanomial, [0; 5]);
+    // Per seat (issue 34): A played each seat 3 times, B's copies 9 times;
+    // the seats' counts add up to the totals, and every game's scores
+    // (A's among them) are its seats' values.
+    let seat_names: Vec<&str> = m.a_colours.iter().map(|c| c.colour.as_str()).collect();
+    assert_eq!(seat_names, ["SW", "NW", "NE", "SE"]);
+    assert!(m.a_colours.iter().all(|c| c.games == 3 && c.wins + c.draws + c.losses == 3), "{:?}", m.a_colours);
+    assert!(m.b_colours.iter().all(|c| c.games == 9 && c.wins + c.draws + c.losses == 9), "{:?}", m.b_colours);
+    let sum = |f: fn(&martian_evaluate::ColourScore) -> u32| m.a_colours.iter().map(f).sum::<u32>();
+    assert_eq!((sum(|c| c.wins), sum(|c| c.draws), sum(|c| c.losses)), (m.wins, m.draws, m.losses));
+    // Each game has one sole winner at most, and B's copies hold the rest.
+    let b_wins: u32 = m.b_colours.iter().map(|c| c.wins).sum();
+    let sole = m.games.iter().filter(|g| g.scores.iter().any(|&s| s > 1.0 - 1e-9)).count() as u32;
+    assert_eq!(m.wins + b_wins, sole);
+    for g in &m.games {
+        assert_eq!(g.a_colour, ["SW", "NW", "NE", "SE"][g.a_seat.unwrap() as usize]);
+        assert_eq!(g.scores[g.a_seat.unwrap() as usize], g.a_score);
+        assert!((g.scores.iter().sum::<f64>() - 2.0).abs() < 1e-6, "the four values add up to 0: {:?}", g.scores);
+    }
+    let lines = m.colour_lines();
+    assert!(
+        lines.len() == 2 && lines[0].starts_with("recorder as SW: +") && lines[1].contains(", as SE: +"),
+        "{lines:?}"
+    );
 }
 
 #[test]

@@ -627,6 +627,15 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// Name of a side in this game ("Black"/"Orange", "South"/"North").
     fn side_name(side: Side) -> &'static str;
 
+    /// Name of value player `player` (in `0..num_players()`, as indexed by
+    /// [`GameState::player_values`]): by default the name of the side with
+    /// that index ([`GameState::side_name`]); four-player free-for-all names
+    /// the seat (`SW`, `NW`, `NE`, `SE`, martian-chess §14.1). Game records
+    /// name winners with it, and match reports the colours a player played.
+    fn player_name(&self, player: usize) -> &'static str {
+        Self::side_name(Side::ALL[player % 2])
+    }
+
     /// Policy index of a legal move, in the canonical orientation of the side to
     /// move; in `0..NUM_ACTIONS`, distinct for distinct legal moves.
     fn action_index(&self, mv: Move) -> usize;

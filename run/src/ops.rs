@@ -238,7 +238,7 @@ pub fn bootstrap_games<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDi
             game_id: id,
             start: start.to_position(),
             moves: played,
-            winner: outcome.winner.map(|x| G::side_name(x).to_string()),
+            winner: martian_selfplay::winner_name(&s),
             reason: outcome.reason,
             plies: s.ply(),
             samples: samples.len() as u32,

@@ -23,7 +23,7 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
 use crate::config::{PolicyTarget, SelfplayConfig};
-use crate::record::{GameRecord, RECORD_FORMAT_VERSION};
+use crate::record::{winner_name, GameRecord, RECORD_FORMAT_VERSION};
 
 /// One training sample from a fully searched move.
 #[derive(Clone, Debug, PartialEq)]
@@ -436,7 +436,7 @@ impl<G: GameState> Slot<G> {
             game_id: self.game_id,
             start: std::mem::take(&mut self.start),
             moves: std::mem::take(&mut self.moves),
-            winner: outcome.winner.map(|s| G::side_name(s).to_string()),
+            winner: winner_name(state),
             reason: outcome.reason,
             plies: state.ply(),
             samples: samples.len() as u32,

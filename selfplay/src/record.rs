@@ -6,6 +6,20 @@
 //! * 2: adds `rules`, the game's rules switches (the game's `Rules` struct as
 //!   JSON, every switch written out), so a record replays under the rules it
 //!   was played with. Version 1 records still read; they carry no rules.
+//!
+//! # The winner
+//! `winner` names who won, as [`winner_name`] writes it: the winning side's
+//! name in a two-sided game (`Orange`, `South`; in the four-player team game
+//! the team, `SW+NE` or `NW+SE`), `null` for a draw. In four-player
+//! free-for-all (martian-chess §14.7, `teams = false`) every game has
+//! winners: the seat that won (`NW`), or the seats that shared the win, in
+//! seat order and separated by commas (`SW,NE`; `SW,NW,NE,SE` when all four
+//! share it). Records written before the seats were named (the same layout
+//! versions 1 and 2) hold the free-for-all games' team view there instead
+//! (`SW+NE`, `NW+SE` or `null`, [`martian_rules::Outcome`]'s winner); they
+//! still read and replay ([`GameRecord::replay`] accepts either), and a
+//! reader tells them apart by the `+` or the `null`, which seat names never
+//! have.
 
 use martian_rules::{describe_differences, value_differences, EndReason, GameKind, GameState};
 use serde::{Deserialize, Serialize};
@@ -35,7 +49,9 @@ pub struct GameRecord {
     pub start: String,
     /// Moves played, `<from><to>`.
     pub moves: Vec<String>,
-    /// Winner's side name (e.g. "Orange"), or `None` for a draw.
+    /// Who won ([`winner_name`], module docs): the side's name (e.g.
+    /// "Orange"), in four-player free-for-all the seat or seats (`NW`,
+    /// `SW,NE`); `None` for a draw.
     pub winner: Option<String>,
     /// What ended the game.
     pub reason: EndReason,
@@ -157,15 +173,43 @@ impl GameRecord {
             let mv = g.parse_move(m).map_err(|e| fail(format!("move {} ({m}): {e}", i + 1)))?;
             g.play_unchecked(mv);
         }
-        let got = g.outcome().map(|o| (o.winner.map(|w| G::side_name(w).to_string()), o.reason));
-        if got != Some((self.winner.clone(), self.reason)) {
+        let Some(o) = g.outcome() else {
+            return Err(fail(format!("the game is not over after its moves (recorded: {:?})", self.reason)));
+        };
+        // A record written before free-for-all winners were seats holds the
+        // team view (module docs); both name the same result.
+        let team_view = o.winner.map(|w| G::side_name(w).to_string());
+        if o.reason != self.reason || (self.winner != winner_name(&g) && self.winner != team_view) {
             return Err(fail(format!(
-                "replayed result {got:?} differs from the recorded ({:?}, {:?})",
-                self.winner, self.reason
+                "replayed result ({:?}, {:?}) differs from the recorded ({:?}, {:?})",
+                winner_name(&g),
+                o.reason,
+                self.winner,
+                self.reason
             )));
         }
         Ok(g)
     }
+}
+
+/// Who won the finished game `end`, as game records write it (module docs):
+/// the value players ([`GameState::player_values`]) with the highest value,
+/// by [`GameState::player_name`]. In a two-sided game that is the winning
+/// side, and `None` for a draw (equal values). With more value players (four-
+/// player free-for-all) there are no draws, only shares of the win (§14.7):
+/// the seats with the highest value are the winners, joined by commas in seat
+/// order, all of them when every value is equal. `None` while the game is not
+/// over.
+pub fn winner_name<G: GameState>(end: &G) -> Option<String> {
+    let values = end.player_values()?;
+    let n = end.num_players();
+    let values = &values[..n];
+    let top = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if n <= 2 && values.iter().all(|&v| v == top) {
+        return None;
+    }
+    let names: Vec<&str> = (0..n).filter(|&i| values[i] == top).map(|i| end.player_name(i)).collect();
+    Some(names.join(","))
 }
 
 #[cfg(test)]

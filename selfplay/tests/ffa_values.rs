@@ -1,11 +1,15 @@
 //! Free-for-all value targets (four-player Martian Chess, `teams = false`):
 //! every sample carries the four seats' §14.7 results in mover-relative
 //! order, and they survive the shard round trip; shards without them load.
+//! The game record names the seat or seats that won (issue 34).
 
-use martian_rules::martian4::{Martian4Rules, MartianChess4};
-use martian_rules::GameState;
+use martian_rules::martian4::{Martian4Rules, MartianChess4, Seat};
+use martian_rules::{EndReason, GameKind, GameState};
 use martian_search::{MctsConfig, UniformEvaluator};
-use martian_selfplay::{pack_samples, play_games, read_shard, write_shard, PlayParams, SelfplayConfig, ShardData};
+use martian_selfplay::record::RECORD_FORMAT_VERSION;
+use martian_selfplay::{
+    pack_samples, play_games, read_shard, winner_name, write_shard, GameRecord, PlayParams, SelfplayConfig, ShardData,
+};
 
 #[test]
 fn ffa_samples_carry_rotated_seat_values_through_the_shard() {
@@ -30,6 +34,10 @@ fn ffa_samples_carry_rotated_seat_values_through_the_shard() {
         let end = g.record.replay::<MartianChess4>(&rules).unwrap();
         let seat_values = end.seat_values().unwrap();
         assert!((seat_values.iter().sum::<f32>()).abs() < 1e-5);
+        // The record names the seats with the top value (issue 34), not a team.
+        let top = seat_values.iter().copied().fold(f32::MIN, f32::max);
+        let seats: Vec<&str> = Seat::ALL.iter().filter(|s| seat_values[s.index()] == top).map(|s| s.name()).collect();
+        assert_eq!(g.record.winner.as_deref(), Some(seats.join(",").as_str()));
         for smp in &g.samples {
             // The mover of ply p is seat p % 4 (clockwise from SW, no opening).
             let mover = smp.ply as usize % 4;
@@ -79,4 +87,70 @@ fn team_samples_have_no_values() {
     })
     .unwrap();
     assert_eq!(n, 1);
+}
+
+/// The initial placement with the scores `sw nw ne se` after 40 plies: under
+/// `max_plies = 40` a game over by the move cap, scored by §14.7.
+fn capped(scores: &str) -> String {
+    format!("QQD2DQQ/QDP2PDQ/DPP2PPD/8/8/DPP2PPD/QDP2PDQ/QQD2DQQ SW {scores} - 0 40")
+}
+
+/// Issue 34: free-for-all records named a team (`NW+SE` for NW alone, `SW+NE`
+/// for a win shared by three seats). The winner is now the seat, or the seats
+/// sharing the win; the team game still names the team.
+#[test]
+fn ffa_winner_is_the_seat_or_the_seats_that_won() {
+    let ffa = Martian4Rules { teams: false, max_plies: 40, ..Martian4Rules::default() };
+    let teams = Martian4Rules { teams: true, ..ffa };
+    for (scores, ffa_winner, team_winner) in [
+        ("1 6 0 2", "NW", Some("NW+SE")),
+        ("5 5 1 0", "SW,NW", Some("SW+NE")),
+        ("2 5 5 5", "NW,NE,SE", Some("NW+SE")),
+        ("3 0 3 3", "SW,NE,SE", Some("SW+NE")),
+        ("1 1 1 1", "SW,NW,NE,SE", None),
+    ] {
+        let s = MartianChess4::from_position(&capped(scores), &ffa).unwrap();
+        assert_eq!(s.outcome().map(|o| o.reason), Some(EndReason::MoveCap), "{scores}");
+        assert_eq!(winner_name(&s).as_deref(), Some(ffa_winner), "free-for-all, scores {scores}");
+        let t = MartianChess4::from_position(&capped(scores), &teams).unwrap();
+        assert_eq!(winner_name(&t).as_deref(), team_winner, "teams, scores {scores}");
+    }
+    // An emptied quadrant with a tie for the top: the last mover (SW, before
+    // NW to move) among the tied seats wins alone (§14.7).
+    let empty_se = "QQD2DQQ/QDP2PDQ/DPP2PPD/8/8/DPP5/QDP5/QQD5 NW 3 3 1 0 - 0 9";
+    let s = MartianChess4::from_position(empty_se, &ffa).unwrap();
+    assert_eq!(s.outcome().map(|o| o.reason), Some(EndReason::EmptyZone));
+    assert_eq!(winner_name(&s).as_deref(), Some("SW"));
+    // An unfinished game has no winner yet.
+    assert_eq!(winner_name(&MartianChess4::new_game(&ffa).unwrap()), None);
+}
+
+/// A free-for-all record read back: the seat naming replays, and so does the
+/// team view that records written before issue 34 hold; another winner does
+/// not.
+#[test]
+fn ffa_records_with_seats_or_the_old_team_view_replay() {
+    let rules = Martian4Rules { teams: false, max_plies: 40, ..Martian4Rules::default() };
+    let record = |winner: Option<&str>| GameRecord {
+        format_version: RECORD_FORMAT_VERSION,
+        game: GameKind::MartianChess4p,
+        rules: serde_json::to_value(rules).ok(),
+        game_id: 1,
+        start: capped("2 5 5 5"),
+        moves: vec![],
+        winner: winner.map(str::to_string),
+        reason: EndReason::MoveCap,
+        plies: 40,
+        samples: 0,
+        model: "uniform".into(),
+    };
+    let line = serde_json::to_string(&record(Some("NW,NE,SE"))).unwrap();
+    assert!(line.contains(r#""winner":"NW,NE,SE""#), "{line}");
+    GameRecord::from_json_line(&line).unwrap().replay::<MartianChess4>(&rules).unwrap();
+    // The old writer's team view: NW + SE hold 10 of the 17 points.
+    record(Some("NW+SE")).replay::<MartianChess4>(&rules).unwrap();
+    for wrong in [Some("NW"), Some("SW+NE"), None] {
+        let e = record(wrong).replay::<MartianChess4>(&rules).unwrap_err().to_string();
+        assert!(e.contains("differs from the recorded"), "{wrong:?}: {e}");
+    }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use martian_evaluate::{fit_ratings, gauntlet, PairResult, Player};
+use martian_evaluate::{fit_ratings, gauntlet, MatchResult, PairResult, Player};
 use martian_search::AbGame;
 
 use crate::with_game;
@@ -86,6 +86,18 @@ fn store_in_run(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
         ),
     }
     Ok(())
+}
+
+/// The human report of a match: the totals ([`describe_match`]), each
+/// player's W/D/L per colour (side or free-for-all seat, as cutechess's
+/// "playing White" lines: `random as South: +1 =0 -1 (0.500), as North: ...`)
+/// and the pentanomial counts; lines after the first indented by `indent`
+/// and two spaces more for the colours.
+fn report_lines(m: &MatchResult, indent: &str) -> Vec<String> {
+    let mut out = vec![describe_match(m)];
+    out.extend(m.colour_lines().into_iter().map(|l| format!("{indent}  {l}")));
+    out.push(format!("{indent}pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}", m.pentanomial));
+    out
 }
 
 /// Runs `evaluate`.
@@ -181,8 +193,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let book = run_dir.as_ref().map(|r| r.join(martian_run::layout::OPENINGS));
     if !a.gauntlet {
         let (m, _) = run_match_with::<G>(cfg, &rules, &spec_a, &specs_b[0], pairs, device, book.as_deref(), None)?;
-        println!("{}", describe_match(&m));
-        println!("pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}", m.pentanomial);
+        println!("{}", report_lines(&m, "").join("\n"));
         if let Some(p) = &a.out {
             write_atomic(p, serde_json::to_string_pretty(&m)?.as_bytes())?;
             println!("result written to {}", p.display());
@@ -219,8 +230,7 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         .map_err(|e| anyhow!("gauntlet: {e}"))?;
     bar.finish_and_clear();
     for m in &matches {
-        println!("{}", describe_match(m));
-        println!("  pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}", m.pentanomial);
+        println!("{}", report_lines(m, "  ").join("\n"));
     }
     let results: Vec<PairResult> = matches
         .iter()
@@ -260,6 +270,67 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A small real match between the uniform-prior MCTS and the random
+    /// player, under `config` (TOML), with `games` games; its `--out` JSON
+    /// (`dir/<name>.json`).
+    fn evaluate_json(dir: &Path, name: &str, config: &str, games: u32) -> MatchResult {
+        let cfg = dir.join(format!("{name}.toml"));
+        std::fs::write(&cfg, config).expect("write config");
+        let out = dir.join(format!("{name}.json"));
+        let args = Args {
+            config: cfg,
+            a: "uniform".into(),
+            b: "random".into(),
+            gauntlet: false,
+            games,
+            run_dir: None,
+            anchor: None,
+            out: Some(out.clone()),
+            force: false,
+        };
+        run(args).expect("evaluate");
+        serde_json::from_slice(&std::fs::read(&out).expect("read result")).expect("a match result")
+    }
+
+    /// `(colour, games, wins + draws + losses)` of each colour.
+    fn colours(c: &[martian_evaluate::ColourScore]) -> Vec<(String, u32, u32)> {
+        c.iter().map(|c| (c.colour.clone(), c.games, c.wins + c.draws + c.losses)).collect()
+    }
+
+    /// Issue 34: the JSON and the report give each player's W/D/L per
+    /// colour, which add up to the totals; in free-for-all per seat.
+    #[test]
+    fn evaluate_reports_results_per_colour() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let two = "game = \"martian-chess\"\nthreads = 1\n[rules]\nmax_plies = 40\n\
+                   [evaluate]\nopening_plies = 2\nsimulations = 8\n";
+        let m = evaluate_json(dir.path(), "two", two, 4);
+        assert_eq!((m.a.as_str(), m.b.as_str(), m.games.len()), ("mcts:uniform,visits=8", "random", 4));
+        let sides = |n| vec![("South".to_string(), n, n), ("North".to_string(), n, n)];
+        assert_eq!((colours(&m.a_colours), colours(&m.b_colours)), (sides(2), sides(2)));
+        let sum = |f: fn(&martian_evaluate::ColourScore) -> u32| m.a_colours.iter().map(f).sum::<u32>();
+        assert_eq!((sum(|c| c.wins), sum(|c| c.draws), sum(|c| c.losses)), (m.wins, m.draws, m.losses));
+        // B's colours mirror A's: B as South played the games A played as North.
+        let (a_north, b_south) = (&m.a_colours[1], &m.b_colours[0]);
+        assert_eq!((a_north.wins, a_north.draws, a_north.losses), (b_south.losses, b_south.draws, b_south.wins));
+        let lines = report_lines(&m, "");
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert!(
+            lines[1].starts_with("  mcts:uniform,visits=8 as South: +") && lines[1].contains(", as North: +"),
+            "{lines:?}"
+        );
+        assert!(lines[2].starts_with("  random as South: +"), "{lines:?}");
+
+        let ffa = "game = \"martian-chess-4p\"\nthreads = 1\n[rules]\nteams = false\nmax_plies = 40\n\
+                   [model]\nvalue_players = 4\n[evaluate]\nopening_plies = 2\nsimulations = 8\n";
+        let m = evaluate_json(dir.path(), "ffa", ffa, 2);
+        assert_eq!(m.games.len(), 4, "one opening, A in each seat");
+        let seats = |n| ["SW", "NW", "NE", "SE"].map(|s| (s.to_string(), n, n)).to_vec();
+        assert_eq!((colours(&m.a_colours), colours(&m.b_colours)), (seats(1), seats(3)));
+        let json = std::fs::read_to_string(dir.path().join("ffa.json")).expect("read");
+        assert!(json.contains("\"a_colour\": \"SW\"") && json.contains("\"scores\": ["), "{json}");
+    }
 
     #[test]
     fn earlier_results_are_not_replaced() {

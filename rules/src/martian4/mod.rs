@@ -472,6 +472,16 @@ impl GameState for MartianChess4 {
         ["SW+NE", "NW+SE"][side.index()]
     }
 
+    /// The team (as [`GameState::side_name`]) in the team game; the seat
+    /// with index `player` in free-for-all.
+    fn player_name(&self, player: usize) -> &'static str {
+        if self.rules.teams {
+            Self::side_name(Side::ALL[player % 2])
+        } else {
+            Seat::from_index(player).name()
+        }
+    }
+
     /// 2 in the team game (the value is per team), 4 in free-for-all (a
     /// value per seat, §14.7).
     #[inline]
