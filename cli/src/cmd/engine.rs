@@ -89,7 +89,7 @@ trait Position: Send {
 
 impl<G: AbGame> Position for G {
     fn game_over_lines(&self) -> Option<Vec<String>> {
-        self.outcome().map(game_over_lines::<G>)
+        self.outcome().map(|o| game_over_lines(self, o))
     }
 
     fn warm(&self, net: &Net, device: Device, pace: &mut Pace) {
@@ -705,12 +705,20 @@ impl Engine {
 }
 
 /// `info string game over ...` and `bestmove none` for a finished game.
-fn game_over_lines<G: GameState>(o: martian_rules::Outcome) -> Vec<String> {
-    let result = match o.winner {
-        Some(w) => format!("{} wins", G::side_name(w)),
-        None => "draw".into(),
-    };
+fn game_over_lines<G: GameState>(s: &G, o: martian_rules::Outcome) -> Vec<String> {
+    let result = result_text(s);
     vec![format!("info string game over: {result} ({})", o.reason), "bestmove none".into()]
+}
+
+/// `<winner> wins` or `draw` for a finished game: the side, the team, or in
+/// four-player free-for-all the seat or seats that won
+/// (`martian_selfplay::winner_name`, as game records name them).
+fn result_text<G: GameState>(s: &G) -> String {
+    match martian_selfplay::winner_name(s) {
+        Some(w) if w.contains(',') => format!("{w} share the win"),
+        Some(w) => format!("{w} wins"),
+        None => "draw".into(),
+    }
 }
 
 /// Output of the search thread: lines to stdout, and whether stdout is gone.
@@ -813,8 +821,7 @@ fn describe<G: GameState>(s: &G) -> Vec<String> {
     s.legal_moves(&mut moves);
     lines.push(format!("legal {}", moves.iter().map(|&m| s.move_to_string(m)).collect::<Vec<_>>().join(" ")));
     if let Some(o) = s.outcome() {
-        let who = o.winner.map_or("draw".to_string(), |w| format!("{} wins", G::side_name(w)));
-        lines.push(format!("result {who} ({})", o.reason));
+        lines.push(format!("result {} ({})", result_text(s), o.reason));
     }
     lines
 }

@@ -143,15 +143,26 @@ pub(super) fn sorted_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     v
 }
 
-/// The side name of the first mover of a recorded game (`Black`, `South`,
-/// `SW+NE`, ...: [`GameState::side_name`]), from its start position under its
-/// rules; `None` when the position does not load.
-pub(super) fn first_mover(rec: &GameRecord) -> Option<&'static str> {
+/// The names of the first mover of a recorded game, from its start position
+/// under its rules: its side (`Black`, `South`, the team `SW+NE`, ...:
+/// [`GameState::side_name`]) and its player ([`GameState::player_name`]: the
+/// seat in four-player free-for-all); `None` when the position does not load.
+pub(super) fn first_mover(rec: &GameRecord) -> Option<(&'static str, &'static str)> {
     with_game!(rec.game, G => {
         let rules: <G as GameState>::Rules =
             rec.rules.clone().and_then(|r| serde_json::from_value(r).ok()).unwrap_or_default();
-        G::from_position(&rec.start, &rules).ok().map(|s| G::side_name(s.side_to_move()))
+        G::from_position(&rec.start, &rules)
+            .ok()
+            .map(|s| (G::side_name(s.side_to_move()), s.player_name(s.player_to_move())))
     })
+}
+
+/// Whether the record's `winner` names the first mover `(side, player)`: the
+/// side (two-player games, teams, and free-for-all records written before
+/// seats were named), or one of the seats of a free-for-all win (`NW`,
+/// `SW,NE`: a shared win counts for each seat that shares it).
+pub(super) fn won_by(winner: &str, (side, player): (&str, &str)) -> bool {
+    winner == side || winner.split(',').any(|w| w == player)
 }
 
 /// The gate rule of the run's config (typed: [`crate::config::RunConfig`]);
@@ -222,7 +233,7 @@ pub(super) fn load(root: &Path) -> Result<RunData> {
             let first = first_mover(&rec);
             match (winner, first) {
                 (None, _) => e.draws += 1,
-                (Some(w), Some(f)) if w == f => e.first_wins += 1,
+                (Some(w), Some(f)) if won_by(w, f) => e.first_wins += 1,
                 (Some(_), Some(_)) => e.second_wins += 1,
                 (Some(_), None) => {}
             }

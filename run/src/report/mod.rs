@@ -632,13 +632,24 @@ mod tests {
             r.start = start.into();
             r
         };
-        assert_eq!(first_mover(&rec("jetan", JETAN_START)), Some("Orange"));
+        assert_eq!(first_mover(&rec("jetan", JETAN_START)), Some(("Orange", "Orange")));
         assert_eq!(
             first_mover(&rec("martian-chess", "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 0 0 - - 0 0")),
-            Some("North")
+            Some(("North", "North"))
         );
         let mc4 = "QQD2DQQ/QDP2PDQ/DPP2PPD/8/8/DPP2PPD/QDP2PDQ/QQD2DQQ NW 0 0 0 0 - 0 0";
-        assert_eq!(first_mover(&rec("martian-chess-4p", mc4)), Some("NW+SE"));
+        assert_eq!(first_mover(&rec("martian-chess-4p", mc4)), Some(("NW+SE", "NW+SE")));
+        // Free-for-all: the first mover is the seat, and a winner names seats.
+        let mut ffa = rec("martian-chess-4p", mc4);
+        ffa.rules = Some(serde_json::json!({ "teams": false }));
+        let first = first_mover(&ffa).unwrap();
+        assert_eq!(first, ("NW+SE", "NW"));
+        assert!(
+            won_by("NW", first) && won_by("SW,NW", first) && won_by("NW+SE", first),
+            "the seat, a share, an old team record"
+        );
+        assert!(!won_by("SE", first) && !won_by("SW,NE", first) && !won_by("NW,", ("Orange", "Orange")));
+        assert!(won_by("Orange", ("Orange", "Orange")) && !won_by("Black", ("Orange", "Orange")));
         assert_eq!(first_mover(&rec("jetan", "x o OB - 0 0")), None, "a start that does not load");
         // Integer axes print integers, never -0.
         assert_eq!(tick(10.0), "10");
