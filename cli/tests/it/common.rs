@@ -1,5 +1,6 @@
 //! Helpers shared by the command-line tests: running the binary, its output
-//! as text, and the small configs the tests start from.
+//! as text, and the small configs the tests start from. A module of both test
+//! binaries (`tests/it` and, by path, `tests/browser`), each using part of it.
 #![allow(dead_code)]
 
 use std::io::Write;
