@@ -400,7 +400,7 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    /// A moto S3 server on 127.0.0.1 with bucket `runs` (the venv's, as in cli/tests/distributed.rs).
+    /// A moto S3 server on 127.0.0.1 with bucket `runs` (the venv's, as in cli/tests/it/distributed.rs).
     struct Moto(std::process::Child, u16);
 
     impl Moto {

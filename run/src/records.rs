@@ -4,7 +4,7 @@
 //! file copied half-way, a sync tool, a line written by another version. Every
 //! reader of a record file goes through this module, so that each file kind
 //! has one policy (the table in `docs/training.md`, "Damaged files", checked by
-//! `cli/tests/damage.rs`):
+//! `cli/tests/it/damage.rs`):
 //!
 //! * line files (`games/*.jsonl`, `train.jsonl`, `generations.jsonl`,
 //!   `evals.jsonl`): [`read_json_lines`] keeps every line that parses and

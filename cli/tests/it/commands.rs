@@ -2,21 +2,18 @@
 //! the network (checkpoint, bundle or run directory), `play` is a small REPL,
 //! and the commands refuse bad input before they print or create anything.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{edited, err, mz, mz_stdin, out, MICRO, TINY};
+use crate::common::{edited, err, micro, mz, mz_stdin, out, Size};
 
-/// A Jetan run under non-default rules (as configs/jetan-quick.toml): [`TINY`]
-/// with seed 2, two games in flight of four simulations, two games a shard.
+/// A Jetan run under non-default rules (as configs/jetan-quick.toml):
+/// [`Size::Tiny`] with seed 2, two games in flight of four simulations, two
+/// games a shard.
 fn jetan() -> String {
     edited(
-        TINY,
+        &micro(Size::Tiny, "jetan", 2),
         &[
-            ("game", r#""jetan""#),
-            ("seed", "2"),
             ("rules.no_capture_limit", "80"),
             ("rules.max_plies", "300"),
             ("selfplay.games_in_flight", "2"),
@@ -321,12 +318,12 @@ fn gauntlet_anchor_must_be_a_player() {
     assert!(out(&o).contains("anchor greedy = 0"), "{}", out(&o));
 }
 
-/// A run small enough for a few seconds per generation: [`MICRO`] with one
+/// A run small enough for a few seconds per generation: [`Size::Pipeline`] with one
 /// thread, only full searches, 400 training steps, the default optimizer and
 /// learning rate, no final evaluation and no ladder.
-fn micro() -> String {
+fn short_run() -> String {
     edited(
-        MICRO,
+        &micro(Size::Pipeline, "martian-chess", 3),
         &[
             ("threads", "1"),
             ("selfplay.full_search_prob", "1.0"),
@@ -349,7 +346,7 @@ fn pipeline_terminal_summaries_log_and_interrupt() {
     use std::os::unix::process::ExitStatusExt;
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("micro.toml");
-    std::fs::write(&cfg, micro()).unwrap();
+    std::fs::write(&cfg, short_run()).unwrap();
     let run = dir.path().join("run");
     let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
     let o = mz(&["pipeline", "--config", c, "--run-dir", r, "--stop-after", "1"]);

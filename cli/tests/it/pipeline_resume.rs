@@ -7,28 +7,30 @@
 //! (generation 1 of 2 done) and `full` (both generations and the final
 //! evaluation done).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{edited, mz, MICRO};
+use crate::common::{self, edited, micro, mz, Size};
 
-/// [`MICRO`] with seed 5, one torch thread and a ladder of depth-1 alpha-beta only.
-fn micro() -> String {
-    edited(MICRO, &[("seed", "5"), ("torch_threads", "1"), ("evaluate.ladder", r#"["alphabeta:depth=1"]"#)], &[])
+/// [`Size::Pipeline`] with seed 5, one torch thread and a ladder of depth-1 alpha-beta only.
+fn run_config() -> String {
+    edited(
+        &micro(Size::Pipeline, "martian-chess", 5),
+        &[("torch_threads", "1"), ("evaluate.ladder", r#"["alphabeta:depth=1"]"#)],
+        &[],
+    )
 }
 
 fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-/// Writes [`micro`] with each `(from, to)` replacement into `dir/name`.
+/// Writes [`run_config`] with each `(from, to)` replacement into `dir/name`.
 fn config(dir: &Path, name: &str, changes: &[(&str, &str)]) -> PathBuf {
-    let mut s = micro();
+    let mut s = run_config();
     for (from, to) in changes {
         assert!(s.contains(from), "{from}");
         s = s.replace(from, to);

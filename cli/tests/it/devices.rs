@@ -2,16 +2,15 @@
 //! with its own thread and game groups) through `martian-zero selfplay`, the
 //! device settings' errors, and `bench selfplay` with the simulated device.
 
-mod common;
-
 use std::path::Path;
 
-use common::{err, mz, out, write, TINY};
+use crate::common::{err, micro, mz, out, write, Size};
 
-/// [`TINY`] with `top` lines at the top level and `selfplay` lines in `[selfplay]`.
+/// [`Size::Tiny`] with `top` lines at the top level and `selfplay` lines in `[selfplay]`.
 fn config(dir: &Path, name: &str, top: &str, selfplay: &str) -> String {
-    let text =
-        TINY.replace("[model]", &format!("{top}\n[model]")).replace("[selfplay]", &format!("[selfplay]\n{selfplay}"));
+    let text = micro(Size::Tiny, "martian-chess", 3)
+        .replace("[model]", &format!("{top}\n[model]"))
+        .replace("[selfplay]", &format!("[selfplay]\n{selfplay}"));
     write(&dir.join(name), &text)
 }
 

@@ -2,33 +2,25 @@
 //! that loads a checkpoint, weights checked against the declared architecture,
 //! and rules / architecture mismatches that name each differing field.
 
-mod common;
+use crate::common::{edited, err, micro, mz, write, Size};
 
-use common::{err, mz, write};
-
-const BASE: &str = r#"
-game = "martian-chess"
-seed = 5
-threads = 1
-[model]
-blocks = 2
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[search]
-leaves_per_batch = 2
-[selfplay]
-games_in_flight = 2
-simulations = 4
-cheap_simulations = 2
-games_per_shard = 1
-[train]
-batch_size = 16
-[evaluate]
-pairs = 1
-simulations = 2
-final_pairs = 1
-"#;
+/// A Martian Chess run with seed 5 and a two-block network: [`Size::Tiny`]
+/// with batches of two leaves, two games in flight of four simulations, one a
+/// shard, a final evaluation and the default pipeline.
+fn config() -> String {
+    edited(
+        &micro(Size::Tiny, "martian-chess", 5),
+        &[
+            ("model.blocks", "2"),
+            ("search.leaves_per_batch", "2"),
+            ("selfplay.games_in_flight", "2"),
+            ("selfplay.simulations", "4"),
+            ("selfplay.games_per_shard", "1"),
+            ("evaluate.final_pairs", "1"),
+        ],
+        &["pipeline.generations", "pipeline.games_per_generation"],
+    )
+}
 
 /// The lines of `err` that carry the architecture notice.
 fn notices(err: &str) -> Vec<String> {
@@ -39,7 +31,7 @@ fn notices(err: &str) -> Vec<String> {
 fn one_architecture_rule_for_every_command() {
     let dir = tempfile::tempdir().unwrap();
     let d = |p: &str| dir.path().join(p);
-    let base = write(&d("base.toml"), BASE);
+    let base = write(&d("base.toml"), &config());
     let run = d("run");
     let r = run.to_str().unwrap();
     // A run started and stopped before generation 1: the untrained gen 0.
@@ -50,10 +42,8 @@ fn one_architecture_rule_for_every_command() {
     let ck = ck.to_str().unwrap();
 
     // A config whose [model] differs in two fields.
-    let other = write(
-        &d("other.toml"),
-        &BASE.replace("blocks = 2", "blocks = 3").replace("value_hidden = 8", "value_hidden = 16"),
-    );
+    let other =
+        write(&d("other.toml"), &edited(&config(), &[("model.blocks", "3"), ("model.value_hidden", "16")], &[]));
     let fields = ["blocks 2 vs 3", "value_hidden 8 vs 16"];
 
     // selfplay --out and evaluate: the checkpoint's architecture, with the same notice.
@@ -92,14 +82,15 @@ fn one_architecture_rule_for_every_command() {
     }
     // Rules: each differing switch is named, and a switch written out at its
     // default value is no difference.
-    let rules = write(&d("rules.toml"), &BASE.replace("[model]", "[rules]\nmax_plies = 120\nno_undo = false\n[model]"));
+    let rules =
+        write(&d("rules.toml"), &edited(&config(), &[("rules.max_plies", "120"), ("rules.no_undo", "false")], &[]));
     let o = mz(&["train", "--config", &rules, "--run-dir", r]);
     let e = err(&o);
     assert!(
         e.contains("[rules] switches differ (run directory vs config): max_plies 300 vs 120; no_undo true vs false"),
         "{e}"
     );
-    let same = write(&d("same.toml"), &BASE.replace("[model]", "[rules]\nmax_plies = 300\n[model]"));
+    let same = write(&d("same.toml"), &edited(&config(), &[("rules.max_plies", "300")], &[]));
     let o = mz(&["train", "--config", &same, "--run-dir", r]);
     assert!(err(&o).contains("replay window"), "{}", err(&o));
     // A checkpoint under other rules names the switch.
@@ -121,7 +112,7 @@ fn one_architecture_rule_for_every_command() {
 fn weights_that_do_not_fit_the_sidecar_are_refused_by_every_loader() {
     let dir = tempfile::tempdir().unwrap();
     let d = |p: &str| dir.path().join(p);
-    let base = write(&d("base.toml"), BASE);
+    let base = write(&d("base.toml"), &config());
     let run = d("run");
     let o = mz(&["pipeline", "--config", &base, "--run-dir", run.to_str().unwrap(), "--stop-after", "0"]);
     assert!(o.status.success(), "{}", err(&o));
@@ -134,7 +125,7 @@ fn weights_that_do_not_fit_the_sidecar_are_refused_by_every_loader() {
     v.as_object_mut().unwrap().remove("tensors");
     std::fs::write(&side, v.to_string()).unwrap();
     let ck = ck.to_str().unwrap();
-    let one = write(&d("one.toml"), &BASE.replace("blocks = 2", "blocks = 1"));
+    let one = write(&d("one.toml"), &edited(&config(), &[("model.blocks", "1")], &[]));
     let out = d("bundle");
     for args in [
         vec!["evaluate", "--config", &one, "--a", ck, "--b", "random", "--games", "2"],

@@ -31,6 +31,8 @@ use martian_rules::{GameState, Move};
 use tch::nn::ModuleT;
 use tch::{Device, Kind, Tensor};
 
+use crate::common::{edited, micro, torch_rng, Size};
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
 }
@@ -56,14 +58,13 @@ fn run(cmd: &mut Command) -> String {
 /// An untrained, small generation-0 network of `game`, exported as a bundle with ONNX.
 fn bundle(dir: &Path, game: &str) -> PathBuf {
     let config = dir.join(format!("{game}.toml"));
-    std::fs::write(
-        &config,
-        format!(
-            "game = \"{game}\"\ndevice = \"cpu\"\nseed = 5\n[model]\nblocks = 1\nchannels = 8\nbatch_norm = true\n\
-             global_pooling = true\npolicy_channels = 2\nvalue_hidden = 8\n[pipeline]\ngenerations = 1\n"
-        ),
-    )
-    .expect("write config");
+    // Only the network matters here (the run stops after generation 0).
+    let text = edited(
+        &micro(Size::Tiny, game, 5),
+        &[("device", r#""cpu""#), ("model.batch_norm", "true"), ("model.global_pooling", "true")],
+        &[],
+    );
+    std::fs::write(&config, text).expect("write config");
     let run_dir = dir.join(format!("run-{game}"));
     let bin = env!("CARGO_BIN_EXE_martian-zero");
     run(Command::new(bin)
@@ -98,7 +99,10 @@ fn positions<G: GameState>() -> Vec<G> {
 
 /// The Rust network's raw outputs for `positions`, from the bundle's weights.
 fn reference<G: GameState>(bundle: &Path) -> serde_json::Value {
-    let (ck, _) = load_bundle::<G>(bundle, Device::Cpu).expect("bundle loads");
+    let (ck, _) = {
+        let _rng = torch_rng();
+        load_bundle::<G>(bundle, Device::Cpu).expect("bundle loads")
+    };
     let states = positions::<G>();
     let [c, h, w] = G::INPUT_SHAPE;
     let row = c * h * w;

@@ -3,17 +3,15 @@
 //! bundle, and may change its precision between generations; `bench
 //! precision` and the `--set` overrides of `bench`.
 
-mod common;
-
 use std::path::Path;
 
-use common::{edited, err, mz, out, write, TINY};
+use crate::common::{edited, err, micro, mz, out, write, Size};
 
-/// [`TINY`] on the CPU with 60 plies, three training steps, three games a
+/// [`Size::Tiny`] on the CPU with 60 plies, three training steps, three games a
 /// generation and no ladder.
 fn base() -> String {
     edited(
-        TINY,
+        &micro(Size::Tiny, "martian-chess", 3),
         &[
             ("device", r#""cpu""#),
             ("rules.max_plies", "60"),

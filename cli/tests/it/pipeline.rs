@@ -1,11 +1,14 @@
 //! End to end: a micro pipeline runs two generations, resumes after an
 //! interruption, and the run directory holds what the README describes.
 
-mod common;
-
 use std::path::Path;
 
-use common::{mz, MICRO};
+use crate::common::{edited, micro, mz, Size};
+
+/// The run of these tests: [`Size::Pipeline`] (Martian Chess, seed 3).
+fn config() -> String {
+    micro(Size::Pipeline, "martian-chess", 3)
+}
 
 fn count(dir: &Path, suffix: &str) -> usize {
     std::fs::read_dir(dir)
@@ -18,7 +21,7 @@ fn count(dir: &Path, suffix: &str) -> usize {
 fn pipeline_runs_two_generations_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("micro.toml");
-    std::fs::write(&cfg, MICRO).unwrap();
+    std::fs::write(&cfg, config()).unwrap();
     let run = dir.path().join("run");
     let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
 
@@ -97,16 +100,16 @@ fn pipeline_runs_two_generations_and_resumes() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("self-play"));
 
     // Extending the finished run: the final evaluation covers the new newest generation.
-    std::fs::write(&cfg, MICRO.replace("generations = 2", "generations = 3")).unwrap();
+    std::fs::write(&cfg, edited(&config(), &[("pipeline.generations", "3")], &[])).unwrap();
     let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let fe: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("final-eval.json")).unwrap()).unwrap();
     assert_eq!(fe["trained"], "gen0003.safetensors", "final evaluation of the extended run");
-    std::fs::write(&cfg, MICRO).unwrap();
+    std::fs::write(&cfg, config()).unwrap();
 
     // A different architecture for the same run directory is refused.
-    std::fs::write(&cfg, MICRO.replace("channels = 8", "channels = 16")).unwrap();
+    std::fs::write(&cfg, edited(&config(), &[("model.channels", "16")], &[])).unwrap();
     let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("[model]"));
@@ -118,7 +121,7 @@ fn pipeline_runs_two_generations_and_resumes() {
 fn options_that_cannot_work_are_refused_up_front() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("c.toml");
-    std::fs::write(&cfg, MICRO).unwrap();
+    std::fs::write(&cfg, config()).unwrap();
     let c = cfg.to_str().unwrap();
     let d = dir.path().to_str().unwrap();
     let run = dir.path().join("run");
@@ -241,7 +244,7 @@ fn bad_input_gets_clear_errors() {
 fn time_limit_ends_with_final_evaluation_and_ladder() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("micro.toml");
-    let base = MICRO.replace("ladder_every = 2", "ladder_every = 5");
+    let base = edited(&config(), &[("evaluate.ladder_every", "5")], &[]);
     std::fs::write(&cfg, &base).unwrap();
     let run = dir.path().join("run");
     let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
@@ -270,12 +273,16 @@ fn time_limit_ends_with_final_evaluation_and_ladder() {
 fn bootstrap_games_come_from_the_teacher() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("boot.toml");
-    let text = MICRO
-        .replace(
-            "generations = 2\n",
-            "generations = 1\nbootstrap_games = 3\nbootstrap_player = \"alphabeta:depth=1\"\n",
-        )
-        .replace("ladder_every = 2", "ladder_every = 0");
+    let text = edited(
+        &config(),
+        &[
+            ("pipeline.generations", "1"),
+            ("pipeline.bootstrap_games", "3"),
+            ("pipeline.bootstrap_player", r#""alphabeta:depth=1""#),
+            ("evaluate.ladder_every", "0"),
+        ],
+        &[],
+    );
     std::fs::write(&cfg, text).unwrap();
     let run = dir.path().join("run");
     let args = ["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", run.to_str().unwrap()];
@@ -326,8 +333,15 @@ fn bootstrap_games_come_from_the_teacher() {
     assert!(again.status.success());
     assert!(!String::from_utf8_lossy(&again.stderr).contains("bootstrap games by"));
     // A teacher that is not a fixed alpha-beta player is refused, naming the key.
-    let bad =
-        MICRO.replace("generations = 2\n", "generations = 1\nbootstrap_games = 1\nbootstrap_player = \"random\"\n");
+    let bad = edited(
+        &config(),
+        &[
+            ("pipeline.generations", "1"),
+            ("pipeline.bootstrap_games", "1"),
+            ("pipeline.bootstrap_player", r#""random""#),
+        ],
+        &[],
+    );
     std::fs::write(&cfg, bad).unwrap();
     let out =
         mz(&["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", dir.path().join("r2").to_str().unwrap()]);
@@ -346,13 +360,18 @@ fn auxiliary_heads_get_their_targets_and_their_losses_logged() {
     use martian_rules::{GameState, Side};
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("aux.toml");
-    let text = MICRO
-        .replace("value_hidden = 8\n", "value_hidden = 8\nmoves_left_head = true\nscore_head = true\n")
-        .replace(
-            "generations = 2\n",
-            "generations = 1\nbootstrap_games = 1\nbootstrap_player = \"alphabeta:depth=1\"\n",
-        )
-        .replace("ladder_every = 2", "ladder_every = 0");
+    let text = edited(
+        &config(),
+        &[
+            ("model.moves_left_head", "true"),
+            ("model.score_head", "true"),
+            ("pipeline.generations", "1"),
+            ("pipeline.bootstrap_games", "1"),
+            ("pipeline.bootstrap_player", r#""alphabeta:depth=1""#),
+            ("evaluate.ladder_every", "0"),
+        ],
+        &[],
+    );
     std::fs::write(&cfg, &text).unwrap();
     let run = dir.path().join("run");
     let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
@@ -419,9 +438,18 @@ fn selfplay_rules_apply_to_self_play_games_only() {
     use martian_rules::jetan::{ChiefCapture, Jetan, JetanRules};
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("sp.toml");
-    let text = MICRO.replace("game = \"martian-chess\"", "game = \"jetan\"").replace("generations = 2\n", "generations = 1\n")
-        .replace("ladder_every = 2", "ladder_every = 0").replace("pairs = 1\nsimulations", "pairs = 2\nsimulations")
-        + "[rules]\nmax_plies = 30\n[selfplay_rules]\nmax_plies = 12\nchief_captured_by_non_chief = \"RemoveAndContinue\"\n";
+    let text = edited(
+        &micro(Size::Pipeline, "jetan", 3),
+        &[
+            ("pipeline.generations", "1"),
+            ("evaluate.ladder_every", "0"),
+            ("evaluate.pairs", "2"),
+            ("rules.max_plies", "30"),
+            ("selfplay_rules.max_plies", "12"),
+            ("selfplay_rules.chief_captured_by_non_chief", r#""RemoveAndContinue""#),
+        ],
+        &[],
+    );
     std::fs::write(&cfg, &text).unwrap();
     let (run, out) = (dir.path().join("run"), dir.path().join("out"));
     let c = cfg.to_str().unwrap();

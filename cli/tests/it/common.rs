@@ -1,23 +1,55 @@
 //! Helpers shared by the command-line tests: running the binary, its output
-//! as text, and the small configs the tests start from.
+//! as text, and the small configs the tests start from. A module of both test
+//! binaries (`tests/it` and, by path, `tests/browser`), each using part of it.
 #![allow(dead_code)]
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-/// A micro Martian Chess pipeline: two generations of four games, a few
-/// seconds each, gated and laddered against alpha-beta.
-pub const MICRO: &str = r#"
-game = "martian-chess"
-seed = 3
-threads = 2
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[search]
+/// Which micro run [`micro`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size {
+    /// One thread, one generation of two games (three in flight, six
+    /// simulations, two of them cheap, four a shard), one pair of evaluation
+    /// games, no final evaluation, everything else at its default: a run
+    /// directory or a network to start from in a second.
+    Tiny,
+    /// A pipeline of two generations of four games (two threads, eight
+    /// simulations, some searches cheap, two games a shard), six AdamW steps a
+    /// generation, a gate that always promotes, a ladder of depth-1 and
+    /// depth-2 alpha-beta every second generation and a final evaluation: a
+    /// few seconds a generation.
+    Pipeline,
+}
+
+/// The config of a micro run of `game` with `seed`: a network of one block of
+/// 8 channels and `size`'s games, training and evaluation, one key a line (so
+/// that [`edited`] changes or removes any of them). The tests build every
+/// config they run from it.
+pub fn micro(size: Size, game: &str, seed: u64) -> String {
+    let (threads, rest) = match size {
+        Size::Tiny => (
+            1,
+            r#"[selfplay]
+games_in_flight = 3
+simulations = 6
+cheap_simulations = 2
+games_per_shard = 4
+[train]
+batch_size = 16
+[evaluate]
+pairs = 1
+simulations = 2
+final_pairs = 0
+[pipeline]
+generations = 1
+games_per_generation = 2
+"#,
+        ),
+        Size::Pipeline => (
+            2,
+            r#"[search]
 leaves_per_batch = 2
 [selfplay]
 games_in_flight = 4
@@ -44,33 +76,26 @@ ladder_pairs = 1
 [pipeline]
 generations = 2
 games_per_generation = 4
-"#;
+"#,
+        ),
+    };
+    format!(
+        "game = \"{game}\"\nseed = {seed}\nthreads = {threads}\n\
+         [model]\nblocks = 1\nchannels = 8\npolicy_channels = 2\nvalue_hidden = 8\n{rest}"
+    )
+}
 
-/// Martian Chess with a network small enough to create in a second.
-pub const TINY: &str = r#"
-game = "martian-chess"
-seed = 3
-threads = 1
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[selfplay]
-games_in_flight = 3
-simulations = 6
-cheap_simulations = 2
-games_per_shard = 4
-[train]
-batch_size = 16
-[evaluate]
-pairs = 1
-simulations = 2
-final_pairs = 0
-[pipeline]
-generations = 1
-games_per_generation = 2
-"#;
+/// Holds libtorch's process-wide random generator for the caller: the tests
+/// of one binary share a process, so a test that seeds the generator
+/// (`Checkpoint::new_random`) and draws from it, or that draws from it at all
+/// (any network built in the test's process, a loaded one included: its
+/// initial weights are drawn before the file's replace them), holds this
+/// while it does, or another test's draws would change its weights.
+pub fn torch_rng() -> std::sync::MutexGuard<'static, ()> {
+    static GENERATOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A test that panicked while holding it left the generator as usable as any.
+    GENERATOR.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Runs `martian-zero args` and returns its output.
 pub fn mz(args: &[&str]) -> Output {
@@ -109,7 +134,8 @@ pub fn write(path: &Path, text: &str) -> String {
 /// `toml` (one key per line) with each `("section.key", "value")` of `set`
 /// replacing that key's line, or added at the end of its section (a missing
 /// section goes before the first one), and each key of `unset` (which must be
-/// there) removed; a key without a section is a top-level one.
+/// there) removed, with its section when no key is left in it; a key without a
+/// section is a top-level one.
 pub fn edited(toml: &str, set: &[(&str, &str)], unset: &[&str]) -> String {
     let mut lines: Vec<String> = toml.lines().map(String::from).collect();
     // The lines of `section` ("" for the top level): from its first line to the next header.
@@ -139,6 +165,12 @@ pub fn edited(toml: &str, set: &[(&str, &str)], unset: &[&str]) -> String {
     for &path in unset {
         let i = find(&lines, path).unwrap_or_else(|| panic!("no {path} to remove"));
         lines.remove(i);
+        // A section left without keys goes too.
+        if let Some((start, end)) = path.rsplit_once('.').and_then(|(section, _)| span(&lines, section)) {
+            if start == end {
+                lines.remove(start - 1);
+            }
+        }
     }
     let mut text = lines.join("\n");
     if toml.ends_with('\n') {

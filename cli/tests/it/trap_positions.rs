@@ -4,9 +4,7 @@
 //! computes by minimax over the rules (the positions are those after the
 //! issue's moves from the start, as position strings).
 
-mod common;
-
-use common::{err, mz, out};
+use crate::common::{err, mz, out};
 
 const CASES: [(&str, &str); 5] = [
     ("WLDF2FDLW/1NNNNN1NN1/T6N2/4C1P1T1/3c6/6f3/6f3/3n3n2/tn1nnnnn1t/wld2p1dlw b B - 15 15", "d6e7 d6g7"),

@@ -17,45 +17,31 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-const CONFIG: &str = r#"
-game = "martian-chess"
-seed = 11
-threads = 2
-torch_threads = 1
-[model]
-blocks = 1
-channels = 8
-policy_channels = 2
-value_hidden = 8
-[search]
-leaves_per_batch = 2
-[selfplay]
-games_in_flight = 4
-simulations = 8
-cheap_simulations = 2
-full_search_prob = 0.5
-games_per_shard = 3
-fixed_batch = 0
-[train]
-batch_size = 16
-steps_per_generation = 24
-replay_window = 3000
-log_every = 2
-checkpoint_every = 4
-optimizer = "adamw"
-learning_rate = 0.002
-[evaluate]
-pairs = 2
-simulations = 4
-gate_score = 0.5
-final_pairs = 1
-ladder = ["alphabeta:depth=1", "alphabeta:depth=2"]
-ladder_every = 2
-ladder_pairs = 1
-[pipeline]
-generations = 3
-games_per_generation = 16
-"#;
+use crate::common::{edited, micro, Size};
+
+/// [`Size::Pipeline`] with seed 11, one torch thread, three generations of
+/// 16 games (three a shard, in unpadded batches), 24 training steps (a
+/// checkpoint every four) at learning rate 0.002, and a gate of two pairs
+/// that needs half the points.
+fn config() -> String {
+    edited(
+        &micro(Size::Pipeline, "martian-chess", 11),
+        &[
+            ("torch_threads", "1"),
+            ("selfplay.games_per_shard", "3"),
+            ("selfplay.fixed_batch", "0"),
+            ("train.steps_per_generation", "24"),
+            ("train.replay_window", "3000"),
+            ("train.checkpoint_every", "4"),
+            ("train.learning_rate", "0.002"),
+            ("evaluate.pairs", "2"),
+            ("evaluate.gate_score", "0.5"),
+            ("pipeline.generations", "3"),
+            ("pipeline.games_per_generation", "16"),
+        ],
+        &[],
+    )
+}
 
 fn pipeline(cfg: &Path, run: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_martian-zero"));
@@ -238,13 +224,13 @@ fn phase(stderr: &str) -> &'static str {
 /// Resume by replaying the generation's games (`exact_resume`, variable batches).
 #[test]
 fn killed_and_resumed_pipeline_equals_uninterrupted_run() {
-    chaos(CONFIG);
+    chaos(&config());
 }
 
 /// Resume by playing only the missing games, with fixed-size batches.
 #[test]
 fn killed_and_resumed_pipeline_with_fixed_batches_equals_uninterrupted_run() {
-    chaos(&CONFIG.replace("fixed_batch = 0", "fixed_batch = 8"));
+    chaos(&edited(&config(), &[("selfplay.fixed_batch", "8")], &[]));
 }
 
 fn chaos(config: &str) {

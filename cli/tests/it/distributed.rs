@@ -15,8 +15,6 @@
 //!
 //! Without moto the S3 tests fail and say how to install it.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -27,15 +25,14 @@ use std::time::{Duration, Instant};
 use futures::TryStreamExt;
 use object_store::{ObjectStore, ObjectStoreExt};
 
-use common::{edited, MICRO};
+use crate::common::{edited, micro, Size};
 
-/// [`MICRO`] with seed 5, one thread, one torch thread, two games in flight,
+/// [`Size::Pipeline`] with seed 5, one thread, one torch thread, two games in flight,
 /// four training steps (a checkpoint every two) and no ladder.
-fn micro() -> String {
+fn config() -> String {
     edited(
-        MICRO,
+        &micro(Size::Pipeline, "martian-chess", 5),
         &[
-            ("seed", "5"),
             ("threads", "1"),
             ("torch_threads", "1"),
             ("selfplay.games_in_flight", "2"),
@@ -221,7 +218,7 @@ impl Backend {
 
 fn config_file(dir: &Path) -> String {
     let p = dir.join("dist.toml");
-    std::fs::write(&p, micro()).unwrap();
+    std::fs::write(&p, config()).unwrap();
     p.display().to_string()
 }
 
@@ -381,7 +378,7 @@ fn workers_and_trainer(b: &Backend) {
     // is still playing when it is killed (with two, a worker that started late could play only the
     // last generation's games and be done before the kill; with three, CI's load once delayed the
     // test's look at the store until worker 1 had played all three).
-    let text = micro()
+    let text = config()
         .replace("games_per_generation = 4", "games_per_generation = 24")
         .replace("generations = 2", "generations = 4");
     std::fs::write(&cfg, text).unwrap();
@@ -532,7 +529,7 @@ fn a_run_named_as_a_path_and_as_a_file_url_has_one_claim_per_role() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_file(dir.path());
     // A run that does not end while the test looks at it.
-    std::fs::write(&cfg, micro().replace("games_per_generation = 4", "games_per_generation = 100000")).unwrap();
+    std::fs::write(&cfg, config().replace("games_per_generation = 4", "games_per_generation = 100000")).unwrap();
     let run = dir.path().join("run");
     let (path, url) = (run.display().to_string(), format!("file://{}", run.display()));
     let cache = dir.path().join("cache");

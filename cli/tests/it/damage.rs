@@ -14,14 +14,12 @@
 //! `engine`, `play`, `evaluate`, `train`, `selfplay`) every damage of the kinds they
 //! read; `DAMAGE_FULL=1` runs every command after every damage.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
 
-use common::{edited, err, mz, mz_stdin, out, MICRO};
+use crate::common::{self, edited, err, micro, mz, mz_stdin, out, Size};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -120,6 +118,17 @@ const KINDS: &[Kind] = &[
     kind("config", &["config.toml"], Stop, false),
 ];
 
+/// The config of the run every case starts from: [`Size::Pipeline`] (Martian
+/// Chess, seed 3).
+fn config() -> String {
+    micro(Size::Pipeline, "martian-chess", 3)
+}
+
+/// [`config`] with a third generation, for the commands that resume the run.
+fn config3() -> String {
+    edited(&config(), &[("pipeline.generations", "3")], &[])
+}
+
 /// The finished two-generation run every case starts from (made once), with a
 /// spooled game, a partial checkpoint and a worker claim of generation 3 added
 /// by hand, as a kill leaves them.
@@ -128,7 +137,7 @@ fn base() -> &'static Path {
     &BASE
         .get_or_init(|| {
             let tmp = tempfile::tempdir().unwrap();
-            let cfg = common::write(&tmp.path().join("micro.toml"), MICRO);
+            let cfg = common::write(&tmp.path().join("micro.toml"), &config());
             let run = tmp.path().join("run");
             let o = mz(&["pipeline", "--config", &cfg, "--run-dir", run.to_str().unwrap()]);
             assert!(o.status.success(), "base run: {}", err(&o));
@@ -275,7 +284,7 @@ fn run_cmd(cmd: Cmd, run: &Path, scratch: &Path) -> Output {
     let r = run.to_str().unwrap();
     // The run's own config file may be the damaged one: the continuing commands are given the
     // user's config (as a user would), extended by one generation.
-    let cfg = common::write(&scratch.join("c3.toml"), &edited(MICRO, &[("pipeline.generations", "3")], &[]));
+    let cfg = common::write(&scratch.join("c3.toml"), &config3());
     match cmd {
         Cmd::Report => mz(&["report", "--run-dir", r]),
         Cmd::Export => mz(&["export", "--checkpoint", r, "--out", scratch.join("bundle").to_str().unwrap()]),
@@ -477,7 +486,7 @@ fn a_failed_write_leaves_the_previous_file_whole() {
         let tmp = tempfile::tempdir().unwrap();
         let run = tmp.path().join("run");
         common::copy_dir(base(), &run);
-        let cfg = common::write(&tmp.path().join("c3.toml"), &edited(MICRO, &[("pipeline.generations", "3")], &[]));
+        let cfg = common::write(&tmp.path().join("c3.toml"), &config3());
         let all = |dir: &Path| -> BTreeMap<PathBuf, Vec<u8>> {
             let mut m = BTreeMap::new();
             let mut stack = vec![dir.to_path_buf()];
@@ -532,11 +541,11 @@ fn a_failed_write_leaves_the_previous_file_whole() {
 fn object_store_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
-    let cfg = common::write(&tmp.path().join("micro.toml"), MICRO);
+    let cfg = common::write(&tmp.path().join("micro.toml"), &config());
     let url = |p: &Path| format!("file://{}", p.display());
     let o = mz(&["pipeline", "--config", &cfg, "--run-dir", &url(&store)]);
     assert!(o.status.success(), "base run on the store: {}", err(&o));
-    let c3 = common::write(&tmp.path().join("c3.toml"), &edited(MICRO, &[("pipeline.generations", "3")], &[]));
+    let c3 = common::write(&tmp.path().join("c3.toml"), &config3());
     let names = [
         "game records",
         "shards",

@@ -17,6 +17,8 @@ use martian_rules::martian::MartianChess;
 use martian_rules::GameState;
 use martian_search::Evaluator;
 
+use crate::common::torch_rng;
+
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 struct Engine {
@@ -176,7 +178,11 @@ fn tiny_bundle(dir: &Path) -> std::path::PathBuf {
         value_hidden: 8,
         ..Default::default()
     };
-    let ck = Checkpoint::new_random::<MartianChess>(&Default::default(), &cfg, tch::Device::Cpu, 3).expect("net");
+    // Seed 3's weights, whoever else builds a network meanwhile (the prior-fallback test needs them).
+    let ck = {
+        let _rng = torch_rng();
+        Checkpoint::new_random::<MartianChess>(&Default::default(), &cfg, tch::Device::Cpu, 3).expect("net")
+    };
     let weights = dir.join("net.safetensors");
     ck.save(&weights).expect("save");
     let bundle = dir.join("bundle");
@@ -520,13 +526,16 @@ fn network_engine_threads_movetime_and_prior_fallback() {
     assert!(hello.iter().any(|l| l.starts_with("info string device none")), "{hello:?}");
 
     // A search stopped before its first simulation plays the prior's best move.
-    let ck = Checkpoint::load::<MartianChess>(
-        &tmp.path().join("net.safetensors"),
-        &Default::default(),
-        None,
-        tch::Device::Cpu,
-    )
-    .expect("checkpoint");
+    let ck = {
+        let _rng = torch_rng();
+        Checkpoint::load::<MartianChess>(
+            &tmp.path().join("net.safetensors"),
+            &Default::default(),
+            None,
+            tch::Device::Cpu,
+        )
+        .expect("checkpoint")
+    };
     let start = MartianChess::new_game(&Default::default()).expect("start");
     let prior = prior_best(&ck, &start);
     let mut first = Vec::new();
@@ -563,7 +572,7 @@ fn network_engine_threads_movetime_and_prior_fallback() {
 /// MZ_MOVES moves (default 200) of games played from the start. The result is
 /// quoted in docs/protocol.md.
 ///
-/// `cargo test -p martian-zero --test engine_protocol movetime_overrun -- --ignored --nocapture`
+/// `cargo test -p martian-zero --test it engine_protocol::movetime_overrun -- --ignored --nocapture`
 /// (MZ_MOVETIME, MZ_MOVES, MZ_THREADS, MZ_BATCH override the defaults 50, 200, 1, 8).
 #[test]
 #[ignore = "measurement for docs/protocol.md (about a minute); run with --ignored --nocapture"]
@@ -581,7 +590,10 @@ fn movetime_overrun() {
         value_hidden: 256,
         ..Default::default()
     };
-    let ck = Checkpoint::new_random::<Jetan>(&Default::default(), &cfg, tch::Device::Cpu, 5).expect("net");
+    let ck = {
+        let _rng = torch_rng();
+        Checkpoint::new_random::<Jetan>(&Default::default(), &cfg, tch::Device::Cpu, 5).expect("net")
+    };
     let weights = tmp.path().join("jetan.safetensors");
     ck.save(&weights).expect("save");
     let (threads_s, batch_s) = (threads.to_string(), batch.to_string());

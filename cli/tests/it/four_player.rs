@@ -4,18 +4,14 @@
 //! name in errors. Learning results are measured runs (BENCHMARKS.md), not
 //! asserted here.
 
-mod common;
+use crate::common::{edited, micro, mz, mz_stdin, Size};
 
-use common::{edited, mz, mz_stdin, MICRO};
-
-/// [`MICRO`] for the four-player game: seed 5, 60 plies, four training steps,
+/// [`Size::Pipeline`] for the four-player game: seed 5, 60 plies, four training steps,
 /// one generation and a depth-1 alpha-beta ladder after it.
-fn micro() -> String {
+fn config() -> String {
     edited(
-        MICRO,
+        &micro(Size::Pipeline, "martian-chess-4p", 5),
         &[
-            ("game", r#""martian-chess-4p""#),
-            ("seed", "5"),
             ("rules.max_plies", "60"),
             ("train.steps_per_generation", "4"),
             ("train.checkpoint_every", "2"),
@@ -36,7 +32,7 @@ fn engine(args: &[&str], input: &str) -> String {
 fn team_game_trains_exports_and_plays_through_the_engine() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("micro4.toml");
-    std::fs::write(&cfg, micro()).unwrap();
+    std::fs::write(&cfg, config()).unwrap();
     let run = dir.path().join("run");
     let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
     let out = mz(&["pipeline", "--config", c, "--run-dir", r]);
@@ -123,7 +119,7 @@ fn perft_show_and_evaluate_know_the_four_player_game() {
     // A team match: alpha-beta depth 1 (A + A) against random moves (B + B).
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("micro4.toml");
-    std::fs::write(&cfg, micro()).unwrap();
+    std::fs::write(&cfg, config()).unwrap();
     let out = mz(&[
         "evaluate",
         "--config",

@@ -19,6 +19,8 @@ use martian_rules::{GameState, Move};
 use tch::nn::ModuleT;
 use tch::{CModule, Device, Kind, Tensor};
 
+use crate::common::torch_rng;
+
 const TOLERANCE: f32 = 1e-4;
 
 fn repo_root() -> PathBuf {
@@ -101,8 +103,12 @@ fn write_f32(path: &Path, t: &Tensor) {
 
 fn golden<G: GameState>(dir: &Path, cfg: &ModelConfig, states: &[G]) -> f32 {
     let rules = G::Rules::default();
-    let mut ck = Checkpoint::new_random::<G>(&rules, cfg, Device::Cpu, 7).expect("network");
-    perturb(&mut ck);
+    let ck = {
+        let _rng = torch_rng();
+        let mut ck = Checkpoint::new_random::<G>(&rules, cfg, Device::Cpu, 7).expect("network");
+        perturb(&mut ck);
+        ck
+    };
     let weights = dir.join("models/gen0001.safetensors");
     ck.save(&weights).expect("save checkpoint");
     let bundle = dir.join("bundle");
@@ -142,7 +148,10 @@ fn golden<G: GameState>(dir: &Path, cfg: &ModelConfig, states: &[G]) -> f32 {
     assert!(scale < 100.0, "outputs too large for an absolute tolerance: {scale}");
 
     // Rust: the bundle loaded back, and the TorchScript module.
-    let (loaded, desc) = load_bundle::<G>(&bundle, Device::Cpu).expect("bundle loads");
+    let (loaded, desc) = {
+        let _rng = torch_rng();
+        load_bundle::<G>(&bundle, Device::Cpu).expect("bundle loads")
+    };
     assert_eq!(desc.game, G::KIND);
     assert_eq!(desc.input.planes.len(), c);
     let mut worst = max_abs(&loaded.net.forward_t(&x, false), &want);
