@@ -64,6 +64,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Search a position (alpha-beta, or MCTS with a network): score or value, top moves, principal variation.
     Analyse(cmd::analyse::Args),
+    /// JSON analysis engine for frontends: one query a line in, one answer a line out (docs/protocol.md).
+    Analysis(cmd::analysis::Args),
     /// Write R/report.md and R/report.html (Elo, losses, self-play, crosstable).
     Report(cmd::report::Args),
     /// Write a model bundle (weights, model.json, TorchScript) for other frontends.
@@ -73,8 +75,8 @@ enum Command {
 }
 
 /// Output that cannot be written (a closed pipe, a full disk) ends the
-/// command quietly instead of with a panic: for every command but `engine`
-/// (which handles a closed stdout itself), SIGPIPE gets its default action,
+/// command quietly instead of with a panic: for every command but `engine` and `analysis`
+/// (which handle a closed stdout themselves), SIGPIPE gets its default action,
 /// as for Unix tools (`martian-zero perft ... | head` ends without a word;
 /// every file write is atomic, so this loses no finished work, like a kill);
 /// any other failed write to stdout ends the process with one error line and
@@ -105,7 +107,7 @@ fn output_failures_end_quietly(engine: bool) {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    output_failures_end_quietly(matches!(cli.command, Command::Engine(_)));
+    output_failures_end_quietly(matches!(cli.command, Command::Engine(_) | Command::Analysis(_)));
     let result = match cli.command {
         Command::Perft(a) => cmd::perft::run(a),
         Command::Show(a) => cmd::show::run(a),
@@ -116,6 +118,7 @@ fn main() -> ExitCode {
         Command::Play(a) => cmd::play::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Analyse(a) => cmd::analyse::run(a),
+        Command::Analysis(a) => cmd::analysis::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Export(a) => cmd::export::run(a),
         Command::Engine(a) => cmd::engine::run(a),

@@ -23,4 +23,6 @@ pub use cache::{CachedEvaluator, EvalCache, KeyHasher, KeyMap};
 pub use config::{MctsConfig, RootSelection};
 pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};
 pub use mcts::{Gather, Mcts, QRescale, SearchResult};
-pub use session::{line_text, End, Engine, Info, Pace, RootMove, Score, SearchLimits, Session, SessionError};
+pub use session::{
+    line_text, search_together, End, Engine, Info, MctsJob, Pace, RootMove, Score, SearchLimits, Session, SessionError,
+};

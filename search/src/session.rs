@@ -605,90 +605,136 @@ fn alphabeta<G: AbGame>(
     Info { end: Some(end), ..info(&r) }
 }
 
-/// One MCTS search of `root` (see [`MctsRun::search`]).
-struct MctsRun<'s, G: GameState> {
-    root: &'s G,
+/// One MCTS search advanced a batch at a time by its caller: the loop of
+/// [`Session::go`] for one search, and of several searches at once whose
+/// leaves share one evaluator call per round ([`search_together`], as
+/// KataGo's analysis engine shares its network batches across the queries
+/// in flight). A job gives the same tree as [`Session::go`] for the same
+/// position, config and limits: the same seed (0), the same batches.
+pub struct MctsJob<G: GameState> {
+    tree: Mcts<G>,
+    rng: StdRng,
+    limits: SearchLimits,
     start: Instant,
-    limits: &'s SearchLimits,
-    stop: &'s AtomicBool,
-    info_every: Duration,
-    pace: &'s mut Pace,
+    batch: usize,
+    pace: Pace,
+    /// When the last gather began (the batch's cost for [`Pace`]).
+    gathered_at: Instant,
+    end: Option<End>,
 }
 
-impl<G: GameState> MctsRun<'_, G> {
-    /// Builds a tree of `root` and searches it: the tree and its last info
-    /// (not yet reported; the periodic ones go to `on_info`).
+impl<G: GameState> MctsJob<G> {
+    /// A search of `root` with `config` within `limits`, `movetime` counted
+    /// from `start`; `pace` is what earlier searches measured ([`Pace`]).
     ///
-    /// The root is always evaluated first (one position), so that even a
-    /// search stopped before its first simulation plays the evaluator's most
-    /// likely move. Then batches of up to `leaves_per_batch` leaves; before
-    /// each batch the stop flag and the limits are checked, and with
-    /// `movetime` the batch shrinks to what the measured evaluation speed
-    /// ([`Pace`]) fits in the time left (none: the search ends).
-    fn search<E: Evaluator<G>>(
-        &mut self,
+    /// # Errors
+    /// [`SessionError::NoMove`] when the game is over; [`SessionError::Unsupported`]
+    /// for a `depth` limit (MCTS has none).
+    pub fn new(
         config: &MctsConfig,
-        ev: &mut E,
-        on_info: &mut impl FnMut(&Info),
-    ) -> (Mcts<G>, Info) {
-        let limits = self.limits;
-        let batch = config.leaves_per_batch.max(1);
-        let mut tree = Mcts::new(config.clone(), self.root.clone());
+        root: G,
+        limits: SearchLimits,
+        start: Instant,
+        pace: Pace,
+    ) -> Result<Self, SessionError> {
+        if root.outcome().is_some() {
+            return Err(SessionError::NoMove);
+        }
+        if limits.depth.is_some() {
+            return Err(SessionError::Unsupported { what: "depth", engine: "mcts" });
+        }
+        let mut tree = Mcts::new(config.clone(), root);
         let mut rng = StdRng::seed_from_u64(0);
         tree.begin_search(false, limits.visits.unwrap_or(GUMBEL_PLAN_UNLIMITED), &mut rng);
-        let mut evals: Vec<Evaluation> = Vec::new();
-        let mut last_info = Instant::now();
-        let end = loop {
-            let root_done = tree.root().kind == NodeKind::Expanded;
-            let done = tree.child_visits();
-            let mut want = limits.visits.map_or(batch, |t| batch.min(t.saturating_sub(done))) as usize;
-            if root_done {
-                if self.stop.load(Ordering::Relaxed) {
-                    break End::Stopped;
-                }
-                if want == 0 {
-                    break End::Limit;
-                }
-                if let Some(t) = limits.movetime {
-                    want = self.pace.fit(want, t.saturating_sub(self.start.elapsed()));
-                    if want == 0 {
-                        break End::Limit;
-                    }
-                }
-                if let Some(n) = limits.nodes.filter(|&n| tree.num_nodes() as u64 >= n) {
-                    break End::NodeLimit(n);
-                }
-            }
-            let t0 = Instant::now();
-            tree.gather(want.max(1), &mut rng);
-            let n = tree.num_pending();
-            if n > 0 {
-                let res = {
-                    let (states, moves): (Vec<&G>, Vec<&[Move]>) = tree.pending_leaves().unzip();
-                    ev.evaluate(&states, &moves, &mut evals)
-                };
-                if let Err(e) = res {
-                    break End::EvalError(e.to_string());
-                }
-                tree.apply_evaluations(&evals, &mut rng);
-                self.pace.record(n, t0.elapsed());
-            }
-            if last_info.elapsed() >= self.info_every {
-                last_info = Instant::now();
-                on_info(&self.info(&tree, None));
-            }
-        };
-        let info = self.info(&tree, Some(end));
-        (tree, info)
+        let batch = config.leaves_per_batch.max(1) as usize;
+        Ok(MctsJob { tree, rng, limits, start, batch, pace, gathered_at: Instant::now(), end: None })
     }
 
-    /// The info of `tree` now.
-    fn info(&self, tree: &Mcts<G>, end: Option<End>) -> Info {
+    /// Gathers the next batch's leaves, or ends the search: the root is
+    /// always evaluated first (one position), so that even a search stopped
+    /// at once plays the evaluator's most likely move; then, before each
+    /// batch, the stop flag (`stop`) and the limits are checked, and with
+    /// `movetime` the batch shrinks to what the measured speed ([`Pace`])
+    /// fits in the time left. Returns the number of leaves pending (their
+    /// positions: [`MctsJob::pending_leaves`]); 0 once the search has ended
+    /// ([`MctsJob::end`]) or when every path of the batch ended at a known value.
+    pub fn gather(&mut self, stop: bool) -> usize {
+        if self.end.is_some() {
+            return 0;
+        }
+        let limits = self.limits;
+        let root_done = self.tree.root().kind == NodeKind::Expanded;
+        let done = self.tree.child_visits();
+        let mut want = limits.visits.map_or(self.batch, |t| self.batch.min(t.saturating_sub(done) as usize));
+        if root_done {
+            let end = if stop {
+                Some(End::Stopped)
+            } else if want == 0 {
+                Some(End::Limit)
+            } else {
+                if let Some(t) = limits.movetime {
+                    want = self.pace.fit(want, t.saturating_sub(self.start.elapsed()));
+                }
+                if want == 0 {
+                    Some(End::Limit)
+                } else {
+                    limits.nodes.filter(|&n| self.tree.num_nodes() as u64 >= n).map(End::NodeLimit)
+                }
+            };
+            if end.is_some() {
+                self.end = end;
+                return 0;
+            }
+        }
+        self.gathered_at = Instant::now();
+        self.tree.gather(want.max(1), &mut self.rng);
+        self.tree.num_pending()
+    }
+
+    /// The positions (and their legal moves) of the pending leaves, in the
+    /// order [`MctsJob::apply`] takes their evaluations.
+    pub fn pending_leaves(&self) -> impl Iterator<Item = (&G, &[Move])> {
+        self.tree.pending_leaves()
+    }
+
+    /// Applies the evaluations of the pending leaves (one per leaf, in order)
+    /// and records the batch's cost.
+    pub fn apply(&mut self, evals: &[Evaluation]) {
+        let n = self.tree.num_pending();
+        if n > 0 {
+            self.tree.apply_evaluations(evals, &mut self.rng);
+            self.pace.record(n, self.gathered_at.elapsed());
+        }
+    }
+
+    /// Ends the search after an evaluator failure (its message); the tree keeps what it has.
+    pub fn fail(&mut self, message: String) {
+        self.end = Some(End::EvalError(message));
+    }
+
+    /// Why the search ended; `None` while it runs.
+    pub fn end(&self) -> Option<&End> {
+        self.end.as_ref()
+    }
+
+    /// The tree searched so far.
+    pub fn tree(&self) -> &Mcts<G> {
+        &self.tree
+    }
+
+    /// The speed measured so far (for the next search).
+    pub fn pace(&self) -> Pace {
+        self.pace
+    }
+
+    /// The info of the search now (with [`Info::end`] once it has ended).
+    pub fn info(&self) -> Info {
+        let tree = &self.tree;
         let res = tree.result();
         // Before the root is expanded (its evaluation failed): the first legal move.
         let best_move = res.best_move().or_else(|| {
             let mut moves = Vec::new();
-            self.root.legal_moves(&mut moves);
+            tree.root_state().legal_moves(&mut moves);
             moves.first().copied()
         });
         let mut root_moves: Vec<RootMove> = res
@@ -714,8 +760,89 @@ impl<G: GameState> MctsRun<'_, G> {
             score: Some(Score::Value(res.root_value)),
             pv: tree.principal_variation(PV_MAX),
             root_moves,
-            end,
+            end: self.end.clone(),
         }
+    }
+}
+
+/// One round of several MCTS searches at once: each running job gathers its
+/// next batch ([`MctsJob::gather`], `stop` as there), every pending leaf of
+/// every job goes to `ev` in **one** call, and each job gets its own
+/// evaluations back. An evaluator failure ends every job that had leaves in
+/// the call ([`End::EvalError`]). Returns how many jobs still run. `evals` is
+/// the caller's buffer, reused across rounds.
+pub fn search_together<G: GameState, E: Evaluator<G>>(
+    jobs: &mut [&mut MctsJob<G>],
+    ev: &mut E,
+    stop: bool,
+    evals: &mut Vec<Evaluation>,
+) -> usize {
+    let counts: Vec<usize> = jobs.iter_mut().map(|j| j.gather(stop)).collect();
+    if counts.iter().any(|&n| n > 0) {
+        let res = {
+            let (states, moves): (Vec<&G>, Vec<&[Move]>) =
+                jobs.iter().zip(&counts).filter(|(_, &n)| n > 0).flat_map(|(j, _)| j.pending_leaves()).unzip();
+            ev.evaluate(&states, &moves, evals)
+        };
+        match res {
+            Ok(()) => {
+                let mut at = 0;
+                for (j, &n) in jobs.iter_mut().zip(&counts) {
+                    if n > 0 {
+                        j.apply(&evals[at..at + n]);
+                        at += n;
+                    }
+                }
+            }
+            Err(e) => {
+                for (j, &n) in jobs.iter_mut().zip(&counts) {
+                    if n > 0 {
+                        j.fail(e.to_string());
+                    }
+                }
+            }
+        }
+    }
+    jobs.iter().filter(|j| j.end().is_none()).count()
+}
+
+/// One MCTS search of `root` for [`Session::go`] (see [`MctsRun::search`]).
+struct MctsRun<'s, G: GameState> {
+    root: &'s G,
+    start: Instant,
+    limits: &'s SearchLimits,
+    stop: &'s AtomicBool,
+    info_every: Duration,
+    pace: &'s mut Pace,
+}
+
+impl<G: GameState> MctsRun<'_, G> {
+    /// Builds a tree of `root` and searches it ([`MctsJob`], one job): the
+    /// tree and its last info (not yet reported; the periodic ones go to
+    /// `on_info`).
+    fn search<E: Evaluator<G>>(
+        &mut self,
+        config: &MctsConfig,
+        ev: &mut E,
+        on_info: &mut impl FnMut(&Info),
+    ) -> (Mcts<G>, Info) {
+        let mut job = MctsJob::new(config, self.root.clone(), *self.limits, self.start, *self.pace)
+            .expect("go_since checked the position and the limits");
+        let mut evals: Vec<Evaluation> = Vec::new();
+        let mut last_info = Instant::now();
+        loop {
+            search_together(&mut [&mut job], ev, self.stop.load(Ordering::Relaxed), &mut evals);
+            if job.end().is_some() {
+                break;
+            }
+            if last_info.elapsed() >= self.info_every {
+                last_info = Instant::now();
+                on_info(&job.info());
+            }
+        }
+        *self.pace = job.pace();
+        let info = job.info();
+        (job.tree, info)
     }
 }
 

@@ -327,7 +327,7 @@ const OVERLONG: &str = "\u{0}overlong";
 
 /// Reads one line (through `\n`) into `buf`, keeping at most `max` bytes;
 /// returns the bytes consumed and whether the line was longer than `max`.
-fn read_line_bounded(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<(usize, bool)> {
+pub(crate) fn read_line_bounded(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<(usize, bool)> {
     let mut total = 0;
     loop {
         let avail = match r.fill_buf() {

@@ -1,6 +1,7 @@
 //! One module per subcommand; each exposes `Args` and `run`.
 
 pub mod analyse;
+pub mod analysis;
 pub mod bench;
 pub mod engine;
 pub mod evaluate;

@@ -12,6 +12,7 @@
 
 mod common;
 
+mod analysis;
 mod chaos;
 mod checkpoint_rules;
 mod commands;

@@ -229,9 +229,28 @@ impl<G: GameState> Mcts<G> {
     /// most `max_len` moves; with the solver, a proven win's shortest line.
     /// Its first move is [`Mcts::best_move`].
     pub fn principal_variation(&self, max_len: usize) -> Vec<Move> {
+        self.variation_from(0, max_len)
+    }
+
+    /// The line the search expects after the root move `mv`: `mv`, then the
+    /// principal variation of its subtree by the same rule as
+    /// [`Mcts::principal_variation`] (KataGo's per-move `pv`); at most
+    /// `max_len` moves; empty when `mv` is not a root move.
+    pub fn move_variation(&self, mv: Move, max_len: usize) -> Vec<Move> {
+        let Some(k) = self.root_children().iter().position(|c| c.mv == mv) else { return Vec::new() };
+        if max_len == 0 {
+            return Vec::new();
+        }
+        let mut pv = vec![mv];
+        pv.extend(self.variation_from(self.nodes[0].first_child as usize + k, max_len - 1));
+        pv
+    }
+
+    /// The principal variation below node `start` (the root: 0).
+    fn variation_from(&self, start: usize, max_len: usize) -> Vec<Move> {
         let seed = self.tie_seed();
         let mut pv = Vec::new();
-        let mut idx = 0usize;
+        let mut idx = start;
         while pv.len() < max_len {
             let n = &self.nodes[idx];
             if n.kind != NodeKind::Expanded || n.num_children == 0 {
