@@ -55,6 +55,35 @@ fn check_search_answer(a: &Value, visits: u64) {
     assert!(total <= visits, "{a}");
 }
 
+/// `engine`'s move for `position` after `go visits N`: the go is sent alone and
+/// `quit` only after `bestmove` (a `quit` read during the search would end it early).
+fn engine_best(args: &[&str], position: &str, visits: u32) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+        .arg("engine")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("engine starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "{position}\ngo visits {visits}").and_then(|()| stdin.flush()).expect("write");
+    let mut best = None;
+    for line in BufReader::new(child.stdout.take().expect("stdout")).lines() {
+        let line = line.expect("read");
+        if let Some(m) = line.strip_prefix("bestmove ") {
+            best = Some(m.trim().to_string());
+            break;
+        }
+    }
+    writeln!(stdin, "quit").and_then(|()| stdin.flush()).expect("write");
+    drop(stdin);
+    assert!(child.wait().expect("wait").success());
+    best.expect("a bestmove line")
+}
+
 #[test]
 fn one_query_answers_with_visits_moves_and_lines() {
     let a = analyse(
@@ -182,13 +211,8 @@ fn the_best_move_with_a_network_is_the_engine_protocols() {
             &format!("{{\"id\":1,\"moves\":{json_moves},\"maxVisits\":100}}\n"),
         );
         check_search_answer(&a[0], 100);
-        let e = mz_stdin(
-            &["engine", "--model", w, "--device", "cpu"],
-            &format!("position startpos{moves}\ngo visits 100\nquit\n"),
-        );
-        let text = out(&e);
-        let best = text.lines().find_map(|l| l.strip_prefix("bestmove ")).unwrap_or_else(|| panic!("{text}"));
-        assert_eq!(a[0]["bestMove"], best.trim(), "{}", a[0]);
+        let best = engine_best(&["--model", w, "--device", "cpu"], &format!("position startpos{moves}"), 100);
+        assert_eq!(a[0]["bestMove"], best, "{}", a[0]);
         // A network's priors differ by move (not the uniform 1/n).
         let priors: Vec<f64> =
             a[0]["moveInfos"].as_array().unwrap().iter().map(|m| m["prior"].as_f64().unwrap()).collect();
@@ -200,13 +224,9 @@ fn the_best_move_with_a_network_is_the_engine_protocols() {
 fn the_best_move_is_the_engine_protocols() {
     for (game, moves) in [("martian-chess", ""), ("jetan", "")] {
         let a = analyse(&["--game", game], "{\"id\":1,\"maxVisits\":200}\n");
-        let e = mz_stdin(
-            &["engine", "--engine", "mcts-uniform", "--game", game],
-            &format!("position startpos{moves}\ngo visits 200\nquit\n"),
-        );
-        let text = out(&e);
-        let best = text.lines().find_map(|l| l.strip_prefix("bestmove ")).unwrap_or_else(|| panic!("{text}"));
-        assert_eq!(a[0]["bestMove"], best.trim(), "{game}: {}", a[0]);
+        let best =
+            engine_best(&["--engine", "mcts-uniform", "--game", game], &format!("position startpos{moves}"), 200);
+        assert_eq!(a[0]["bestMove"], best, "{game}: {}", a[0]);
     }
 }
 
