@@ -240,8 +240,8 @@ fn start<G: AbGame>(
     let Some(id) = id.filter(|id| id.is_string() || id.is_number()) else {
         return Err(error_answer(None, Some("id"), "a query needs an \"id\" (a string or a number)"));
     };
-    let query: Query = serde_json::from_value(v).map_err(|e| {
-        let field = e.to_string().split('`').nth(1).map(str::to_string);
+    let query: Query = serde_json::from_value(v.clone()).map_err(|e| {
+        let field = bad_field(&v, &e);
         error_answer(Some(&id), field.as_deref(), &format!("bad query: {e}"))
     })?;
     let bad = |field: &str, message: String| error_answer(Some(&id), Some(field), &message);
@@ -287,6 +287,21 @@ fn start<G: AbGame>(
     Ok(InFlight { id, query, position, job })
 }
 
+/// The field a query failed on: an unknown field's name (serde names it),
+/// else the first field that fails alone (with the `id`), e.g. `maxVisits`
+/// for `-5` or `moves` for a string.
+fn bad_field(v: &Value, e: &serde_json::Error) -> Option<String> {
+    let message = e.to_string();
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        return rest.split('`').next().map(str::to_string);
+    }
+    let fields = v.as_object()?;
+    fields.keys().filter(|k| k.as_str() != "id").find_map(|k| {
+        let alone = json!({ "id": fields["id"], k.as_str(): fields[k] });
+        serde_json::from_value::<Query>(alone).is_err().then(|| k.clone())
+    })
+}
+
 /// The value of a finished position for the side to move (+1 won, -1 lost, 0 drawn).
 fn position_value<G: GameState>(s: &G) -> f32 {
     s.outcome().map_or(0.0, |o| o.value_for(s.side_to_move()))
@@ -300,7 +315,7 @@ fn result_answer<G: GameState>(q: &InFlight<G>) -> Value {
     let value = info.score.map_or(0.0, |s| match s {
         martian_search::Score::Value(v) => v,
         _ => 0.0,
-    });
+    }) + 0.0; // no `-0.0` in the answer
     let pv_len = q.query.pv_length.unwrap_or(PV_LEN);
     let max_moves = q.query.max_moves.unwrap_or(MAX_MOVES);
     let visited: Vec<_> = info.root_moves.iter().filter(|m| m.visits > 0 || Some(m.mv) == info.best_move).collect();

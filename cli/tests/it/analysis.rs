@@ -139,15 +139,17 @@ fn bad_lines_get_error_answers_and_the_engine_goes_on() {
         "{\"id\":\"d\",\"position\":\"QQD1/QDP1 x\"}",
         "{\"id\":\"e\",\"game\":\"jetan\"}",
         "{\"id\":\"f\",\"maxVisits\":0}",
+        "{\"id\":\"h\",\"maxVisits\":-5}",
+        "{\"id\":\"i\",\"moves\":\"d3d5\"}",
         "",
         "{\"id\":\"g\",\"maxVisits\":20}",
     ]
     .join("\n")
         + "\n";
     let answers = analyse(&["--game", "martian-chess"], &input);
-    assert_eq!(answers.len(), 9, "one answer per non-empty line: {answers:?}");
+    assert_eq!(answers.len(), 11, "one answer per non-empty line: {answers:?}");
     let errors: Vec<&Value> = answers.iter().filter(|a| a.get("error").is_some()).collect();
-    assert_eq!(errors.len(), 7, "{answers:?}");
+    assert_eq!(errors.len(), 9, "{answers:?}");
     let no_id: Vec<&&Value> = errors.iter().filter(|a| a.get("id").is_none()).collect();
     assert_eq!(no_id.len(), 2, "the non-JSON line and the query without an id: {errors:?}");
     assert!(no_id.iter().any(|a| a["error"].as_str().unwrap().contains("not JSON")));
@@ -162,6 +164,8 @@ fn bad_lines_get_error_answers_and_the_engine_goes_on() {
     assert_eq!(field("e"), "game");
     assert!(message("e").contains("martian-chess"), "{}", message("e"));
     assert_eq!(field("f"), "maxVisits");
+    assert_eq!(field("h"), "maxVisits", "a negative number: {}", message("h"));
+    assert_eq!(field("i"), "moves", "a string for a list: {}", message("i"));
     check_search_answer(&m["\"a\""], 20);
     check_search_answer(&m["\"g\""], 20);
 }
