@@ -189,24 +189,9 @@ fn a_finished_position_answers_game_over() {
 
 #[test]
 fn the_best_move_with_a_network_is_the_engine_protocols() {
-    use martian_model::{Checkpoint, ModelConfig};
     use martian_rules::martian::MartianChess;
     let dir = tempfile::tempdir().unwrap();
-    let cfg = ModelConfig {
-        blocks: 1,
-        channels: 8,
-        batch_norm: true,
-        global_pooling: false,
-        policy_channels: 2,
-        value_hidden: 8,
-        ..Default::default()
-    };
-    let ck = {
-        let _rng = crate::common::torch_rng();
-        Checkpoint::new_random::<MartianChess>(&Default::default(), &cfg, tch::Device::Cpu, 11).expect("net")
-    };
-    let weights = dir.path().join("net.safetensors");
-    ck.save(&weights).expect("save");
+    let weights = crate::common::tiny_checkpoint::<MartianChess>(dir.path(), 11);
     let w = weights.to_str().unwrap();
     for moves in ["", " moves d3d5"] {
         let json_moves = if moves.is_empty() { "[]" } else { "[\"d3d5\"]" };

@@ -192,3 +192,25 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A tiny random network for `G` (1 block of 8 channels), seeded with
+/// `seed` under [`torch_rng`] (so its weights do not depend on other tests),
+/// saved as `dir/net.safetensors` with its sidecar; returns the path.
+pub fn tiny_checkpoint<G: martian_rules::GameState>(dir: &Path, seed: i64) -> std::path::PathBuf {
+    let cfg = martian_model::ModelConfig {
+        blocks: 1,
+        channels: 8,
+        batch_norm: true,
+        global_pooling: false,
+        policy_channels: 2,
+        value_hidden: 8,
+        ..Default::default()
+    };
+    let ck = {
+        let _rng = torch_rng();
+        martian_model::Checkpoint::new_random::<G>(&Default::default(), &cfg, tch::Device::Cpu, seed).expect("net")
+    };
+    let weights = dir.join("net.safetensors");
+    ck.save(&weights).expect("save");
+    weights
+}

@@ -169,22 +169,8 @@ fn uniform_mcts_plays_full_games_of_both() {
 }
 
 fn tiny_bundle(dir: &Path) -> std::path::PathBuf {
-    let cfg = ModelConfig {
-        blocks: 1,
-        channels: 8,
-        batch_norm: true,
-        global_pooling: false,
-        policy_channels: 2,
-        value_hidden: 8,
-        ..Default::default()
-    };
     // Seed 3's weights, whoever else builds a network meanwhile (the prior-fallback test needs them).
-    let ck = {
-        let _rng = torch_rng();
-        Checkpoint::new_random::<MartianChess>(&Default::default(), &cfg, tch::Device::Cpu, 3).expect("net")
-    };
-    let weights = dir.join("net.safetensors");
-    ck.save(&weights).expect("save");
+    let weights = crate::common::tiny_checkpoint::<MartianChess>(dir, 3);
     let bundle = dir.join("bundle");
     let out = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
         .args(["export", "--checkpoint"])
