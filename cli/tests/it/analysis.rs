@@ -58,30 +58,14 @@ fn check_search_answer(a: &Value, visits: u64) {
 /// `engine`'s move for `position` after `go visits N`: the go is sent alone and
 /// `quit` only after `bestmove` (a `quit` read during the search would end it early).
 fn engine_best(args: &[&str], position: &str, visits: u32) -> String {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
-        .arg("engine")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("engine starts");
-    let mut stdin = child.stdin.take().expect("stdin");
-    writeln!(stdin, "{position}\ngo visits {visits}").and_then(|()| stdin.flush()).expect("write");
-    let mut best = None;
-    for line in BufReader::new(child.stdout.take().expect("stdout")).lines() {
-        let line = line.expect("read");
-        if let Some(m) = line.strip_prefix("bestmove ") {
-            best = Some(m.trim().to_string());
-            break;
-        }
-    }
-    writeln!(stdin, "quit").and_then(|()| stdin.flush()).expect("write");
-    drop(stdin);
-    assert!(child.wait().expect("wait").success());
-    best.expect("a bestmove line")
+    let mut e = crate::engine_protocol::Engine::start(args);
+    e.send(position);
+    e.send(&format!("go visits {visits}"));
+    let lines = e.until("bestmove ");
+    let best = lines.last().and_then(|l| l.strip_prefix("bestmove ")).expect("a bestmove line").trim().to_string();
+    e.send("quit");
+    assert_eq!(e.wait_exit(), 0);
+    best
 }
 
 #[test]

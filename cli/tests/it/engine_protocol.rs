@@ -21,14 +21,14 @@ use crate::common::torch_rng;
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-struct Engine {
+pub(crate) struct Engine {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
 }
 
 impl Engine {
-    fn start(args: &[&str]) -> Engine {
+    pub(crate) fn start(args: &[&str]) -> Engine {
         let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
             .arg("engine")
             .args(args)
@@ -57,7 +57,7 @@ impl Engine {
         stdin.flush().expect("flush");
     }
 
-    fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         self.send_bytes(format!("{line}\n").as_bytes());
     }
 
@@ -66,7 +66,7 @@ impl Engine {
     }
 
     /// Lines up to and including the first one starting with `prefix`.
-    fn until(&self, prefix: &str) -> Vec<String> {
+    pub(crate) fn until(&self, prefix: &str) -> Vec<String> {
         let mut out = Vec::new();
         loop {
             let l = self.line();
@@ -87,7 +87,7 @@ impl Engine {
         out
     }
 
-    fn wait_exit(mut self) -> i32 {
+    pub(crate) fn wait_exit(mut self) -> i32 {
         drop(self.stdin.take());
         let t0 = Instant::now();
         loop {
