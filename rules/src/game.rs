@@ -566,6 +566,16 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// The side ahead on material in this position, finished or not, by the
+    /// order of [`GameState::draw_adjudication`]; `None` when the sides are
+    /// level and for games without such an order (the default). The search's
+    /// material contempt reads it (`search.contempt_mode = "material"`: the
+    /// side ahead is the one that avoids a draw). Jetan: seed 000's order
+    /// without Chiefs and Princesses (spec §8.4).
+    fn material_leader(&self) -> Option<Side> {
+        None
+    }
+
     /// Zobrist hash of the position (placement, side to move and the state that
     /// decides legal moves), kept incrementally by [`GameState::play_unchecked`].
     fn hash(&self) -> u64;

@@ -375,8 +375,16 @@ fn draw_adjudication_orders_drawn_games_by_material() {
             h.play_unchecked(m);
             h.outcome().map(|o| o.reason) == Some(EndReason::MoveCap)
         });
+        // Unfinished, the material leader is the same order's (the search's material contempt).
+        assert_eq!(g.material_leader(), ahead, "{fen}: unfinished");
         g.play_unchecked(quiet.expect("a quiet move"));
         assert_eq!(g.outcome(), Some(Outcome { winner: None, reason: EndReason::MoveCap }), "{fen}");
         assert_eq!(g.draw_adjudication(), ahead, "{fen}");
     }
+    // Unfinished positions: E2 before the capture (Black's Dwar against nothing but the
+    // Chiefs and Princesses), the same with an Orange Dwar (level), the start (level).
+    assert_eq!(load("P9/10/4C5/10/10/4d5/10/10/10/c8p b OB - 0 0").material_leader(), Some(Side::South));
+    assert_eq!(load("P9/10/4C5/10/10/4d5/10/D9/10/c8p b OB - 0 0").material_leader(), None);
+    let start = Jetan::new_game(&JetanRules::default()).unwrap();
+    assert_eq!(start.material_leader(), None);
 }

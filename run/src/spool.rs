@@ -548,6 +548,7 @@ mod tests {
             plies: rows as u32,
             samples: rows as u32,
             model: "test".into(),
+            contempt: None,
             rules: None,
         };
         SpooledGame { data, record }

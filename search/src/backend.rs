@@ -309,9 +309,11 @@ impl DeviceBatch {
         if w > 0 {
             out.values.extend(self.values[r * w..(r + 1) * w].iter().map(|v| v.clamp(-1.0, 1.0)));
             out.value = out.values[0];
+            out.draw = 0.0;
         } else {
             let wdl = &self.wdl[r * 3..r * 3 + 3];
             out.value = (wdl[0] - wdl[2]).clamp(-1.0, 1.0);
+            out.draw = if wdl[1].is_finite() { wdl[1].clamp(0.0, 1.0) } else { 0.0 };
         }
     }
 }
@@ -716,6 +718,10 @@ mod tests {
         let (s, m) = start_and_moves();
         let mut b = Vec::new();
         UniformEvaluator.evaluate(&[&s, &s], &[&m, &m], &mut b).unwrap();
+        // The simulated rows' value head is (win, draw, loss) = (0, 1, 0): value
+        // 0 as the uniform evaluator's, and a draw probability of 1 (which only
+        // a search with contempt reads).
+        b.iter_mut().for_each(|e| e.draw = 1.0);
         for softmax in ["device", "host"] {
             let spec = format!("batch_ms=0,per_position_us=0,output=uniform,softmax={softmax}");
             let mut ev = BackendEvaluator::new(SimulatedDevice::parse(&spec).unwrap());

@@ -58,6 +58,7 @@ struct Entry {
     len: u32,
     nv: u32,
     value: f32,
+    draw: f32,
 }
 
 impl Entry {
@@ -148,20 +149,22 @@ impl EvalCache {
         match self.map.get(&key) {
             Some(e) if e.len as usize == moves => {
                 self.hits += 1;
-                copy_into(out, e.priors(&self.priors), e.value, e.values(&self.priors));
+                copy_into(out, e.priors(&self.priors), e.value, e.draw, e.values(&self.priors));
                 true
             }
             _ => false,
         }
     }
 
-    /// The entry for `key` if it has `moves` priors: `(priors, value,
+    /// The entry for `key` if it has `moves` priors: `(priors, value, draw,
     /// values)` (`values` empty for a two-player evaluation). Read-only
     /// (several threads may look up at once); counts nothing, see
     /// [`EvalCache::count`].
-    pub fn peek(&self, key: u64, moves: usize) -> Option<(&[f32], f32, &[f32])> {
+    pub fn peek(&self, key: u64, moves: usize) -> Option<(&[f32], f32, f32, &[f32])> {
         match self.map.get(&key) {
-            Some(e) if e.len as usize == moves => Some((e.priors(&self.priors), e.value, e.values(&self.priors))),
+            Some(e) if e.len as usize == moves => {
+                Some((e.priors(&self.priors), e.value, e.draw, e.values(&self.priors)))
+            }
             _ => None,
         }
     }
@@ -188,7 +191,7 @@ impl EvalCache {
         let start = self.priors.len();
         self.priors.extend_from_slice(&eval.priors);
         self.priors.extend_from_slice(&eval.values);
-        self.map.insert(key, Entry { start, len: n as u32, nv: nv as u32, value: eval.value });
+        self.map.insert(key, Entry { start, len: n as u32, nv: nv as u32, value: eval.value, draw: eval.draw });
     }
 
     /// Clears the cache when it is full; from then on also when the prior
@@ -264,10 +267,11 @@ impl<E> CachedEvaluator<E> {
 }
 
 /// Copies an evaluation into `out`, reusing its allocation.
-fn copy_into(out: &mut Evaluation, priors: &[f32], value: f32, values: &[f32]) {
+fn copy_into(out: &mut Evaluation, priors: &[f32], value: f32, draw: f32, values: &[f32]) {
     out.priors.clear();
     out.priors.extend_from_slice(priors);
     out.value = value;
+    out.draw = draw;
     out.values.clear();
     out.values.extend_from_slice(values);
 }
@@ -319,12 +323,12 @@ impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
         for k in 0..self.miss_idx.len() {
             let i = self.miss_idx[k];
             let e = &self.miss_out[k];
-            copy_into(&mut out[i], &e.priors, e.value, &e.values);
+            copy_into(&mut out[i], &e.priors, e.value, e.draw, &e.values);
             self.cache.insert(self.keys[i], &self.miss_out[k]);
         }
         for &(i, k) in &self.dup {
             let e = &self.miss_out[k];
-            copy_into(&mut out[i], &e.priors, e.value, &e.values);
+            copy_into(&mut out[i], &e.priors, e.value, e.draw, &e.values);
         }
         Ok(())
     }
@@ -356,6 +360,7 @@ mod tests {
                 out.push(Evaluation {
                     priors: vec![1.0 / m.len() as f32; m.len()],
                     value: v,
+                    draw: 0.0,
                     values: vec![v, -v, 0.0, 0.0],
                 });
             }

@@ -156,6 +156,41 @@ pub struct MctsConfig {
     /// is 0). Range 0..=0.5. Default 0; self-play draws one per game from
     /// `selfplay.draw_penalty` when that is set.
     pub draw_penalty: f32,
+    /// Contempt (lc0's name; KataGo's draw utility): a draw is worth
+    /// `-contempt` to one side, the *contempt side*, and `+contempt` to the
+    /// other, so the search stays zero-sum (one value per node, negated from
+    /// ply to ply) while the contempt side plays away from draws and the
+    /// other side towards them. It counts in the exact values of finished
+    /// games and proofs, and at every leaf through the network's draw
+    /// probability: a leaf is worth `W - L + u D` to its side to move, `u`
+    /// that side's draw utility (lc0's WDL contempt). With
+    /// [`ContemptMode::Side`] the contempt side is the side to move at the
+    /// root when the tree is made or reset (the engine's side in a match),
+    /// and self-play picks a side at random per game
+    /// ([`crate::Mcts::set_contempt`]), so the games' mix of draw-seekers and
+    /// draw-avoiders is symmetric; with [`ContemptMode::Material`] it is the
+    /// side ahead on material in each valued position. Self-play draws each
+    /// game's contempt uniformly from `[0, contempt]`. The game's result, and every training
+    /// target, stay the rules' own. Range 0..=0.5; two-player games only.
+    /// Default 0 (off).
+    pub contempt: f32,
+    /// Who the contempt is against ([`ContemptMode`]). Default `side`.
+    pub contempt_mode: ContemptMode,
+}
+
+/// Which side a draw is worth `-contempt` to ([`MctsConfig::contempt`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContemptMode {
+    /// One side for the whole tree: the side to move at the root (the
+    /// engine's), or in self-play a side drawn at random per game.
+    #[default]
+    Side,
+    /// In every position where a draw is valued (a finished game, a leaf),
+    /// the side ahead on material there (`GameState::material_leader`;
+    /// level material: no contempt). Still zero-sum: the side ahead plays
+    /// away from draws, the side behind towards them, as a human would.
+    Material,
 }
 
 /// The rule that picks the root child of each simulation ([`MctsConfig::root_selection`]).
@@ -190,6 +225,8 @@ impl Default for MctsConfig {
             trap_plies: 3,
             trap_visits: 8,
             draw_penalty: 0.0,
+            contempt: 0.0,
+            contempt_mode: ContemptMode::Side,
         }
     }
 }
@@ -245,6 +282,9 @@ impl MctsConfig {
         if !(0.0..=0.5).contains(&self.draw_penalty) {
             return Err(format!("search.draw_penalty must be in 0..=0.5, got {}", self.draw_penalty));
         }
+        if !(0.0..=0.5).contains(&self.contempt) {
+            return Err(format!("search.contempt must be in 0..=0.5, got {}", self.contempt));
+        }
         if self.leaf_threat_check && !self.terminal_children {
             return Err("search.leaf_threat_check extends search.terminal_children: set terminal_children = true \
                         (or leaf_threat_check = false)"
@@ -268,16 +308,21 @@ impl MctsConfig {
     ///
     /// # Errors
     /// As [`MctsConfig::validate`], or `search.leaf_threat_check ...` /
-    /// `search.draw_penalty ...` naming the number of players.
+    /// `search.draw_penalty ...` / `search.contempt ...` naming the number of
+    /// players.
     pub fn validate_for_players(&self, players: usize) -> Result<(), String> {
         self.validate()?;
         if players > 2 {
-            for (name, on) in [("leaf_threat_check", self.leaf_threat_check), ("draw_penalty", self.draw_penalty > 0.0)]
-            {
+            let settings = [
+                ("leaf_threat_check", self.leaf_threat_check, "false"),
+                ("draw_penalty", self.draw_penalty > 0.0, "0"),
+                ("contempt", self.contempt > 0.0, "0"),
+            ];
+            for (name, on, off) in settings {
                 if on {
                     return Err(format!(
-                        "search.{name} = true assumes a two-player zero-sum game, and this game has {players} value \
-                         players (free-for-all, max^n search): set it to false"
+                        "search.{name} assumes a two-player zero-sum game, and this game has {players} value \
+                         players (free-for-all, max^n search): set it to {off}"
                     ));
                 }
             }

@@ -19,8 +19,17 @@ pub struct Evaluation {
     /// Prior per legal move, in the order of the `moves` slice given to the
     /// evaluator; non-negative, sums to 1.
     pub priors: Vec<f32>,
-    /// Expected result in `[-1, 1]` for the side to move (+1 = win).
+    /// Expected result in `[-1, 1]` for the side to move (+1 = win): win
+    /// minus loss probability of a (win, draw, loss) value head.
     pub value: f32,
+    /// Probability of a draw in `[0, 1]` from a (win, draw, loss) value head
+    /// (the middle of its softmax); 0 when the evaluator has none (the
+    /// uniform evaluator, a vector value head). The search values a leaf at
+    /// `value + u * draw` for the side to move's draw utility `u`
+    /// ([`MctsConfig::contempt`](crate::MctsConfig::contempt)), so a position
+    /// the network rates drawish looks worse to the side that does not want a
+    /// draw (lc0's WDL contempt).
+    pub draw: f32,
     /// Games with more than two value players (`GameState::num_players`,
     /// four-player free-for-all): the expected result of every player in
     /// `[-1, 1]`, in mover-relative order: `values[k]` is player
@@ -86,6 +95,7 @@ impl<G: GameState> Evaluator<G> for UniformEvaluator {
             e.priors.clear();
             e.priors.resize(m.len(), p);
             e.value = 0.0;
+            e.draw = 0.0;
             e.values.clear();
         }
         Ok(())
@@ -99,9 +109,9 @@ mod tests {
     /// The zero-sum completion and the rotation of [`Evaluation::player_values`].
     #[test]
     fn evaluation_player_values_rotate_and_complete() {
-        let e = Evaluation { priors: vec![], value: 0.3, values: vec![0.3, -0.1, 0.0, -0.2] };
+        let e = Evaluation { priors: vec![], value: 0.3, draw: 0.0, values: vec![0.3, -0.1, 0.0, -0.2] };
         assert_eq!(e.player_values(2, 4), [0.0, -0.2, 0.3, -0.1]);
-        let e = Evaluation { priors: vec![], value: 0.6, values: vec![] };
+        let e = Evaluation { priors: vec![], value: 0.6, draw: 0.0, values: vec![] };
         let p = e.player_values(1, 4);
         assert_eq!(p[1], 0.6);
         assert!((p[0] + 0.2).abs() < 1e-6 && (p[2] + 0.2).abs() < 1e-6 && (p[3] + 0.2).abs() < 1e-6);

@@ -20,7 +20,7 @@ pub mod session;
 pub use alphabeta::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, StaticEval, ALPHABETA_VERSION};
 pub use backend::{softmax_in_place, Backend, BackendEvaluator, DeviceBatch, SimOutput, SimWait, SimulatedDevice};
 pub use cache::{CachedEvaluator, EvalCache, KeyHasher, KeyMap};
-pub use config::{MctsConfig, RootSelection};
+pub use config::{ContemptMode, MctsConfig, RootSelection};
 pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};
 pub use mcts::{Gather, Mcts, QRescale, SearchResult};
 pub use session::{

@@ -882,7 +882,7 @@ mod tests {
             for (_, m) in positions.iter().zip(moves) {
                 let n = m.len();
                 let priors = (0..n).map(|i| if i + 1 == n { 0.5 } else { 0.5 / (n - 1).max(1) as f32 }).collect();
-                out.push(Evaluation { priors, value: 0.0, values: Vec::new() });
+                out.push(Evaluation { priors, value: 0.0, draw: 0.0, values: Vec::new() });
             }
             Ok(())
         }

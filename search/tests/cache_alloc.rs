@@ -51,6 +51,7 @@ impl<G: GameState> Evaluator<G> for Prereserved {
         out.resize_with(positions.len(), || Evaluation {
             priors: Vec::with_capacity(G::MAX_MOVES),
             value: 0.0,
+            draw: 0.0,
             values: Vec::new(),
         });
         for (e, m) in out.iter_mut().zip(moves) {
@@ -66,8 +67,12 @@ impl<G: GameState> Evaluator<G> for Prereserved {
 fn inserts_do_not_allocate_once_the_cache_was_full() {
     let mut cache = CachedEvaluator::new(Prereserved, 256);
     let mut rng = StdRng::seed_from_u64(1);
-    let mut out =
-        vec![Evaluation { priors: Vec::with_capacity(MartianChess::MAX_MOVES), value: 0.0, values: Vec::new() }];
+    let mut out = vec![Evaluation {
+        priors: Vec::with_capacity(MartianChess::MAX_MOVES),
+        value: 0.0,
+        draw: 0.0,
+        values: Vec::new(),
+    }];
     let mut moves = Vec::with_capacity(MartianChess::MAX_MOVES);
     let start = MartianChess::new_game(&MartianRules::default()).unwrap();
     let (mut misses, mut cleared, mut allocated) = (0u64, 0, 0);

@@ -28,7 +28,12 @@ impl Evaluator<MartianChess> for Dominant {
             let traced = s.piece_at(self.mv.from).is_none() && s.piece_at(self.mv.to).is_some();
             let for_root = if traced { 0.9 } else { -0.9 };
             let value = if s.side_to_move() == self.root_mover { for_root } else { -for_root };
-            out.push(Evaluation { priors: vec![1.0 / m.len().max(1) as f32; m.len()], value, values: Vec::new() });
+            out.push(Evaluation {
+                priors: vec![1.0 / m.len().max(1) as f32; m.len()],
+                value,
+                draw: 0.0,
+                values: Vec::new(),
+            });
         }
         Ok(())
     }

@@ -105,7 +105,12 @@ impl<G: GameState> Evaluator<G> for OneGoodMove {
         out.clear();
         for (s, m) in states.iter().zip(moves) {
             let value = if s.hash() == self.bad_hash { -0.8 } else { 0.0 };
-            out.push(Evaluation { priors: vec![1.0 / m.len().max(1) as f32; m.len()], value, values: Vec::new() });
+            out.push(Evaluation {
+                priors: vec![1.0 / m.len().max(1) as f32; m.len()],
+                value,
+                draw: 0.0,
+                values: Vec::new(),
+            });
         }
         Ok(())
     }

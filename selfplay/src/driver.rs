@@ -17,13 +17,13 @@
 //! the forward pass dominates, which `bench selfplay` measures.
 
 use martian_rules::{GameState, Move, Outcome, Side};
-use martian_search::{EvalError, Evaluation, Evaluator, Mcts, MctsConfig};
+use martian_search::{ContemptMode, EvalError, Evaluation, Evaluator, Mcts, MctsConfig};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
 use crate::config::{PolicyTarget, SelfplayConfig};
-use crate::record::{winner_name, GameRecord, RECORD_FORMAT_VERSION};
+use crate::record::{winner_name, Contempt, GameRecord, RECORD_FORMAT_VERSION};
 
 /// One training sample from a fully searched move.
 #[derive(Clone, Debug, PartialEq)]
@@ -303,6 +303,20 @@ impl<G: GameState> Slot<G> {
             let d = slot.rng.gen::<f32>() * cfg.draw_penalty;
             slot.tree.set_draw_penalty(d);
         }
+        // Each game one side that avoids draws and one that seeks them, with a
+        // contempt uniform in [0, search.contempt] (KataGo and lc0 randomise
+        // their draw utility per game); no draw of the generator when off.
+        // With `contempt_mode = "material"` the side is the one ahead in each
+        // position, and only the contempt is drawn.
+        if cfg.contempt > 0.0 && start.num_players() == 2 {
+            let side = match cfg.contempt_mode {
+                ContemptMode::Side if slot.rng.gen::<bool>() => Side::South,
+                ContemptMode::Side => Side::North,
+                ContemptMode::Material => start.side_to_move(),
+            };
+            let c = slot.rng.gen::<f32>() * cfg.contempt;
+            slot.tree.set_contempt(side, c);
+        }
         slot
     }
 
@@ -441,6 +455,13 @@ impl<G: GameState> Slot<G> {
             plies: state.ply(),
             samples: samples.len() as u32,
             model: model.to_string(),
+            contempt: match self.tree.contempt() {
+                (_, c) if c > 0.0 && self.tree.config().contempt_mode == ContemptMode::Material => {
+                    Some(Contempt { side: "material".to_string(), value: c })
+                }
+                (side, c) if c > 0.0 => Some(Contempt { side: G::side_name(side).to_string(), value: c }),
+                _ => None,
+            },
         };
         FinishedGame { record, samples, targets: std::mem::take(&mut self.targets) }
     }

@@ -19,7 +19,7 @@ pub use driver::{
     play_games, set_end_targets, surprise_weights, FinishedGame, PlayParams, Sample, SelfplayStats, TargetStats,
 };
 pub use overlap::play_games_on_devices;
-pub use record::{winner_name, GameRecord};
+pub use record::{winner_name, Contempt, GameRecord};
 pub use shard::{
     check_samples, read_shard, shard_game_ids, shard_len, write_shard, SampleCheck, ShardData, ShardError,
 };

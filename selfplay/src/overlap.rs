@@ -118,11 +118,12 @@ impl Leaves {
                 let key = p.input_key();
                 self.keys.push(key);
                 self.lookups += 1;
-                if let Some((priors, value, values)) = cache.peek(key, m.len()) {
+                if let Some((priors, value, draw, values)) = cache.peek(key, m.len()) {
                     let e = &mut self.evals[k];
                     e.priors.clear();
                     e.priors.extend_from_slice(priors);
                     e.value = value;
+                    e.draw = draw;
                     e.values.clear();
                     e.values.extend_from_slice(values);
                     self.hits += 1;
@@ -184,6 +185,7 @@ impl Leaves {
                 let out = &mut self.evals[k];
                 out.priors.clone_from(&e.priors);
                 out.value = e.value;
+                out.draw = e.draw;
                 out.values.clone_from(&e.values);
                 if self.src[k] != FROM_CACHE {
                     self.src[k] = FROM_CACHE;

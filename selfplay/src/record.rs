@@ -61,6 +61,22 @@ pub struct GameRecord {
     pub samples: u32,
     /// The model that played (checkpoint file name, or "uniform").
     pub model: String,
+    /// The game's contempt (`search.contempt`, drawn per game): the side for
+    /// which the search valued a draw at `-value`; absent when off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contempt: Option<Contempt>,
+}
+
+/// The draw utility one self-play game searched with ([`GameRecord::contempt`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contempt {
+    /// The side that valued a draw at `-value` (e.g. "Black"; the other
+    /// valued it at `+value`), or `"material"`: in each position the side
+    /// ahead on material (`search.contempt_mode = "material"`).
+    pub side: String,
+    /// The contempt, in `0..=0.5` (units of the value: a win is 1).
+    pub value: f32,
 }
 
 /// What is wrong with a game record. Every message names the record's game id

@@ -364,3 +364,50 @@ fn draw_value_orders_drawn_games_by_the_adjudication() {
     let bad = SelfplayConfig { draw_value: 1.5, ..quick_cfg() };
     assert!(bad.validate().unwrap_err().contains("selfplay.draw_value"));
 }
+
+/// `search.contempt`: each game draws its contempt side (both sides occur)
+/// and a contempt in `[0, c]`, and its record names both; the value targets
+/// stay the games' true results (a draw is 0, a win +1 / -1); without
+/// contempt records carry none.
+#[test]
+fn contempt_is_drawn_per_game_recorded_and_leaves_the_targets_alone() {
+    let rules = JetanRules { max_plies: 40, ..Default::default() };
+    let start = Jetan::new_game(&rules).unwrap();
+    let ids: Vec<u64> = (100..124).collect();
+    let params = PlayParams { start: &start, game_ids: &ids, seed: 5, model_name: "uniform".into() };
+    // Without the solver, so that every target is the game's result.
+    let run = |contempt: f32| {
+        let mcts = MctsConfig { leaves_per_batch: 2, solver: false, trap_plies: 0, contempt, ..Default::default() };
+        let mut out = Vec::new();
+        play_games(&params, &quick_cfg(), &mcts, &mut UniformEvaluator, |g, _| {
+            out.push(g);
+            Ok(())
+        })
+        .unwrap();
+        out
+    };
+    let mut sides = std::collections::BTreeMap::new();
+    for g in run(0.3) {
+        let c = g.record.contempt.as_ref().expect("every game records its contempt");
+        assert!((0.0..=0.3).contains(&c.value), "contempt {}", c.value);
+        *sides.entry(c.side.clone()).or_insert(0) += 1;
+        let end: Jetan = g.record.replay(&rules).unwrap();
+        let outcome = end.outcome().unwrap();
+        for s in &g.samples {
+            let mut p = Jetan::from_position(&g.record.start, &rules).unwrap();
+            for m in &g.record.moves[..s.ply as usize] {
+                let mv = p.parse_move(m).unwrap();
+                p.play_unchecked(mv);
+            }
+            assert_eq!(s.value, outcome.value_for(p.side_to_move()), "game {} ply {}", g.record.game_id, s.ply);
+        }
+    }
+    assert_eq!(sides.keys().cloned().collect::<Vec<_>>(), ["Black", "Orange"], "{sides:?}");
+    assert!(run(0.0).iter().all(|g| g.record.contempt.is_none()));
+    // The record's field survives its JSON line.
+    let g = &run(0.3)[0];
+    let line = serde_json::to_string(&g.record).unwrap();
+    assert!(line.contains("\"contempt\":{\"side\":"), "{line}");
+    let back: martian_selfplay::GameRecord = serde_json::from_str(&line).unwrap();
+    assert_eq!(&back, &g.record);
+}

@@ -471,9 +471,13 @@ impl GameState for Jetan {
     /// rest of the material, not by the Chief it cost.
     fn draw_adjudication(&self) -> Option<Side> {
         match self.outcome() {
-            Some(Outcome { winner: None, .. }) => self.leader_by_material(&[Piece::Chief, Piece::Princess]),
+            Some(Outcome { winner: None, .. }) => self.material_leader(),
             _ => None,
         }
+    }
+
+    fn material_leader(&self) -> Option<Side> {
+        self.leader_by_material(&[Piece::Chief, Piece::Princess])
     }
 
     fn outcome(&self) -> Option<Outcome> {

@@ -399,6 +399,7 @@ mod tests {
             plies,
             samples: 3,
             model: model.into(),
+            contempt: None,
         };
         serde_json::to_string(&r).unwrap() + "\n"
     }

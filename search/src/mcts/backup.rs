@@ -234,7 +234,8 @@ mod tests {
             let mover = state.player_to_move();
             // Mover-relative order: values[k] is player (mover + k) % 4's.
             let values: Vec<f32> = (0..4).map(|k| v[i][j][(mover + k) % 4]).collect();
-            let eval = Evaluation { priors: vec![1.0 / legal.len() as f32; legal.len()], value: values[0], values };
+            let eval =
+                Evaluation { priors: vec![1.0 / legal.len() as f32; legal.len()], value: values[0], draw: 0.0, values };
             t.apply_evaluations(&[eval], &mut rng);
         }
         let node = |k: usize| t.nodes[k];

@@ -14,12 +14,13 @@ impl<G: GameState> Mcts<G> {
     /// The value of a finished game for its side to move, in the search's
     /// units: +1 / -1 for a win / loss; a draw is `+draw_penalty`, so the
     /// side whose move ended the game in a draw gets `-draw_penalty`
-    /// ([`MctsConfig::draw_penalty`](crate::MctsConfig::draw_penalty)).
+    /// ([`MctsConfig::draw_penalty`](crate::MctsConfig::draw_penalty)), plus
+    /// the side's contempt ([`MctsConfig::contempt`](crate::MctsConfig::contempt)).
     #[inline]
-    pub(super) fn terminal_value(&self, o: martian_rules::Outcome, stm: martian_rules::Side) -> f32 {
+    pub(super) fn terminal_value(&self, o: martian_rules::Outcome, pos: &G) -> f32 {
         match o.winner {
-            None => self.cfg.draw_penalty,
-            Some(_) => o.value_for(stm),
+            None => self.draw_value(pos),
+            Some(_) => o.value_for(pos.side_to_move()),
         }
     }
 
@@ -85,10 +86,7 @@ impl<G: GameState> Mcts<G> {
                     self.scratch.clone_from(&p.state);
                     self.scratch.play_unchecked(mv);
                     if let Some(o) = self.scratch.outcome() {
-                        let v = match o.winner {
-                            None => self.cfg.draw_penalty,
-                            Some(_) => o.value_for(self.scratch.side_to_move()),
-                        };
+                        let v = self.terminal_value(o, &self.scratch);
                         child.kind = NodeKind::Terminal(v);
                         proven_win |= v <= -1.0;
                         all_lost &= v >= 1.0;
@@ -157,8 +155,11 @@ impl<G: GameState> Mcts<G> {
                 } else if all_lost {
                     -1.0
                 } else {
-                    // Never below what a drawing move secures (the leaf's floor).
-                    eval.value.clamp(-1.0, 1.0).max(floor)
+                    // W - L + u D for the mover's draw utility u (contempt), never
+                    // below what a drawing move secures (the leaf's floor).
+                    let u = self.draw_value(&p.state);
+                    let v = if u != 0.0 { eval.value + u * eval.draw } else { eval.value };
+                    v.clamp(-1.0, 1.0).max(floor)
                 };
                 let mut v = -leaf_value;
                 for &i in p.path.iter().rev() {

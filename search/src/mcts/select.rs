@@ -125,7 +125,7 @@ impl<G: GameState> Mcts<G> {
                         }
                     }
                     if let Some(outcome) = self.scratch.outcome() {
-                        let v = self.terminal_value(outcome, self.scratch.side_to_move());
+                        let v = self.terminal_value(outcome, &self.scratch);
                         self.nodes[idx as usize].kind = NodeKind::Terminal(v);
                         self.backup_path(v);
                         if self.cfg.solver {

@@ -8,13 +8,13 @@
 
 use std::cmp::Ordering;
 
-use martian_rules::{mix64, GameState, Move, MAX_PLAYERS};
+use martian_rules::{mix64, GameState, Move, Side, MAX_PLAYERS};
 use rand::Rng;
 
 use super::node::{game_value, Node, NodeKind};
 use super::prove::Prover;
 use super::result::{compare_stats, tie_rank, SearchResult};
-use crate::config::{MctsConfig, RootSelection};
+use crate::config::{ContemptMode, MctsConfig, RootSelection};
 use crate::evaluator::{EvalError, Evaluator};
 
 /// A leaf waiting for its evaluation: its position, its legal moves (the
@@ -106,6 +106,13 @@ pub struct Mcts<G: GameState> {
     pub(super) prover: Prover<G>,
     /// A child's position for [`Mcts::check_children`].
     pub(super) probe: G,
+    /// The value of a finished drawn game for its side to move, by side
+    /// index ([`Side`] as `usize`): [`MctsConfig::draw_penalty`] plus the
+    /// contempt (`-contempt` for the contempt side, `+contempt` for the
+    /// other; [`MctsConfig::contempt`]).
+    pub(super) draw_values: [f32; 2],
+    /// The side for which a draw is worth `-contempt` ([`Mcts::set_contempt`]).
+    pub(super) contempt_side: Side,
 }
 
 /// State of one Gumbel root search: the candidates and the halving schedule.
@@ -144,6 +151,7 @@ impl<G: GameState> Mcts<G> {
             cfg.leaf_threat_check = false;
             cfg.trap_plies = 0;
             cfg.draw_penalty = 0.0;
+            cfg.contempt = 0.0;
         }
         let prover = Prover::new(&root);
         let probe = root.clone();
@@ -167,7 +175,10 @@ impl<G: GameState> Mcts<G> {
             forced: false,
             prover,
             probe,
+            draw_values: [0.0; 2],
+            contempt_side: Side::South,
         };
+        t.set_draw_values(t.root_state.side_to_move());
         let r = t.root_node();
         t.nodes.push(r);
         t
@@ -306,7 +317,50 @@ impl<G: GameState> Mcts<G> {
     pub fn set_draw_penalty(&mut self, draw_penalty: f32) {
         if !self.many() {
             self.cfg.draw_penalty = draw_penalty.clamp(0.0, 0.5);
+            self.set_draw_values(self.contempt_side);
         }
+    }
+
+    /// Sets the contempt of the searches from now on: a draw is worth
+    /// `-contempt` (clamped to `0..=0.5`) to `side` and `+contempt` to the
+    /// other ([`MctsConfig::contempt`]; self-play picks both per game).
+    /// Ignored with more than two value players. Values already backed up
+    /// are kept, so set it before the first search of a game.
+    pub fn set_contempt(&mut self, side: Side, contempt: f32) {
+        if !self.many() {
+            self.cfg.contempt = contempt.clamp(0.0, 0.5);
+            self.set_draw_values(side);
+        }
+    }
+
+    /// The contempt side and its contempt ([`Mcts::set_contempt`]): the side
+    /// for which a draw is worth `-contempt`.
+    pub fn contempt(&self) -> (Side, f32) {
+        (self.contempt_side, self.cfg.contempt)
+    }
+
+    fn set_draw_values(&mut self, side: Side) {
+        self.contempt_side = side;
+        let (dp, c) = if self.many() { (0.0, 0.0) } else { (self.cfg.draw_penalty, self.cfg.contempt) };
+        for s in Side::ALL {
+            self.draw_values[s as usize] = dp + if s == side { -c } else { c };
+        }
+    }
+
+    /// The value of a drawn finished game, or of a leaf's draw probability,
+    /// for the side to move of `pos` (in the search's units).
+    #[inline]
+    pub(super) fn draw_value(&self, pos: &G) -> f32 {
+        let stm = pos.side_to_move();
+        if self.cfg.contempt_mode == ContemptMode::Material && self.cfg.contempt > 0.0 && !self.many() {
+            let c = match pos.material_leader() {
+                Some(s) if s == stm => -self.cfg.contempt,
+                Some(_) => self.cfg.contempt,
+                None => 0.0,
+            };
+            return self.cfg.draw_penalty + c;
+        }
+        self.draw_values[stm as usize]
     }
 
     /// Sets the seed of the tree's tie-breaks (0 until set; kept by
@@ -344,6 +398,8 @@ impl<G: GameState> Mcts<G> {
         self.nodes.clear();
         self.players = root.num_players().clamp(1, MAX_PLAYERS);
         self.root_state = root;
+        // A new position: the contempt side is its side to move (the engine's).
+        self.set_draw_values(self.root_state.side_to_move());
         let r = self.root_node();
         self.nodes.push(r);
         self.num_pending = 0;
