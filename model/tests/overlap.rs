@@ -79,6 +79,7 @@ impl<'a> OldNetEvaluator<'a> {
             }
             let wdl = &self.value[i * 3..i * 3 + 3];
             e.value = (wdl[0] - wdl[2]).clamp(-1.0, 1.0);
+            e.draw = wdl[1].clamp(0.0, 1.0);
         }
     }
 }
