@@ -26,6 +26,8 @@ pub enum EngineKind {
     Mcts {
         /// Simulations per search (at least 1).
         visits: u32,
+        /// Move-choice temperature (a strength level's; 0 = the best move).
+        temperature: f32,
     },
     /// The alpha-beta baseline.
     AlphaBeta {
@@ -44,7 +46,7 @@ impl EngineKind {
     /// The limits of each search.
     pub fn limits(&self) -> SearchLimits {
         match self {
-            EngineKind::Mcts { visits } => SearchLimits::visits((*visits).max(1)),
+            EngineKind::Mcts { visits, .. } => SearchLimits::visits((*visits).max(1)),
             EngineKind::AlphaBeta { limits, .. } => *limits,
             EngineKind::Random | EngineKind::Greedy => SearchLimits::default(),
         }
@@ -53,9 +55,13 @@ impl EngineKind {
     /// A short description: `mcts (network, 200 visits)`, `alphabeta (depth 4)`.
     pub fn describe(&self, with_net: bool) -> String {
         match self {
-            EngineKind::Mcts { visits } => {
+            EngineKind::Mcts { visits, temperature } => {
                 let net = if with_net { "network" } else { "uniform priors, no network" };
-                format!("mcts ({net}, {visits} visits)")
+                if *temperature > 0.0 {
+                    format!("mcts ({net}, {visits} visits, move temperature {temperature})")
+                } else {
+                    format!("mcts ({net}, {visits} visits)")
+                }
             }
             EngineKind::AlphaBeta { limits, .. } => {
                 let mut parts = Vec::new();
@@ -135,7 +141,12 @@ pub fn session<'a, G: AbGame>(
         EngineKind::Random => pick(Box::new(RandomPlayer::new(1))),
         EngineKind::Greedy => pick(Box::new(GreedyPlayer::new(1))),
     };
-    Ok(Session::new(engine, pos))
+    Ok(match kind {
+        EngineKind::Mcts { temperature, .. } if *temperature > 0.0 => {
+            Session::new(engine, pos).with_temperature(*temperature, 1)
+        }
+        _ => Session::new(engine, pos),
+    })
 }
 
 /// Searches `pos` within `limits` (see [`Session::go`]): the move to play and
@@ -176,7 +187,7 @@ mod tests {
     #[test]
     fn sessions_of_every_engine_kind() {
         let pos = MartianChess::new_game(&MartianRules::default()).expect("start");
-        let mcts = EngineKind::Mcts { visits: 64 };
+        let mcts = EngineKind::Mcts { visits: 64, temperature: 0.0 };
         let (_, t) = think(&mut session(&mcts, None, Device::Cpu, pos).unwrap(), &pos, &mcts.limits(), |_| {}).unwrap();
         assert_eq!(effort(&t), format!("64 visits, {} nodes", t.nodes));
         assert!(matches!(t.score, Some(Score::Value(v)) if (-1.0..=1.0).contains(&v)));

@@ -117,6 +117,8 @@ pub struct MctsPlayer<G: GameState, E> {
     cfg: MctsConfig,
     simulations: u32,
     movetime: Option<std::time::Duration>,
+    /// Move-choice temperature ([`MctsPlayer::with_temperature`]).
+    temperature: f32,
     tree: Option<Mcts<G>>,
     /// The move this player last chose (from the tree's root), for tree reuse.
     last_move: Option<Move>,
@@ -158,6 +160,14 @@ impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
         self
     }
 
+    /// Plays moves drawn at move-choice temperature `t` (a strength level,
+    /// [`martian_search::SearchResult::sample_move`]) from the player's seeded
+    /// generator; 0 (the default) plays the best move.
+    pub fn with_temperature(mut self, t: f32) -> Self {
+        self.temperature = t;
+        self
+    }
+
     /// An MCTS player named `name` using `evaluator`.
     pub fn new(name: String, evaluator: E, cfg: MctsConfig, simulations: u32, seed: u64) -> Self {
         MctsPlayer {
@@ -166,6 +176,7 @@ impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
             cfg,
             simulations: simulations.max(1),
             movetime: None,
+            temperature: 0.0,
             tree: None,
             last_move: None,
             rng: StdRng::seed_from_u64(seed),
@@ -219,7 +230,7 @@ impl<G: GameState, E: Evaluator<G>> Player<G> for MctsPlayer<G, E> {
                 res
             }
         };
-        let mv = res.best_move().ok_or(PlayerError::NoMove)?;
+        let mv = res.sample_move(self.temperature, &mut self.rng).ok_or(PlayerError::NoMove)?;
         self.last_move = Some(mv);
         Ok(mv)
     }

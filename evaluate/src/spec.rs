@@ -17,6 +17,8 @@ pub struct SpecError(pub String);
 /// * a checkpoint path: MCTS with the network, `[evaluate] simulations` visits;
 /// * `mcts:model=PATH,visits=N,movetime=MS` (every key optional; no model = uniform priors;
 ///   with `movetime` the move ends at the first batch after MS milliseconds, or at N visits);
+///   `level=L` instead of `visits`: a strength level ([`martian_search::Level`]: its visits
+///   and move-choice temperature);
 /// * `uniform` (MCTS without a network), `random`, `greedy`;
 /// * `alphabeta:depth=N`, `alphabeta:movetime=MS`, `alphabeta:nodes=N`, with
 ///   optional `tt=MIB` and evaluation options (Jetan: `values=seed000`).
@@ -34,6 +36,9 @@ pub enum PlayerSpec {
         visits: Option<u32>,
         /// Wall time per move, milliseconds.
         movetime: Option<u64>,
+        /// A strength level (1 to [`martian_search::Level::MAX`]): its visits
+        /// (instead of `visits`) and its move-choice temperature.
+        level: Option<u8>,
     },
     /// MCTS with the uniform evaluator.
     Uniform,
@@ -138,7 +143,7 @@ impl PlayerSpec {
                 PlayerSpec::AlphaBeta { limits, tt_mib, eval_options, text: s.to_string() }
             }
             _ if s.starts_with("mcts:") || s == "mcts" => {
-                let (mut model, mut visits, mut movetime) = (None, None, None);
+                let (mut model, mut visits, mut movetime, mut level) = (None, None, None, None);
                 for (k, v) in kv(s.strip_prefix("mcts").unwrap_or("").trim_start_matches(':'))? {
                     match k.as_str() {
                         "model" => model = Some(PathBuf::from(v)),
@@ -156,10 +161,24 @@ impl PlayerSpec {
                             }
                             visits = Some(n);
                         }
-                        _ => return Err(SpecError(format!("player {s:?}: unknown key {k:?} (known: model, visits, movetime)"))),
+                        "level" => {
+                            let n: u32 = parse_num(s, &k, &v)?;
+                            let l = martian_search::Level::get(n).map_err(|e| SpecError(format!("player {s:?}: {e}")))?;
+                            level = Some(l.number);
+                        }
+                        _ => {
+                            return Err(SpecError(format!(
+                                "player {s:?}: unknown key {k:?} (known: model, visits, movetime, level)"
+                            )))
+                        }
                     }
                 }
-                PlayerSpec::Mcts { model, visits, movetime }
+                if level.is_some() && visits.is_some() {
+                    return Err(SpecError(format!(
+                        "player {s:?}: a level sets the visits: give level or visits, not both"
+                    )));
+                }
+                PlayerSpec::Mcts { model, visits, movetime, level }
             }
             p if p.contains(':') && !Path::new(p).exists() => {
                 return Err(SpecError(format!("unknown player {p:?}: expected a checkpoint path, random, greedy, uniform, mcts:model=PATH,visits=N,movetime=MS or alphabeta:depth=N|movetime=MS|nodes=N")))
@@ -221,7 +240,7 @@ impl PlayerSpec {
 /// What an MCTS player needs besides its evaluator: the name it plays under
 /// in results, its checkpoint (`None`: uniform priors and value 0), its
 /// visit cap per move and its time per move.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MctsParts {
     /// The player's name in results, e.g. `mcts:model=gen0004.safetensors,visits=32`.
     pub name: String,
@@ -231,6 +250,9 @@ pub struct MctsParts {
     pub visits: u32,
     /// Wall time per move, milliseconds (whichever limit comes first).
     pub movetime: Option<u64>,
+    /// Move-choice temperature (a strength level's; 0 = the best move,
+    /// [`martian_search::SearchResult::sample_move`]).
+    pub temperature: f32,
 }
 
 impl PlayerSpec {
@@ -241,17 +263,23 @@ impl PlayerSpec {
     /// only the time. Checkpoints are named by their file name.
     pub fn mcts_parts(&self, default_visits: u32) -> Option<MctsParts> {
         let file = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
-        let (base, model, visits, movetime) = match self {
-            PlayerSpec::Net(p) => (format!("mcts:model={}", file(p)), Some(p.clone()), None, None),
-            PlayerSpec::Mcts { model: Some(p), visits, movetime } => {
-                (format!("mcts:model={}", file(p)), Some(p.clone()), *visits, *movetime)
+        let (mut base, model, mut visits, movetime, level) = match self {
+            PlayerSpec::Net(p) => (format!("mcts:model={}", file(p)), Some(p.clone()), None, None, None),
+            PlayerSpec::Mcts { model: Some(p), visits, movetime, level } => {
+                (format!("mcts:model={}", file(p)), Some(p.clone()), *visits, *movetime, *level)
             }
-            PlayerSpec::Mcts { model: None, visits, movetime } => {
-                ("mcts:uniform".to_string(), None, *visits, *movetime)
+            PlayerSpec::Mcts { model: None, visits, movetime, level } => {
+                ("mcts:uniform".to_string(), None, *visits, *movetime, *level)
             }
-            PlayerSpec::Uniform => ("mcts:uniform".to_string(), None, None, None),
+            PlayerSpec::Uniform => ("mcts:uniform".to_string(), None, None, None, None),
             PlayerSpec::Random | PlayerSpec::Greedy | PlayerSpec::AlphaBeta { .. } => return None,
         };
+        let level = level.and_then(|n| martian_search::Level::get(u32::from(n)).ok());
+        if let Some(l) = level {
+            base = format!("{base},level={}", l.number);
+            visits = Some(l.visits);
+        }
+        let temperature = level.map_or(0.0, |l| l.temperature);
         let (name, visits) = match (visits, movetime) {
             (Some(v), Some(ms)) => (format!("{base},visits={v},movetime={ms}"), v),
             (None, Some(ms)) => (format!("{base},movetime={ms}"), u32::MAX),
@@ -260,13 +288,37 @@ impl PlayerSpec {
                 (format!("{base},visits={v}"), v)
             }
         };
-        Some(MctsParts { name, model, visits, movetime })
+        let name = match level {
+            // The level's name says its visits without repeating them.
+            Some(_) => name.replace(&format!(",visits={visits}"), ""),
+            None => name,
+        };
+        Some(MctsParts { name, model, visits, movetime, temperature })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `level=L`: the level's visits and temperature, named in the player's
+    /// name; a level with visits, or outside 1..=6, is refused.
+    #[test]
+    fn a_level_sets_visits_and_temperature() {
+        let s = PlayerSpec::parse("mcts:model=net.safetensors,level=3").unwrap();
+        let parts = s.mcts_parts(64).unwrap();
+        let l = martian_search::Level::get(3).unwrap();
+        assert_eq!((parts.visits, parts.temperature), (l.visits, l.temperature));
+        assert_eq!(parts.name, "mcts:model=net.safetensors,level=3");
+        let plain = PlayerSpec::parse("mcts:visits=16").unwrap().mcts_parts(64).unwrap();
+        assert_eq!((plain.visits, plain.temperature), (16, 0.0));
+        let e = PlayerSpec::parse("mcts:level=3,visits=8").unwrap_err().to_string();
+        assert!(e.contains("give level or visits"), "{e}");
+        for bad in ["mcts:level=0", "mcts:level=7", "mcts:level=x"] {
+            let e = PlayerSpec::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("level"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn parses_player_specs_and_lists() {
@@ -293,10 +345,10 @@ mod tests {
             }
             s => panic!("{s:?}"),
         }
-        assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8), movetime: None });
+        assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8), movetime: None, level: None });
         assert_eq!(
             PlayerSpec::parse("mcts:visits=400,movetime=200").unwrap(),
-            PlayerSpec::Mcts { model: None, visits: Some(400), movetime: Some(200) }
+            PlayerSpec::Mcts { model: None, visits: Some(400), movetime: Some(200), level: None }
         );
         assert!(PlayerSpec::parse("mcts:movetime=0").is_err());
         assert_eq!(l[4], PlayerSpec::Random);

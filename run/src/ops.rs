@@ -566,9 +566,14 @@ fn mcts_side<'a, G: GameState>(
     c: &'a Option<Checkpoint>,
     device: Device,
 ) -> Result<Option<(String, SideEval<'a, G>, u32)>> {
-    let Some(MctsParts { name, model, visits, movetime: None }) = s.mcts_parts(cfg.evaluate.simulations) else {
+    // Timed players and strength levels (sampled moves) play in the sequential arena.
+    let Some(MctsParts { name, model, visits, movetime: None, temperature }) = s.mcts_parts(cfg.evaluate.simulations)
+    else {
         return Ok(None);
     };
+    if temperature > 0.0 {
+        return Ok(None);
+    }
     let ev = match (model, c) {
         (Some(_), Some(ck)) => SideEval::Net(match_evaluator(cfg, ck, device, 1024)?),
         (Some(p), None) => bail!("player {}: checkpoint not loaded", p.display()),
@@ -662,16 +667,21 @@ pub fn make_player<'a, G: AbGame>(
         }
         PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
         PlayerSpec::Net(_) | PlayerSpec::Mcts { .. } | PlayerSpec::Uniform => {
-            let Some(MctsParts { name, model, visits, movetime }) = s.mcts_parts(cfg.evaluate.simulations) else {
+            let Some(MctsParts { name, model, visits, movetime, temperature }) = s.mcts_parts(cfg.evaluate.simulations)
+            else {
                 bail!("player {s:?} is not an MCTS player");
             };
             match (model, c) {
                 (Some(_), Some(ck)) => timed(
-                    MctsPlayer::new(name, match_evaluator::<G>(cfg, ck, device, 256)?, search, visits, seed),
+                    MctsPlayer::new(name, match_evaluator::<G>(cfg, ck, device, 256)?, search, visits, seed)
+                        .with_temperature(temperature),
                     movetime,
                 ),
                 (Some(p), None) => bail!("player {}: checkpoint not loaded", p.display()),
-                (None, _) => timed(MctsPlayer::new(name, UniformEvaluator, search, visits, seed), movetime),
+                (None, _) => timed(
+                    MctsPlayer::new(name, UniformEvaluator, search, visits, seed).with_temperature(temperature),
+                    movetime,
+                ),
             }
         }
     })

@@ -13,6 +13,7 @@ mod backend;
 mod cache;
 mod config;
 mod evaluator;
+mod level;
 pub mod mcts;
 pub mod puct;
 pub mod session;
@@ -22,6 +23,7 @@ pub use backend::{softmax_in_place, Backend, BackendEvaluator, DeviceBatch, SimO
 pub use cache::{CachedEvaluator, EvalCache, KeyHasher, KeyMap};
 pub use config::{ContemptMode, MctsConfig, RootSelection};
 pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};
+pub use level::Level;
 pub use mcts::{Gather, Mcts, QRescale, SearchResult};
 pub use session::{
     line_text, search_together, End, Engine, Info, MctsJob, Pace, RootMove, Score, SearchLimits, Session, SessionError,

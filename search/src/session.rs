@@ -396,6 +396,9 @@ pub struct Session<'a, G: AbGame, E: Evaluator<G> = UniformEvaluator> {
     stop: Arc<AtomicBool>,
     info_every: Duration,
     pace: Pace,
+    /// Move-choice temperature of MCTS ([`Session::with_temperature`]) and its generator.
+    temperature: f32,
+    choice: StdRng,
 }
 
 impl<'a, G: AbGame> Session<'a, G> {
@@ -424,7 +427,20 @@ impl<'a, G: AbGame, E: Evaluator<G>> Session<'a, G, E> {
             stop: Arc::new(AtomicBool::new(false)),
             info_every: Duration::from_secs(1),
             pace: Pace::default(),
+            temperature: 0.0,
+            choice: StdRng::seed_from_u64(0),
         }
+    }
+
+    /// MCTS plays a move drawn at move-choice temperature `t` (a strength
+    /// level, [`crate::Level`]; [`SearchResult::sample_move`](crate::SearchResult::sample_move))
+    /// from a generator seeded with `seed`, instead of the best move: the
+    /// final [`Info::best_move`] is that draw (the principal variation and
+    /// the root moves stay the search's). 0 (the default) plays the best move.
+    pub fn with_temperature(mut self, t: f32, seed: u64) -> Self {
+        self.temperature = t;
+        self.choice = StdRng::seed_from_u64(seed);
+        self
     }
 
     /// The interval between MCTS infos during a search (checked after each
@@ -516,7 +532,13 @@ impl<'a, G: AbGame, E: Evaluator<G>> Session<'a, G, E> {
                     info_every: self.info_every,
                     pace: &mut self.pace,
                 };
-                run.search(config, evaluator, &mut on_info).1
+                let (tree, mut info) = run.search(config, evaluator, &mut on_info);
+                if self.temperature > 0.0 && info.best_move.is_some() {
+                    if let Some(m) = tree.result().sample_move(self.temperature, &mut self.choice) {
+                        info.best_move = Some(m);
+                    }
+                }
+                info
             }
             Engine::AlphaBeta(ab) => alphabeta(ab, &self.position, start, limits, &self.stop, &mut on_info),
             Engine::Chooser(pick) => {

@@ -69,7 +69,7 @@ pub fn run(a: Args) -> Result<()> {
             if a.depth.is_some() || a.movetime.is_some() || a.nodes.is_some() || a.tt_mib.is_some() {
                 bail!("--depth, --movetime, --nodes and --tt-mib are the alphabeta engine's; mcts takes --visits");
             }
-            EngineKind::Mcts { visits: a.visits.unwrap_or(800) }
+            EngineKind::Mcts { visits: a.visits.unwrap_or(800), temperature: 0.0 }
         }
         "alphabeta" => {
             if a.model.is_some() {

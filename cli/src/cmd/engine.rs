@@ -59,6 +59,12 @@ pub struct Args {
     /// Visits of a bare `go` (at least 1).
     #[arg(long, default_value_t = 800, value_parser = clap::value_parser!(u32).range(1..))]
     visits: u32,
+    /// Strength level of the MCTS engine, 1 (weakest) to 6: a bare `go` searches
+    /// the level's visits and `bestmove` is drawn at its move-choice temperature
+    /// (seeded: the same position and commands give the same move).
+    /// `docs/levels.md` gives each level's measured Elo. Instead of --visits.
+    #[arg(long, conflicts_with = "visits")]
+    level: Option<u32>,
     /// Leaves gathered per network batch (MCTS with virtual loss; 1 = sequential), 1..=256.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
     batch: u32,
@@ -106,9 +112,13 @@ impl<G: AbGame> Position for G {
         match net {
             Some(n) => {
                 let ev = NetEvaluator::<G>::new(&n.ck.net, s.device, s.batch as usize);
-                job.run(Session::mcts(config, ev, self.clone()), pace, out)
+                job.run(Session::mcts(config, ev, self.clone()).with_temperature(s.temperature, 1), pace, out)
             }
-            None => job.run(Session::mcts(config, UniformEvaluator, self.clone()), pace, out),
+            None => job.run(
+                Session::mcts(config, UniformEvaluator, self.clone()).with_temperature(s.temperature, 1),
+                pace,
+                out,
+            ),
         }
     }
 }
@@ -206,6 +216,8 @@ struct Settings {
     alphabeta: bool,
     device: Device,
     default_visits: u32,
+    /// Move-choice temperature of `--level` (0 = the best move).
+    temperature: f32,
     batch: u32,
     max_nodes: usize,
     info_every: Duration,
@@ -467,6 +479,10 @@ impl Engine {
             }
             (Some(e), None) => bail!("unknown engine {e:?}: expected mcts (with --model), mcts-uniform or alphabeta"),
         };
+        let level = a.level.map(martian_search::Level::get).transpose().map_err(|e| anyhow::anyhow!("--level: {e}"))?;
+        if level.is_some() && name == "alphabeta" {
+            bail!("--level sets the MCTS engine's search; --engine alphabeta does not use it");
+        }
         let mut game = a.game.or(net.as_ref().map(|n| n.game));
         if let (Some(g), Some(n)) = (game, &net) {
             if g != n.game {
@@ -511,7 +527,8 @@ impl Engine {
             settings: Settings {
                 alphabeta: name == "alphabeta",
                 device,
-                default_visits: a.visits.max(1),
+                default_visits: level.map_or(a.visits.max(1), |l| l.visits),
+                temperature: level.map_or(0.0, |l| l.temperature),
                 batch: a.batch.clamp(1, 256),
                 max_nodes: a.max_nodes.max(1000),
                 info_every: Duration::from_millis(a.info_ms.max(10)),

@@ -142,8 +142,8 @@ fn with_run_best(s: PlayerSpec) -> Result<PlayerSpec> {
     };
     Ok(match s {
         PlayerSpec::Net(p) => PlayerSpec::Net(resolve(p)?),
-        PlayerSpec::Mcts { model: Some(p), visits, movetime } => {
-            PlayerSpec::Mcts { model: Some(resolve(p)?), visits, movetime }
+        PlayerSpec::Mcts { model: Some(p), visits, movetime, level } => {
+            PlayerSpec::Mcts { model: Some(resolve(p)?), visits, movetime, level }
         }
         s => s,
     })

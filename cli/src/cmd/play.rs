@@ -36,6 +36,11 @@ pub struct Args {
     /// MCTS simulations per engine move (`--engine mcts`; default 200).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     visits: Option<u32>,
+    /// Strength level of the mcts engine, 1 (weakest) to 6: fewer visits and a
+    /// move-choice temperature (`docs/levels.md` gives each level's measured Elo).
+    /// Instead of --visits.
+    #[arg(long, conflicts_with = "visits")]
+    level: Option<u32>,
     /// Alpha-beta search depth in plies (`--engine alphabeta`; default 4 without --movetime).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     depth: Option<u32>,
@@ -108,11 +113,17 @@ fn engine_kind(a: &Args) -> Result<EngineKind> {
     if a.engine != "alphabeta" && (a.depth.is_some() || a.movetime.is_some()) {
         bail!("--depth and --movetime limit the alphabeta engine; --engine {} does not use them", a.engine);
     }
-    if a.engine != "mcts" && a.visits.is_some() {
-        bail!("--visits sets the mcts engine's simulations; --engine {} does not use it", a.engine);
+    if a.engine != "mcts" && (a.visits.is_some() || a.level.is_some()) {
+        bail!("--visits and --level set the mcts engine's search; --engine {} does not use them", a.engine);
     }
     Ok(match a.engine.as_str() {
-        "mcts" => EngineKind::Mcts { visits: a.visits.unwrap_or(200) },
+        "mcts" => match a.level {
+            Some(n) => {
+                let l = martian_search::Level::get(n).map_err(|e| anyhow::anyhow!("--level: {e}"))?;
+                EngineKind::Mcts { visits: l.visits, temperature: l.temperature }
+            }
+            None => EngineKind::Mcts { visits: a.visits.unwrap_or(200), temperature: 0.0 },
+        },
         "alphabeta" => {
             let mut limits = SearchLimits {
                 depth: a.depth,

@@ -708,3 +708,43 @@ fn uniform_mcts_answers_the_princess_trap_positions() {
     e.send("quit");
     assert_eq!(e.wait_exit(), 0);
 }
+
+/// `--level`: a bare `go` searches the level's visits (the last `info` line
+/// says so) and plays a legal move, the same one for the same commands (the
+/// draw is seeded); bad levels, a level with `--visits`, and a level for
+/// alpha-beta fail at start naming `--level`.
+#[test]
+fn a_level_searches_its_visits_and_is_reproducible() {
+    let input = "game martian-chess\nposition startpos moves b3a2\ngo\nposition startpos moves b3a2 c7d6\ngo\nquit\n";
+    for n in [1u32, 3] {
+        let l = martian_search::Level::get(n).unwrap();
+        let level = n.to_string();
+        let args = ["--engine", "mcts-uniform", "--level", level.as_str()];
+        let (lines, code) = script(&args, input);
+        assert_eq!(code, 0, "{lines:?}");
+        let bests: Vec<&String> = lines.iter().filter(|l| l.starts_with("bestmove ")).collect();
+        assert_eq!(bests.len(), 2, "{lines:?}");
+        assert_legal::<MartianChess>("startpos moves b3a2", &bests[0]["bestmove ".len()..]);
+        assert_legal::<MartianChess>("startpos moves b3a2 c7d6", &bests[1]["bestmove ".len()..]);
+        let visits = format!("info visits {} ", l.visits);
+        assert!(lines.iter().any(|x| x.starts_with(&visits)), "level {n}: {lines:?}");
+        let (again, _) = script(&args, input);
+        assert_eq!(again.iter().filter(|l| l.starts_with("bestmove ")).collect::<Vec<_>>(), bests, "level {n}");
+    }
+    for args in [
+        &["--level", "0"][..],
+        &["--level", "7"],
+        &["--level", "2", "--visits", "5"],
+        &["--engine", "alphabeta", "--level", "2"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+            .arg("engine")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        assert!(err.contains("--level"), "{args:?}: {err}");
+    }
+}

@@ -120,6 +120,69 @@ impl SearchResult {
         }
     }
 
+    /// The move to play at move-choice temperature `temperature` (a strength
+    /// level, [`crate::Level`]): a root move drawn with probability
+    /// proportional to `visits^(1/T)` among the visited moves that are not
+    /// proven losses, or, when the search holds fewer than two visits on
+    /// them, to `prior^(1/T)` (the policy itself). A proven win, a root whose
+    /// every move is lost, and `temperature <= 0` give [`SearchResult::best_move`].
+    /// `None` when there are no root moves.
+    ///
+    /// # Example
+    /// ```
+    /// use martian_rules::martian::{MartianChess, MartianRules};
+    /// use martian_rules::GameState;
+    /// use martian_search::{Mcts, MctsConfig, UniformEvaluator};
+    /// use rand::rngs::StdRng;
+    /// use rand::SeedableRng;
+    ///
+    /// let start = MartianChess::new_game(&MartianRules::default())?;
+    /// let mut tree = Mcts::new(MctsConfig::default(), start);
+    /// let mut rng = StdRng::seed_from_u64(1);
+    /// let result = tree.search(&mut UniformEvaluator, 64, false, &mut rng)?;
+    /// assert_eq!(result.sample_move(0.0, &mut rng), result.best_move());
+    /// let m = result.sample_move(1.0, &mut rng).expect("a legal move");
+    /// assert!(result.visits.iter().any(|&(v, n)| v == m && n > 0), "a move the search visited");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sample_move<R: rand::Rng + ?Sized>(&self, temperature: f32, rng: &mut R) -> Option<Move> {
+        let n = self.visits.len();
+        let won = |i: usize| self.exact_at(i).is_some_and(|v| v >= 1.0);
+        let open = |i: usize| !self.exact_at(i).is_some_and(|v| v <= -1.0);
+        if !(temperature > 0.0) || (0..n).any(won) || !(0..n).any(open) {
+            return self.best_move();
+        }
+        let visited: u32 = (0..n).filter(|&i| open(i)).map(|i| self.visits[i].1).sum();
+        let raw = |i: usize| -> f64 {
+            if visited >= 2 {
+                f64::from(self.visits[i].1)
+            } else {
+                f64::from(self.priors.get(i).copied().unwrap_or(0.0).max(0.0))
+            }
+        };
+        let top = (0..n).filter(|&i| open(i)).map(raw).fold(0.0, f64::max);
+        if !(top > 0.0 && top.is_finite()) {
+            return self.best_move();
+        }
+        let inv = 1.0 / f64::from(temperature);
+        let weight = |i: usize| if open(i) { (raw(i) / top).powf(inv) } else { 0.0 };
+        let sum: f64 = (0..n).map(weight).sum();
+        if !(sum > 0.0 && sum.is_finite()) {
+            return self.best_move();
+        }
+        let mut x = rng.gen::<f64>() * sum;
+        for i in 0..n {
+            let w = weight(i);
+            if w > 0.0 {
+                if x < w {
+                    return Some(self.visits[i].0);
+                }
+                x -= w;
+            }
+        }
+        (0..n).rev().find(|&i| weight(i) > 0.0).map(|i| self.visits[i].0)
+    }
+
     /// The best of the moves `keep` admits, by visits, prior, Q, then [`tie_rank`].
     fn best_among(&self, keep: impl Fn(usize) -> bool) -> Option<Move> {
         let seed = self.tie_seed;
