@@ -112,9 +112,40 @@ pub fn load_model(path: &Path, device: Device) -> Result<LoadedModel> {
     Ok(LoadedModel { game: meta.game, ck, rules: meta.rules, source })
 }
 
-/// For `play` and `analyse`: the network at `path` (if any) on the device
-/// `device` names, and the game to play: `game` when given, else the
-/// network's.
+/// The `--model` value that asks for no network (uniform priors, value 0)
+/// where a bundled model would be used.
+pub const NO_MODEL: &str = "none";
+
+/// The environment variable naming a folder of bundled models (one bundle
+/// directory per game, named by the game: `martian-chess/`), searched first.
+pub const MODELS_ENV: &str = "MARTIAN_ZERO_MODELS";
+
+/// The bundled model of `game` (issue 35): the bundle directory `<game>/`
+/// (`model.json` + `model.safetensors`, as `export` writes it) in the first
+/// of `$MARTIAN_ZERO_MODELS`, `models/` beside the executable, and the
+/// `models/` folder of the source tree this binary was built from; `None`
+/// when the game has none (`models/README.md` lists them with their
+/// provenance and measured Elo).
+pub fn bundled_model(game: martian_rules::GameKind) -> Option<std::path::PathBuf> {
+    let mut roots = Vec::new();
+    if let Some(d) = std::env::var_os(MODELS_ENV) {
+        roots.push(std::path::PathBuf::from(d));
+    }
+    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        roots.push(dir.join("models"));
+    }
+    roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("models"));
+    roots
+        .into_iter()
+        .map(|r| r.join(game.to_string()))
+        .find(|d| d.join(martian_model::export::DESCRIPTION_FILE).is_file())
+}
+
+/// For `play`, `analyse` and `analysis`: the network at `path` (if any) on
+/// the device `device` names, and the game to play: `game` when given, else
+/// the network's. Without a path and with `bundled`, the game's bundled
+/// model ([`bundled_model`]) when it has one, said on stderr; a path of
+/// [`NO_MODEL`] means no network.
 ///
 /// # Errors
 /// A bad device name, an unloadable model, or neither a game nor a model.
@@ -122,11 +153,20 @@ pub fn model_and_game(
     path: Option<&Path>,
     device: &str,
     game: Option<martian_rules::GameKind>,
+    bundled: bool,
 ) -> Result<(Option<LoadedModel>, Device, martian_rules::GameKind)> {
+    let path = match (path, game) {
+        (Some(p), _) if p == Path::new(NO_MODEL) => None,
+        (Some(p), _) => Some(p.to_path_buf()),
+        (None, Some(g)) if bundled => bundled_model(g).inspect(|p| {
+            eprintln!("using the bundled model {} (--model {NO_MODEL} plays without a network)", p.display());
+        }),
+        (None, _) => None,
+    };
     let (model, device) = match path {
         Some(p) => {
             let device = martian_model::parse_device(device)?;
-            (Some(load_model(p, device)?), device)
+            (Some(load_model(&p, device)?), device)
         }
         None => (None, Device::Cpu),
     };

@@ -2,7 +2,7 @@
 // martian-web WebAssembly module (legal moves, play, result, position
 // strings); this file draws what it reports and turns clicks into move text.
 
-import init, { WebSession, rulesVersions } from './pkg/martian_web.js';
+import init, { WebSession, rulesVersions, levelsJson } from './pkg/martian_web.js';
 import { loadNetworkFromUrl, loadNetworkFromFiles, rootWdl, think } from './engine.js';
 
 const $ = (id) => document.getElementById(id);
@@ -28,6 +28,7 @@ const mz = {
   lastSearch: null,
   lastWdl: null,
   engineMoves: [],
+  levels: [],
   message: '',
   error: null,
 };
@@ -197,11 +198,28 @@ function renderSearch(report, wdl) {
     for (const t of [m.text, String(m.visits), m.prior.toFixed(3), m.q === null ? '-' : m.q.toFixed(3)]) {
       tr.appendChild(Object.assign(document.createElement('td'), { textContent: t }));
     }
+    // The win bar: Q as an expected score (Q + 1) / 2 for the side to move.
+    const td = document.createElement('td');
+    if (m.q !== null) {
+      const score = (m.q + 1) / 2;
+      const bar = Object.assign(document.createElement('span'), { className: 'winbar', title: `${(100 * score).toFixed(1)}%` });
+      bar.style.width = `${(100 * score).toFixed(1)}%`;
+      td.appendChild(bar);
+    }
+    tr.appendChild(td);
     return tr;
   }));
 }
 
+/** The chosen strength level (`{number, visits, temperature}`), or null for full strength. */
+function level() {
+  const n = Number($('level').value);
+  return mz.levels.find((l) => l.number === n) ?? null;
+}
+
 function limit() {
+  const l = level();
+  if (l) return { kind: 'visits', n: l.visits };
   const n = Math.max(1, Math.floor(Number($('limit').value) || 1));
   return $('limit-kind').value === 'time' ? { kind: 'time', ms: n } : { kind: 'visits', n };
 }
@@ -248,11 +266,15 @@ async function engineTurn(force = false) {
       say('the engine found no move');
       return;
     }
-    mz.session.play(report.best);
-    mz.engineMoves.push({ move: report.best, visits: report.visits, ms: report.elapsed_ms });
+    // A level plays a move drawn from the search at its temperature (the best at 0).
+    const l = level();
+    const move = l ? (mz.session.searchSample(l.temperature) ?? report.best) : report.best;
+    mz.session.play(move);
+    mz.engineMoves.push({ move, visits: report.visits, ms: report.elapsed_ms, level: l ? l.number : null });
     mz.selected = null;
     render();
-    say(`engine played ${report.best} (${report.visits} visits, ${Math.round(report.elapsed_ms)} ms)`);
+    const how = l ? `level ${l.number}, ` : '';
+    say(`engine played ${move} (${how}${report.visits} visits, ${Math.round(report.elapsed_ms)} ms)`);
     await new Promise((r) => setTimeout(r, 0));
   }
 }
@@ -416,6 +438,12 @@ async function main() {
   if (params.get('human')) $('human').value = params.get('human');
   if (params.get('limit')) $('limit').value = params.get('limit');
   if (params.get('limit_kind')) $('limit-kind').value = params.get('limit_kind');
+  mz.levels = JSON.parse(levelsJson());
+  $('level').append(...mz.levels.map((l) => Object.assign(document.createElement('option'), {
+    value: String(l.number),
+    textContent: `level ${l.number} (${l.visits} visits${l.temperature > 0 ? `, temperature ${l.temperature}` : ''})`,
+  })));
+  if (params.get('level')) $('level').value = params.get('level');
   fillModels();
   setupBoardInput();
   await newSession($('game').value, '');

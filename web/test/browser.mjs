@@ -278,6 +278,45 @@ async function playGame(game, limitKind, limit, seed) {
   return figures;
 }
 
+/**
+ * A strength level (issue 35): the page lists the wasm module's levels; at
+ * level 2 every engine move is searched with that level's visits and played
+ * (a legal move, drawn at its temperature); the top moves show win bars.
+ */
+async function levelGame(game, number, seed) {
+  const { page, errors } = await openPage(`game=${game}&backend=wasm&human=first&level=${number}`);
+  assert.ok(await page.evaluate(() => !!window.mz.net), `${game}: no model loaded: ${await message(page)}`);
+  const levels = await page.evaluate(() => window.mz.levels);
+  assert.ok(levels.length >= 3, `${game}: levels ${JSON.stringify(levels)}`);
+  assert.equal(await page.locator('#level option').count(), levels.length + 1, `${game}: the level menu`);
+  const want = levels.find((l) => l.number === number);
+  const rng = lcg(seed);
+  let v = await view(page);
+  const human = v.side_to_move;
+  let bars = 0;
+  for (let i = 0; i < 6; i++) {
+    v = await view(page);
+    if (v.outcome) break;
+    const m = v.legal[rng() % v.legal.length];
+    await clickSquare(page, m.from);
+    await clickSquare(page, m.to);
+    await engineDone(page, human, 60000);
+    bars = Math.max(bars, await page.locator('#top-moves tbody .winbar').count());
+  }
+  const engine = await page.evaluate(() => window.mz.engineMoves);
+  assert.ok(engine.length > 0, `${game}: the engine never moved at level ${number}`);
+  for (const e of engine) {
+    assert.equal(e.level, number, `${game}: an engine move without its level`);
+    assert.ok(e.visits === want.visits || e.visits === 0, `${game}: level ${number} searched ${e.visits} visits, not ${want.visits}`);
+  }
+  assert.ok(bars > 0, `${game}: no win bar in the top moves`);
+  v = await view(page);
+  assert.match(await message(page), new RegExp(`level ${number}|wins|draw`, 'i'));
+  assert.deepEqual(errors, [], `${game}: page errors`);
+  await page.close();
+  return { game, level: number, visits: want.visits, engine_moves: engine.length, plies: v.moves.length };
+}
+
 async function mismatch(query, pattern, what) {
   const { page } = await openPage(query);
   await page.waitForFunction(() => window.mz.ready, null, { timeout: 60000 });
@@ -317,6 +356,7 @@ try {
   summary.games = [];
   summary.games.push(await playGame('martian-chess', 'time', 150, 7));
   summary.games.push(await playGame('jetan', 'visits', 24, 8));
+  summary.level = await levelGame('martian-chess', 2, 9);
   summary.wrong_game = await mismatch('game=jetan&backend=wasm&model=models/martian-chess/',
     /is a martian-chess model, but the game chosen is jetan/, 'bundle for the other game');
   summary.wrong_rules = await mismatch('game=martian-chess&backend=wasm&model=models/test-other-rules/',

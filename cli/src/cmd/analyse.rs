@@ -87,7 +87,7 @@ pub fn run(a: Args) -> Result<()> {
         }
         e => bail!("unknown engine {e:?}: analyse supports alphabeta and mcts"),
     };
-    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game)?;
+    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game, false)?;
     with_game!(game, G => run_game::<G>(&a, kind, model.as_ref(), device))
 }
 

@@ -111,7 +111,7 @@ fn answer(v: &Value) -> bool {
 /// Runs `analysis`.
 pub fn run(a: Args) -> Result<()> {
     // A closed stdout (the frontend went away) must end the engine, not kill it.
-    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game)?;
+    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game, true)?;
     tch::set_num_threads(if a.threads == 0 { tch::get_num_threads() } else { a.threads as i32 });
     with_game!(game, G => serve::<G>(&a, model.as_ref(), device))
 }

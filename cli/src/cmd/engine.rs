@@ -462,7 +462,20 @@ fn load_net(path: &Path, device: Device) -> Result<(Net, serde_json::Value)> {
 impl Engine {
     fn new(a: &Args, done: Sender<Input>) -> Result<Engine> {
         let mut model_rules = None;
-        let (name, net, device) = match (a.engine.as_deref(), &a.model) {
+        // Without --model and --engine, a game given with --game plays with its
+        // bundled model when it has one (`--model none`: without a network).
+        let bundled = match (&a.model, a.engine.as_deref(), a.game) {
+            (None, None, Some(g)) => martian_run::checkpoints::bundled_model(g).inspect(|p| {
+                eprintln!("using the bundled model {} (--model none plays without a network)", p.display());
+            }),
+            _ => None,
+        };
+        let model = match &a.model {
+            Some(p) if p == Path::new(martian_run::checkpoints::NO_MODEL) => None,
+            Some(p) => Some(p.clone()),
+            None => bundled,
+        };
+        let (name, net, device) = match (a.engine.as_deref(), &model) {
             (None | Some("mcts"), Some(path)) => {
                 let device = martian_model::parse_device(&a.device)?;
                 let (net, rules) = load_net(path, device)?;

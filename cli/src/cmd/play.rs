@@ -104,7 +104,8 @@ pub fn run(a: Args) -> Result<()> {
     if a.model.is_some() && !matches!(engine, EngineKind::Mcts { .. }) {
         bail!("--model is used by the mcts engine; --engine {} takes no model", a.engine);
     }
-    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game)?;
+    let (model, device, game) =
+        model_and_game(a.model.as_deref(), &a.device, a.game, matches!(engine, EngineKind::Mcts { .. }))?;
     with_game!(game, G => run_game::<G>(&a, engine, model.as_ref(), device))
 }
 

@@ -206,6 +206,26 @@ impl WebSession {
     pub fn search_report_json(&self) -> String {
         self.inner.search_report_json()
     }
+
+    /// The move a strength level plays from the current search (drawn at
+    /// `temperature`, [`levels_json`]; the best move at 0), `undefined`
+    /// without a search.
+    #[wasm_bindgen(js_name = searchSample)]
+    pub fn search_sample(&mut self, temperature: f32) -> Option<String> {
+        self.inner.search_sample(temperature)
+    }
+}
+
+/// The strength levels (`martian_search::Level`) as a JSON array of
+/// `{"number", "visits", "temperature"}`, weakest first: the page offers
+/// these, as `engine --level` and `play --level` do.
+#[wasm_bindgen(js_name = levelsJson)]
+pub fn levels_json() -> String {
+    let levels: Vec<serde_json::Value> = martian_search::Level::all()
+        .iter()
+        .map(|l| serde_json::json!({ "number": l.number, "visits": l.visits, "temperature": l.temperature }))
+        .collect();
+    serde_json::Value::Array(levels).to_string()
 }
 
 /// Checks a bundle's `model.json` text against the compiled rules; returns

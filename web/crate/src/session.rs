@@ -177,6 +177,11 @@ pub trait Session {
     /// The root statistics of the current search as JSON ([`SearchReport`]),
     /// `null` without a search.
     fn search_report_json(&self) -> String;
+    /// The move a strength level plays from the current search: drawn at
+    /// move-choice temperature `temperature` from the search's visits
+    /// (`martian_search::SearchResult::sample_move`) with the search's
+    /// generator; the best move at 0. `None` without a search or a move.
+    fn search_sample(&mut self, temperature: f32) -> Option<String>;
 }
 
 /// The state of one search.
@@ -420,6 +425,12 @@ impl<G: WebGame> Session for GameSession<G> {
 
     fn search_visits(&self) -> u32 {
         self.search.as_ref().map_or(0, |s| s.tree.child_visits())
+    }
+
+    fn search_sample(&mut self, temperature: f32) -> Option<String> {
+        let s = self.search.as_mut()?;
+        let m = s.tree.result().sample_move(temperature, &mut s.rng)?;
+        Some(s.tree.root_state().move_to_string(m))
     }
 
     fn search_report_json(&self) -> String {
