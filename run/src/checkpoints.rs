@@ -139,6 +139,7 @@ pub fn bundled_model(game: martian_rules::GameKind) -> Option<std::path::PathBuf
         .into_iter()
         .map(|r| r.join(game.to_string()))
         .find(|d| d.join(martian_model::export::DESCRIPTION_FILE).is_file())
+        .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
 }
 
 /// For `play`, `analyse` and `analysis`: the network at `path` (if any) on
