@@ -23,17 +23,23 @@ pub struct Args {
     #[arg(long)]
     config: PathBuf,
     /// Player A: checkpoint path, `mcts:model=PATH,visits=N,movetime=MS` (either limit, or both:
-    /// whichever comes first), `uniform`,
+    /// whichever comes first; `level=L` instead of visits: a strength level), `uniform`,
     /// `random`, `greedy`, or `alphabeta:depth=N` / `alphabeta:movetime=MS` / `alphabeta:nodes=N`.
     #[arg(long)]
     a: String,
     /// Player B (same forms); with --gauntlet a comma-separated list, e.g.
     /// `alphabeta:depth=1,alphabeta:depth=2,alphabeta:depth=3`.
-    #[arg(long)]
-    b: String,
+    #[arg(long, required_unless_present = "ladder")]
+    b: Option<String>,
     /// Play A against every player of --b in turn and fit ratings.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "ladder")]
     gauntlet: bool,
+    /// Play A against the run directory's alpha-beta ladder (its rungs with
+    /// their calibrated ratings, as the pipeline's ladder) and print A's
+    /// ladder Elo on that fixed scale, `--games` games a rung; needs a run
+    /// directory (--run-dir, or A's checkpoint inside one). Without --b.
+    #[arg(long, conflicts_with = "b")]
+    ladder: bool,
     /// Games per match (rounded up to an even number: pairs with colours swapped).
     #[arg(long)]
     games: u32,
@@ -151,7 +157,12 @@ fn with_run_best(s: PlayerSpec) -> Result<PlayerSpec> {
 
 fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     let spec_a = with_run_best(PlayerSpec::parse(&a.a)?)?;
-    let specs_b = if a.gauntlet { PlayerSpec::parse_list(&a.b)? } else { vec![PlayerSpec::parse(&a.b)?] };
+    let b = a.b.as_deref().unwrap_or_default();
+    let specs_b = match (a.ladder, a.gauntlet) {
+        (true, _) => Vec::new(),
+        (false, true) => PlayerSpec::parse_list(b)?,
+        (false, false) => vec![PlayerSpec::parse(b)?],
+    };
     let specs_b = specs_b.into_iter().map(with_run_best).collect::<Result<Vec<_>>>()?;
     if a.games == 0 {
         bail!("--games must be >= 1");
@@ -191,6 +202,12 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         }
     }
     let book = run_dir.as_ref().map(|r| r.join(martian_run::layout::OPENINGS));
+    if a.ladder {
+        let Some(r) = &run_dir else {
+            bail!("--ladder needs a run directory (its calibrated ladder): give --run-dir R, or a checkpoint in R/models/");
+        };
+        return ladder::<G>(a, r, &spec_a, pairs, device);
+    }
     if !a.gauntlet {
         let (m, _) = run_match_with::<G>(cfg, &rules, &spec_a, &specs_b[0], pairs, device, book.as_deref(), None)?;
         println!("{}", report_lines(&m, "").join("\n"));
@@ -343,4 +360,52 @@ mod tests {
         std::fs::write(dir.path().join("match-a-vs-b-2.json"), "{}").expect("write");
         assert_eq!(free_path(&p, false), dir.path().join("match-a-vs-b-3.json"));
     }
+}
+
+/// `evaluate --ladder`: A against each rung of run `r`'s ladder (the run's own
+/// config and calibration, `martian_run::ladder::calibration`), then A's Elo
+/// with the rungs' ratings held fixed (`martian_evaluate::rate_against_fixed`,
+/// the pipeline's ladder Elo).
+///
+/// # Errors
+/// The run's config or calibration, a match, or no games.
+fn ladder<G: AbGame>(a: &Args, r: &Path, spec_a: &PlayerSpec, pairs: u32, device: tch::Device) -> Result<()> {
+    let run = RunDir::existing(r)?;
+    let run_cfg = RunConfig::load(&r.join(martian_run::layout::CONFIG))?;
+    let rules = run_cfg.rules::<G>()?;
+    let cal = martian_run::ladder::calibration::<G>(&run_cfg, &rules, &run, device)?;
+    let mut rows = Vec::new();
+    let mut matches = Vec::new();
+    for spec in &cal.ladder {
+        let elo = cal.ratings.get(spec).map_or(0.0, |x| x.elo);
+        let (m, _) = run_match_with::<G>(
+            &run_cfg,
+            &rules,
+            spec_a,
+            &PlayerSpec::parse(spec)?,
+            pairs,
+            device,
+            Some(&run.openings()),
+            None,
+        )?;
+        println!("{} (rung {elo:+.0})", report_lines(&m, "  ").join("\n"));
+        rows.push((elo, m.wins, m.draws, m.losses));
+        matches.push(m);
+    }
+    let rating = martian_evaluate::rate_against_fixed(&rows).context("--ladder: no games were played")?;
+    let scale: Vec<String> =
+        cal.ladder.iter().map(|s| format!("{s} = {:+.0}", cal.ratings.get(s).map_or(0.0, |x| x.elo))).collect();
+    println!(
+        "ladder Elo of {}: {} (95%), {} games; scale: {}",
+        matches.first().map_or(String::new(), |m| m.a.clone()),
+        martian_run::ladder::rating_text(&rating),
+        rating.games,
+        scale.join(", ")
+    );
+    if let Some(p) = &a.out {
+        let rec = serde_json::json!({ "player": matches.first().map(|m| m.a.clone()), "rating": rating, "matches": matches, "scale": scale });
+        write_atomic(p, serde_json::to_string_pretty(&rec)?.as_bytes())?;
+        println!("result written to {}", p.display());
+    }
+    Ok(())
 }

@@ -458,3 +458,36 @@ fn unwritable_output_ends_without_a_panic() {
     let o = child.wait_with_output().unwrap();
     assert!(!err(&o).contains("panicked"), "{}", err(&o));
 }
+
+/// `evaluate --ladder`: A plays each rung of the run's ladder (calibrated once
+/// and kept in the run), and gets its Elo on that fixed scale, the same
+/// games and figure when run again (seeded); it needs a run directory and
+/// takes no --b.
+#[test]
+fn evaluate_ladder_rates_a_player_on_the_runs_scale() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("mc.toml");
+    let toml = edited(
+        &micro(Size::Tiny, "martian-chess", 4),
+        &[("evaluate.ladder", "[\"alphabeta:depth=1\", \"alphabeta:depth=2\"]"), ("evaluate.ladder_pairs", "1")],
+        &[],
+    );
+    std::fs::write(&cfg, toml).unwrap();
+    let (c, run) = (cfg.to_str().unwrap(), dir.path().join("run"));
+    let o = mz(&["pipeline", "--config", c, "--run-dir", run.to_str().unwrap(), "--stop-after", "0"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let a = format!("mcts:model={},level=2", run.join("models/gen0000.safetensors").display());
+    let args = ["evaluate", "--config", c, "--a", &a, "--ladder", "--games", "2"];
+    let first = mz(&args);
+    assert!(first.status.success(), "{}", err(&first));
+    let text = out(&first);
+    assert!(text.contains("vs alphabeta:depth=1") && text.contains("vs alphabeta:depth=2"), "{text}");
+    let line = text.lines().find(|l| l.starts_with("ladder Elo of ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("level=2") && line.contains("4 games") && line.contains("alphabeta:depth=1 = +0"), "{line}");
+    assert!(run.join("eval").read_dir().unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains("calib")));
+    assert_eq!(out(&mz(&args)), text, "seeded: the same games and rating");
+    let o = mz(&["evaluate", "--config", c, "--a", "random", "--ladder", "--games", "2"]);
+    assert!(!o.status.success() && err(&o).contains("--run-dir"), "{}", err(&o));
+    let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--ladder", "--games", "2"]);
+    assert!(!o.status.success() && err(&o).contains("--ladder"), "{}", err(&o));
+}
