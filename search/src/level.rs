@@ -30,7 +30,7 @@ pub struct Level {
 const LEVELS: [Level; 6] = [
     Level { number: 1, visits: 1, temperature: 1.0 },
     Level { number: 2, visits: 1, temperature: 0.3 },
-    Level { number: 3, visits: 16, temperature: 0.5 },
+    Level { number: 3, visits: 16, temperature: 0.0 },
     Level { number: 4, visits: 64, temperature: 0.2 },
     Level { number: 5, visits: 200, temperature: 0.0 },
     Level { number: 6, visits: 800, temperature: 0.0 },
