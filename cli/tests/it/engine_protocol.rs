@@ -322,15 +322,21 @@ fn alphabeta_plays_both_games() {
 #[test]
 fn bad_command_lines_fail_cleanly() {
     for args in [&["--engine", "alphabet"][..], &["--engine", "mcts"], &["--model", "/nonexistent/model"]] {
-        let out = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
-            .arg("engine")
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("runs");
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: "), "{args:?}");
+        let (code, err) = engine_fails(args);
+        assert_eq!(code, Some(1), "{args:?}");
+        assert!(err.starts_with("error: "), "{args:?}");
     }
+}
+
+/// Runs `engine` with `args` and no input: its exit status and stderr.
+fn engine_fails(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+        .arg("engine")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// Runs the engine on `input` (written at once, then end of input) and returns
@@ -737,14 +743,8 @@ fn a_level_searches_its_visits_and_is_reproducible() {
         &["--level", "2", "--visits", "5"],
         &["--engine", "alphabeta", "--level", "2"],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
-            .arg("engine")
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("runs");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        let (code, err) = engine_fails(args);
+        assert_ne!(code, Some(0), "{args:?}");
         assert!(err.contains("--level"), "{args:?}: {err}");
     }
 }
