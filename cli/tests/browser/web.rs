@@ -12,7 +12,8 @@
 //! 4. `web/test/browser.mjs` (headless Chromium via playwright-core): ONNX
 //!    Runtime Web's output for 20 positions per game agrees with the Rust
 //!    network's (computed here from the same bundle) within 1e-4, and full
-//!    games are played by clicking (see the script). Screenshots go to
+//!    games are played by clicking, and a few moves against strength level 2
+//!    (see the script). Screenshots go to
 //!    `target/web-test/`.
 //!
 //! Needs node and npm (scripts/setup installs them), the wasm32 target and
@@ -196,6 +197,9 @@ fn web_page_plays_both_games() {
         assert!(d <= 1e-4, "ONNX Runtime Web vs martian-zero: {d}");
         assert!(g["result"].as_str().is_some_and(|r| r.contains("wins") || r.contains("Draw")), "{g}");
     }
+    // A strength level (issue 35): the engine moved with the level's visits.
+    let level = &summary["level"];
+    assert!(level["engine_moves"].as_u64().is_some_and(|n| n > 0), "the level game: {level}");
     for f in ["martian-chess-finished.png", "jetan-finished.png"] {
         assert!(artifacts.join(f).exists(), "screenshot {f} missing");
     }
