@@ -246,7 +246,7 @@ struct Shared<'p, 'a, G: GameState> {
 /// From a group's thread to the calling thread.
 enum Msg {
     /// A finished game, in the group's finishing order.
-    Game(FinishedGame),
+    Game(Box<FinishedGame>),
     /// The group's last message: how its thread ended, and its counters.
     End(Result<(), EvalError>, Box<SelfplayStats>),
 }
@@ -356,7 +356,7 @@ impl<G: GameState> Group<G> {
                 continue;
             }
             let fg = s.take_finished(&sh.params.model_name, cfg);
-            sh.out.send(Msg::Game(fg)).map_err(|_| EvalError("self-play stopped".into()))?;
+            sh.out.send(Msg::Game(Box::new(fg))).map_err(|_| EvalError("self-play stopped".into()))?;
             if sh.started < sh.ids.len() {
                 *s = Slot::new(sh.params.start, sh.mcts, sh.ids[sh.started], sh.params.seed);
                 sh.started += 1;
@@ -622,7 +622,7 @@ where
                         stats.targets.merge(&fg.targets);
                         stats.seconds = t0.elapsed().as_secs_f64();
                         let to = Instant::now();
-                        if let Err(e) = on_game(fg, &stats) {
+                        if let Err(e) = on_game(*fg, &stats) {
                             error = Some(EvalError(e));
                             stop.store(true, Ordering::Relaxed);
                         }

@@ -284,6 +284,54 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     Ok(())
 }
 
+/// `evaluate --ladder`: A against each rung of run `r`'s ladder (the run's own
+/// config and calibration, `martian_run::ladder::calibration`), then A's Elo
+/// with the rungs' ratings held fixed (`martian_evaluate::rate_against_fixed`,
+/// the pipeline's ladder Elo).
+///
+/// # Errors
+/// The run's config or calibration, a match, or no games.
+fn ladder<G: AbGame>(a: &Args, r: &Path, spec_a: &PlayerSpec, pairs: u32, device: tch::Device) -> Result<()> {
+    let run = RunDir::existing(r)?;
+    let run_cfg = RunConfig::load(&r.join(martian_run::layout::CONFIG))?;
+    let rules = run_cfg.rules::<G>()?;
+    let cal = martian_run::ladder::calibration::<G>(&run_cfg, &rules, &run, device)?;
+    let mut rows = Vec::new();
+    let mut matches = Vec::new();
+    for spec in &cal.ladder {
+        let elo = cal.ratings.get(spec).map_or(0.0, |x| x.elo);
+        let (m, _) = run_match_with::<G>(
+            &run_cfg,
+            &rules,
+            spec_a,
+            &PlayerSpec::parse(spec)?,
+            pairs,
+            device,
+            Some(&run.openings()),
+            None,
+        )?;
+        println!("{} (rung {elo:+.0})", report_lines(&m, "  ").join("\n"));
+        rows.push((elo, m.wins, m.draws, m.losses));
+        matches.push(m);
+    }
+    let rating = martian_evaluate::rate_against_fixed(&rows).context("--ladder: no games were played")?;
+    let scale: Vec<String> =
+        cal.ladder.iter().map(|s| format!("{s} = {:+.0}", cal.ratings.get(s).map_or(0.0, |x| x.elo))).collect();
+    println!(
+        "ladder Elo of {}: {} (95%), {} games; scale: {}",
+        matches.first().map_or(String::new(), |m| m.a.clone()),
+        martian_run::ladder::rating_text(&rating),
+        rating.games,
+        scale.join(", ")
+    );
+    if let Some(p) = &a.out {
+        let rec = serde_json::json!({ "player": matches.first().map(|m| m.a.clone()), "rating": rating, "matches": matches, "scale": scale });
+        write_atomic(p, serde_json::to_string_pretty(&rec)?.as_bytes())?;
+        println!("result written to {}", p.display());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,8 +346,9 @@ mod tests {
         let args = Args {
             config: cfg,
             a: "uniform".into(),
-            b: "random".into(),
+            b: Some("random".into()),
             gauntlet: false,
+            ladder: false,
             games,
             run_dir: None,
             anchor: None,
@@ -360,52 +409,4 @@ mod tests {
         std::fs::write(dir.path().join("match-a-vs-b-2.json"), "{}").expect("write");
         assert_eq!(free_path(&p, false), dir.path().join("match-a-vs-b-3.json"));
     }
-}
-
-/// `evaluate --ladder`: A against each rung of run `r`'s ladder (the run's own
-/// config and calibration, `martian_run::ladder::calibration`), then A's Elo
-/// with the rungs' ratings held fixed (`martian_evaluate::rate_against_fixed`,
-/// the pipeline's ladder Elo).
-///
-/// # Errors
-/// The run's config or calibration, a match, or no games.
-fn ladder<G: AbGame>(a: &Args, r: &Path, spec_a: &PlayerSpec, pairs: u32, device: tch::Device) -> Result<()> {
-    let run = RunDir::existing(r)?;
-    let run_cfg = RunConfig::load(&r.join(martian_run::layout::CONFIG))?;
-    let rules = run_cfg.rules::<G>()?;
-    let cal = martian_run::ladder::calibration::<G>(&run_cfg, &rules, &run, device)?;
-    let mut rows = Vec::new();
-    let mut matches = Vec::new();
-    for spec in &cal.ladder {
-        let elo = cal.ratings.get(spec).map_or(0.0, |x| x.elo);
-        let (m, _) = run_match_with::<G>(
-            &run_cfg,
-            &rules,
-            spec_a,
-            &PlayerSpec::parse(spec)?,
-            pairs,
-            device,
-            Some(&run.openings()),
-            None,
-        )?;
-        println!("{} (rung {elo:+.0})", report_lines(&m, "  ").join("\n"));
-        rows.push((elo, m.wins, m.draws, m.losses));
-        matches.push(m);
-    }
-    let rating = martian_evaluate::rate_against_fixed(&rows).context("--ladder: no games were played")?;
-    let scale: Vec<String> =
-        cal.ladder.iter().map(|s| format!("{s} = {:+.0}", cal.ratings.get(s).map_or(0.0, |x| x.elo))).collect();
-    println!(
-        "ladder Elo of {}: {} (95%), {} games; scale: {}",
-        matches.first().map_or(String::new(), |m| m.a.clone()),
-        martian_run::ladder::rating_text(&rating),
-        rating.games,
-        scale.join(", ")
-    );
-    if let Some(p) = &a.out {
-        let rec = serde_json::json!({ "player": matches.first().map(|m| m.a.clone()), "rating": rating, "matches": matches, "scale": scale });
-        write_atomic(p, serde_json::to_string_pretty(&rec)?.as_bytes())?;
-        println!("result written to {}", p.display());
-    }
-    Ok(())
 }

@@ -149,7 +149,7 @@ impl SearchResult {
         let n = self.visits.len();
         let won = |i: usize| self.exact_at(i).is_some_and(|v| v >= 1.0);
         let open = |i: usize| !self.exact_at(i).is_some_and(|v| v <= -1.0);
-        if !(temperature > 0.0) || (0..n).any(won) || !(0..n).any(open) {
+        if temperature.is_nan() || temperature <= 0.0 || (0..n).any(won) || !(0..n).any(open) {
             return self.best_move();
         }
         let visited: u32 = (0..n).filter(|&i| open(i)).map(|i| self.visits[i].1).sum();
@@ -161,13 +161,13 @@ impl SearchResult {
             }
         };
         let top = (0..n).filter(|&i| open(i)).map(raw).fold(0.0, f64::max);
-        if !(top > 0.0 && top.is_finite()) {
+        if top.is_nan() || top <= 0.0 || top.is_infinite() {
             return self.best_move();
         }
         let inv = 1.0 / f64::from(temperature);
         let weight = |i: usize| if open(i) { (raw(i) / top).powf(inv) } else { 0.0 };
         let sum: f64 = (0..n).map(weight).sum();
-        if !(sum > 0.0 && sum.is_finite()) {
+        if sum.is_nan() || sum <= 0.0 || sum.is_infinite() {
             return self.best_move();
         }
         let mut x = rng.gen::<f64>() * sum;
