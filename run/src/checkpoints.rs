@@ -142,6 +142,24 @@ pub fn bundled_model(game: martian_rules::GameKind) -> Option<std::path::PathBuf
         .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
 }
 
+/// The model to load for a `--model` of `path` and game `game`: `path`
+/// itself; none for [`NO_MODEL`]; without a path and with `bundled`, the
+/// game's bundled model ([`bundled_model`]), said on stderr.
+pub fn chosen_model(
+    path: Option<&Path>,
+    game: Option<martian_rules::GameKind>,
+    bundled: bool,
+) -> Option<std::path::PathBuf> {
+    match (path, game) {
+        (Some(p), _) if p == Path::new(NO_MODEL) => None,
+        (Some(p), _) => Some(p.to_path_buf()),
+        (None, Some(g)) if bundled => bundled_model(g).inspect(|p| {
+            eprintln!("using the bundled model {} (--model {NO_MODEL} plays without a network)", p.display());
+        }),
+        (None, _) => None,
+    }
+}
+
 /// For `play`, `analyse` and `analysis`: the network at `path` (if any) on
 /// the device `device` names, and the game to play: `game` when given, else
 /// the network's. Without a path and with `bundled`, the game's bundled
@@ -156,15 +174,7 @@ pub fn model_and_game(
     game: Option<martian_rules::GameKind>,
     bundled: bool,
 ) -> Result<(Option<LoadedModel>, Device, martian_rules::GameKind)> {
-    let path = match (path, game) {
-        (Some(p), _) if p == Path::new(NO_MODEL) => None,
-        (Some(p), _) => Some(p.to_path_buf()),
-        (None, Some(g)) if bundled => bundled_model(g).inspect(|p| {
-            eprintln!("using the bundled model {} (--model {NO_MODEL} plays without a network)", p.display());
-        }),
-        (None, _) => None,
-    };
-    let (model, device) = match path {
+    let (model, device) = match chosen_model(path, game, bundled) {
         Some(p) => {
             let device = martian_model::parse_device(device)?;
             (Some(load_model(&p, device)?), device)

@@ -464,17 +464,7 @@ impl Engine {
         let mut model_rules = None;
         // Without --model and --engine, a game given with --game plays with its
         // bundled model when it has one (`--model none`: without a network).
-        let bundled = match (&a.model, a.engine.as_deref(), a.game) {
-            (None, None, Some(g)) => martian_run::checkpoints::bundled_model(g).inspect(|p| {
-                eprintln!("using the bundled model {} (--model none plays without a network)", p.display());
-            }),
-            _ => None,
-        };
-        let model = match &a.model {
-            Some(p) if p == Path::new(martian_run::checkpoints::NO_MODEL) => None,
-            Some(p) => Some(p.clone()),
-            None => bundled,
-        };
+        let model = martian_run::checkpoints::chosen_model(a.model.as_deref(), a.game, a.engine.is_none());
         let (name, net, device) = match (a.engine.as_deref(), &model) {
             (None | Some("mcts"), Some(path)) => {
                 let device = martian_model::parse_device(&a.device)?;
