@@ -244,6 +244,7 @@ pub fn bootstrap_games<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDi
             samples: samples.len() as u32,
             model: format!("{} (bootstrap)", cfg.pipeline.bootstrap_player),
             contempt: None,
+            draw_aversion: None,
         };
         let refs: Vec<(u64, &martian_selfplay::Sample)> = samples.iter().map(|x| (id, x)).collect();
         let sg = SpooledGame { data: pack_samples(&refs, G::INPUT_SHAPE, G::NUM_ACTIONS), record };

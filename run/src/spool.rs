@@ -549,6 +549,7 @@ mod tests {
             samples: rows as u32,
             model: "test".into(),
             contempt: None,
+            draw_aversion: None,
             rules: None,
         };
         SpooledGame { data, record }

@@ -176,6 +176,19 @@ pub struct MctsConfig {
     pub contempt: f32,
     /// Who the contempt is against ([`ContemptMode`]). Default `side`.
     pub contempt_mode: ContemptMode,
+    /// Draw aversion: a draw is worth `-draw_aversion` to **both** sides, so
+    /// neither takes a draw (Jetan's Chief taken by another piece, a cap)
+    /// that its evaluation rates as even, and neither needs to guard against
+    /// one. Not zero-sum: each node's sum holds its chooser's own utility,
+    /// `W - L - a D` from that side's view (a max^n value of two players;
+    /// the solver's and the trap proofs' outcomes are unchanged, since both
+    /// sides still rank win > draw > loss). It counts in finished games,
+    /// proven draws and at every leaf through the (win, draw, loss) head's
+    /// draw probability `D`. Self-play draws each game's aversion uniformly
+    /// from `[0, draw_aversion]`; the result and every training target stay
+    /// the rules' own, but the root's value and Q are utilities. Range
+    /// 0..=0.5; two-player games only. Default 0 (off).
+    pub draw_aversion: f32,
 }
 
 /// Which side a draw is worth `-contempt` to ([`MctsConfig::contempt`]).
@@ -227,6 +240,7 @@ impl Default for MctsConfig {
             draw_penalty: 0.0,
             contempt: 0.0,
             contempt_mode: ContemptMode::Side,
+            draw_aversion: 0.0,
         }
     }
 }
@@ -285,6 +299,9 @@ impl MctsConfig {
         if !(0.0..=0.5).contains(&self.contempt) {
             return Err(format!("search.contempt must be in 0..=0.5, got {}", self.contempt));
         }
+        if !(0.0..=0.5).contains(&self.draw_aversion) {
+            return Err(format!("search.draw_aversion must be in 0..=0.5, got {}", self.draw_aversion));
+        }
         if self.leaf_threat_check && !self.terminal_children {
             return Err("search.leaf_threat_check extends search.terminal_children: set terminal_children = true \
                         (or leaf_threat_check = false)"
@@ -308,7 +325,8 @@ impl MctsConfig {
     ///
     /// # Errors
     /// As [`MctsConfig::validate`], or `search.leaf_threat_check ...` /
-    /// `search.draw_penalty ...` / `search.contempt ...` naming the number of
+    /// `search.draw_penalty ...` / `search.contempt ...` /
+    /// `search.draw_aversion ...` naming the number of
     /// players.
     pub fn validate_for_players(&self, players: usize) -> Result<(), String> {
         self.validate()?;
@@ -317,6 +335,7 @@ impl MctsConfig {
                 ("leaf_threat_check", self.leaf_threat_check, "false"),
                 ("draw_penalty", self.draw_penalty > 0.0, "0"),
                 ("contempt", self.contempt > 0.0, "0"),
+                ("draw_aversion", self.draw_aversion > 0.0, "0"),
             ];
             for (name, on, off) in settings {
                 if on {

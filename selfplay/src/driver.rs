@@ -303,6 +303,12 @@ impl<G: GameState> Slot<G> {
             let d = slot.rng.gen::<f32>() * cfg.draw_penalty;
             slot.tree.set_draw_penalty(d);
         }
+        // Each game its own draw aversion in [0, search.draw_aversion] (both
+        // sides dislike a draw); no draw of the generator when it is off.
+        if cfg.draw_aversion > 0.0 && start.num_players() == 2 {
+            let a = slot.rng.gen::<f32>() * cfg.draw_aversion;
+            slot.tree.set_draw_aversion(a);
+        }
         // Each game one side that avoids draws and one that seeks them, with a
         // contempt uniform in [0, search.contempt] (KataGo and lc0 randomise
         // their draw utility per game); no draw of the generator when off.
@@ -462,6 +468,7 @@ impl<G: GameState> Slot<G> {
                 (side, c) if c > 0.0 => Some(Contempt { side: G::side_name(side).to_string(), value: c }),
                 _ => None,
             },
+            draw_aversion: Some(self.tree.config().draw_aversion).filter(|&a| a > 0.0),
         };
         FinishedGame { record, samples, targets: std::mem::take(&mut self.targets) }
     }

@@ -65,6 +65,11 @@ pub struct GameRecord {
     /// which the search valued a draw at `-value`; absent when off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contempt: Option<Contempt>,
+    /// The game's draw aversion (`search.draw_aversion`, drawn per game from
+    /// `[0, draw_aversion]`): both sides' search valued a draw at minus this;
+    /// absent when off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw_aversion: Option<f32>,
 }
 
 /// The draw utility one self-play game searched with ([`GameRecord::contempt`]).

@@ -144,6 +144,7 @@ fn ffa_records_with_seats_or_the_old_team_view_replay() {
         samples: 0,
         model: "uniform".into(),
         contempt: None,
+        draw_aversion: None,
     };
     let line = serde_json::to_string(&record(Some("NW,NE,SE"))).unwrap();
     assert!(line.contains(r#""winner":"NW,NE,SE""#), "{line}");

@@ -411,3 +411,53 @@ fn contempt_is_drawn_per_game_recorded_and_leaves_the_targets_alone() {
     let back: martian_selfplay::GameRecord = serde_json::from_str(&line).unwrap();
     assert_eq!(&back, &g.record);
 }
+
+/// `search.draw_aversion`: each game draws its aversion from `[0, a]` and
+/// its record names it (absent when off); the value targets stay the games'
+/// true results; and the games differ from those without it (the search
+/// plays by it).
+#[test]
+fn draw_aversion_is_drawn_per_game_recorded_and_leaves_the_targets_alone() {
+    let rules = JetanRules { max_plies: 40, ..Default::default() };
+    let start = Jetan::new_game(&rules).unwrap();
+    let ids: Vec<u64> = (200..216).collect();
+    let params = PlayParams { start: &start, game_ids: &ids, seed: 9, model_name: "uniform".into() };
+    let run = |draw_aversion: f32| {
+        let mcts =
+            MctsConfig { leaves_per_batch: 2, solver: false, trap_plies: 0, draw_aversion, ..Default::default() };
+        let mut out = Vec::new();
+        play_games(&params, &quick_cfg(), &mcts, &mut UniformEvaluator, |g, _| {
+            out.push(g);
+            Ok(())
+        })
+        .unwrap();
+        out
+    };
+    let with = run(0.4);
+    let mut values = Vec::new();
+    for g in &with {
+        let a = g.record.draw_aversion.expect("every game records its aversion");
+        assert!((0.0..=0.4).contains(&a), "aversion {a}");
+        values.push(a);
+        let end: Jetan = g.record.replay(&rules).unwrap();
+        let outcome = end.outcome().unwrap();
+        for s in &g.samples {
+            let mut p = Jetan::from_position(&g.record.start, &rules).unwrap();
+            for m in &g.record.moves[..s.ply as usize] {
+                let mv = p.parse_move(m).unwrap();
+                p.play_unchecked(mv);
+            }
+            assert_eq!(s.value, outcome.value_for(p.side_to_move()), "game {} ply {}", g.record.game_id, s.ply);
+        }
+    }
+    values.dedup();
+    assert!(values.len() > 8, "one aversion per game: {values:?}");
+    let without = run(0.0);
+    assert!(without.iter().all(|g| g.record.draw_aversion.is_none()));
+    let moves = |games: &[FinishedGame]| games.iter().map(|g| g.record.moves.clone()).collect::<Vec<_>>();
+    assert_ne!(moves(&with), moves(&without), "the aversion changes the games");
+    let line = serde_json::to_string(&with[0].record).unwrap();
+    assert!(line.contains("\"draw_aversion\":"), "{line}");
+    let back: martian_selfplay::GameRecord = serde_json::from_str(&line).unwrap();
+    assert_eq!(&back, &with[0].record);
+}

@@ -400,6 +400,7 @@ mod tests {
             samples: 3,
             model: model.into(),
             contempt: None,
+            draw_aversion: None,
         };
         serde_json::to_string(&r).unwrap() + "\n"
     }

@@ -18,13 +18,32 @@ impl<G: GameState> Mcts<G> {
         }
     }
 
-    /// Backs up `value` (for the side to move at the last node of `self.path`).
+    /// Backs up the exact value `value` (for the side to move at the last
+    /// node of `self.path`: a finished game or a proven value); a draw costs
+    /// every node's chooser [`MctsConfig::draw_aversion`](crate::MctsConfig::draw_aversion).
     pub(super) fn backup_path(&mut self, value: f32) {
+        let draw = if game_value(value) == 0.0 { 1.0 } else { 0.0 };
+        let path = std::mem::take(&mut self.path);
+        self.backup_along(&path, value, draw, false);
+        self.path = path;
+    }
+
+    /// Backs up along `path` a value `value` for the side to move at its last
+    /// node (negated from ply to ply) with draw probability `draw`: each
+    /// node's chooser gets its side's `±value - draw_aversion * draw`
+    /// ([`MctsConfig::draw_aversion`](crate::MctsConfig::draw_aversion); 0
+    /// makes it plain negamax). `pending`: the simulation was in flight
+    /// (its virtual loss is removed).
+    pub(super) fn backup_along(&mut self, path: &[u32], value: f32, draw: f32, pending: bool) {
+        let cost = self.cfg.draw_aversion * draw;
         let mut v = -value;
-        for &i in self.path.iter().rev() {
+        for &i in path.iter().rev() {
             let n = &mut self.nodes[i as usize];
+            if pending {
+                n.in_flight -= 1;
+            }
             n.visits += 1;
-            n.value_sum += v;
+            n.value_sum += v - cost;
             v = -v;
         }
     }

@@ -150,25 +150,33 @@ impl<G: GameState> Mcts<G> {
                     n.value_sum += values[n.mover as usize];
                 }
             } else {
-                let leaf_value = if proven_win || trap_win {
-                    1.0
+                let aversion = self.cfg.draw_aversion;
+                let (leaf_value, leaf_draw) = if proven_win || trap_win {
+                    (1.0, 0.0)
                 } else if all_lost {
-                    -1.0
+                    (-1.0, 0.0)
                 } else {
                     // W - L + u D for the mover's draw utility u (contempt), never
-                    // below what a drawing move secures (the leaf's floor).
+                    // below what a drawing move secures (the leaf's floor); with
+                    // draw aversion the mover compares W - L + u D - a D with the
+                    // drawing move's floor - a.
                     let u = self.draw_value(&p.state);
                     let v = if u != 0.0 { eval.value + u * eval.draw } else { eval.value };
-                    v.clamp(-1.0, 1.0).max(floor)
+                    let v = v.clamp(-1.0, 1.0);
+                    if v - aversion * eval.draw < floor - aversion {
+                        (floor, 1.0)
+                    } else {
+                        (v, eval.draw)
+                    }
                 };
-                let mut v = -leaf_value;
-                for &i in p.path.iter().rev() {
-                    let n = &mut self.nodes[i as usize];
-                    n.in_flight -= 1;
-                    n.visits += 1;
-                    n.value_sum += v;
-                    v = -v;
+                if aversion > 0.0 && floor > -1.0 {
+                    // The leaf's chooser gets at most -floor - a: the mover's
+                    // drawing move costs both sides the aversion.
+                    self.nodes[leaf as usize].floor = floor + aversion;
                 }
+                let path = std::mem::take(&mut self.pending[k].path);
+                self.backup_along(&path, leaf_value, leaf_draw, true);
+                self.pending[k].path = path;
             }
             if self.cfg.solver {
                 let mut path = std::mem::take(&mut self.path);

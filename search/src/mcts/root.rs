@@ -263,7 +263,7 @@ impl<G: GameState> Mcts<G> {
         let solver = self.cfg.solver;
         out.clear();
         out.extend(children.iter().map(|c| match (c.exact(), c.q(), c.kind) {
-            (Some(e), _, _) if solver => -e,
+            (Some(e), _, _) if solver => self.terminal_for_chooser(e),
             (_, Some(q), _) => q,
             (_, None, NodeKind::Terminal(v)) => self.terminal_for_chooser(v),
             (_, None, _) => c.solved.map_or(root_q, |v| -v),

@@ -12,11 +12,13 @@ use crate::puct::{c_puct, puct_score};
 
 impl<G: GameState> Mcts<G> {
     /// The value of node `idx` for the player to move there: in a two-player
-    /// game minus its own mean (0 when unvisited); with more players the
-    /// visit-weighted mean of its children's Q (0 before any child is visited).
+    /// game minus its own mean (0 when unvisited); with more players, or with
+    /// [`MctsConfig::draw_aversion`](crate::MctsConfig::draw_aversion) (not
+    /// zero-sum), the visit-weighted mean of its children's Q (0 before any
+    /// child is visited).
     pub(super) fn value_for_player_to_move(&self, idx: usize) -> f32 {
         let node = &self.nodes[idx];
-        if !self.many() {
+        if !self.many() && self.cfg.draw_aversion == 0.0 {
             return if node.visits > 0 { -node.value_sum / node.visits as f32 } else { 0.0 };
         }
         if node.kind != NodeKind::Expanded {
@@ -202,8 +204,8 @@ impl<G: GameState> Mcts<G> {
                 // A proven draw not yet visited ranks no higher than an unvisited
                 // sibling (first-play urgency): an exact "even" must not pull every
                 // simulation from moves nobody has looked at (issue 33, defect 3).
-                (Some(e), 0, _) => (-e).min(fpu),
-                (Some(e), _, _) => -e,
+                (Some(e), 0, _) => self.terminal_for_chooser(e).min(fpu),
+                (Some(e), _, _) => self.terminal_for_chooser(e),
                 // An unvisited terminal child: its exact value for the chooser (a
                 // draw no higher than first-play urgency, as above); an unvisited
                 // child the threat check proved: likewise.

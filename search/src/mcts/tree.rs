@@ -152,6 +152,7 @@ impl<G: GameState> Mcts<G> {
             cfg.trap_plies = 0;
             cfg.draw_penalty = 0.0;
             cfg.contempt = 0.0;
+            cfg.draw_aversion = 0.0;
         }
         let prover = Prover::new(&root);
         let probe = root.clone();
@@ -197,13 +198,17 @@ impl<G: GameState> Mcts<G> {
         self.players > 2
     }
 
-    /// The exact value of child `c` of a terminal game end for the player who
-    /// chose it: `-v` of its `Terminal(v)` in a two-player game, `v` itself
-    /// with more players (see [`NodeKind::Terminal`]).
+    /// The exact value of a child (its `Terminal(v)`, or a proven value `v`
+    /// for its side to move) for the player who chose it: `-v` in a
+    /// two-player game, less [`MctsConfig::draw_aversion`] when it is a draw
+    /// (both sides pay it); `v` itself with more players (see
+    /// [`NodeKind::Terminal`]).
     #[inline]
     pub(super) fn terminal_for_chooser(&self, v: f32) -> f32 {
         if self.many() {
             v
+        } else if self.cfg.draw_aversion > 0.0 && game_value(v) == 0.0 {
+            -v - self.cfg.draw_aversion
         } else {
             -v
         }
@@ -330,6 +335,16 @@ impl<G: GameState> Mcts<G> {
         if !self.many() {
             self.cfg.contempt = contempt.clamp(0.0, 0.5);
             self.set_draw_values(side);
+        }
+    }
+
+    /// Sets [`MctsConfig::draw_aversion`] for the searches from now on
+    /// (clamped to `0..=0.5`; self-play draws one per game). Ignored with
+    /// more than two value players. Values already backed up are kept, so set
+    /// it before the first search of a game.
+    pub fn set_draw_aversion(&mut self, draw_aversion: f32) {
+        if !self.many() {
+            self.cfg.draw_aversion = draw_aversion.clamp(0.0, 0.5);
         }
     }
 
@@ -541,6 +556,7 @@ impl<G: GameState> Mcts<G> {
         // game with nothing to learn (issue 33: the early Chief-capture draws).
         let lost = |c: &Node| solver && c.exact().is_some_and(|e| -e <= -1.0);
         let drawn = |c: &Node| solver && c.exact().is_some_and(|e| e.abs() < 1.0);
+        let for_chooser = |e: f32| self.terminal_for_chooser(e);
         let best_open = children
             .iter()
             .filter(|c| c.visits > 0 && !(solver && c.exact().is_some()))
@@ -551,7 +567,7 @@ impl<G: GameState> Mcts<G> {
             return self.best_move(); // every move loses: the longest resistance
         }
         let weight = |c: &Node| {
-            if avoid && lost(c) || drawn(c) && c.exact().is_some_and(|e| best_open >= -e) {
+            if avoid && lost(c) || drawn(c) && c.exact().is_some_and(|e| best_open >= for_chooser(e)) {
                 0
             } else {
                 c.visits
