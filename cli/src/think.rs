@@ -57,10 +57,11 @@ impl EngineKind {
         match self {
             EngineKind::Mcts { visits, temperature } => {
                 let net = if with_net { "network" } else { "uniform priors, no network" };
+                let visits = format!("{visits} visit{}", if *visits == 1 { "" } else { "s" });
                 if *temperature > 0.0 {
-                    format!("mcts ({net}, {visits} visits, move temperature {temperature})")
+                    format!("mcts ({net}, {visits}, move temperature {temperature})")
                 } else {
-                    format!("mcts ({net}, {visits} visits)")
+                    format!("mcts ({net}, {visits})")
                 }
             }
             EngineKind::AlphaBeta { limits, .. } => {
@@ -172,7 +173,7 @@ pub fn think<G: AbGame, E: Evaluator<G>>(
 /// The size of a search: `200 visits, 1531 nodes`, `depth 4, 5120 nodes`, `one ply`.
 pub fn effort(info: &Info) -> String {
     match (info.visits, info.depth) {
-        (Some(v), _) => format!("{v} visits, {} nodes", info.nodes),
+        (Some(v), _) => format!("{v} visit{}, {} nodes", if v == 1 { "" } else { "s" }, info.nodes),
         (None, Some(d)) => format!("depth {d}, {} nodes", info.nodes),
         (None, None) => "one ply".into(),
     }

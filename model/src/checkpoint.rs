@@ -561,6 +561,15 @@ impl Checkpoint {
             }
             _ => {}
         }
+        if meta.step > MAX_STEP {
+            return Err(ModelError::BadMetadata {
+                path: side.display().to_string(),
+                message: format!(
+                    "\"step\" is {}, more training steps than any run takes (at most {MAX_STEP})",
+                    meta.step
+                ),
+            });
+        }
         Ok(meta)
     }
 
@@ -705,6 +714,11 @@ impl Checkpoint {
 /// # Errors
 /// [`ModelError::Io`] for a missing or unreadable file, [`ModelError::BadMetadata`]
 /// for the rest, naming the file.
+/// The most training steps a sidecar may claim (2^53, the largest integer
+/// JSON readers hold exactly): a larger `step` is a damaged or crafted file,
+/// and counting on from it would wrap.
+pub const MAX_STEP: u64 = 1 << 53;
+
 pub(crate) fn read_metadata_text(path: &Path) -> Result<String, ModelError> {
     const LIMIT: u64 = 64 << 20;
     let bad = |message: String| ModelError::BadMetadata { path: path.display().to_string(), message };

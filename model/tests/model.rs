@@ -492,3 +492,19 @@ fn crafted_safetensors_files_are_refused_by_name() {
     std::fs::write(&path, &good).unwrap();
     Checkpoint::load::<Jetan>(&path, &rules, None, Device::Cpu).unwrap();
 }
+
+/// A sidecar `step` past 2^53 is refused by name: the next generation counted
+/// on from 2^64 - 1 and wrapped to a small number.
+#[test]
+fn an_implausible_step_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = JetanRules::default();
+    let path = dir.path().join("m.safetensors");
+    Checkpoint::new_random::<Jetan>(&rules, &tiny(), Device::Cpu, 5).unwrap().save(&path).unwrap();
+    edit_sidecar(&path, |v| v["step"] = (1u64 << 53).into());
+    assert_eq!(Checkpoint::read_meta(&path).unwrap().step, 1 << 53, "the bound itself is accepted");
+    edit_sidecar(&path, |v| v["step"] = u64::MAX.into());
+    let e = Checkpoint::read_meta(&path).unwrap_err().to_string();
+    assert!(e.contains("m.json") && e.contains("\"step\" is 18446744073709551615"), "{e}");
+    assert!(Checkpoint::load::<Jetan>(&path, &rules, None, Device::Cpu).is_err());
+}

@@ -73,7 +73,7 @@ pub fn due(e: &EvaluateConfig, g: u32, generations: u32) -> bool {
 }
 
 fn calibration_path(run: &RunDir) -> PathBuf {
-    run.root().join(crate::layout::EVAL).join("ladder-calibration.json")
+    run.root().join(crate::layout::EVAL).join(crate::layout::LADDER_CALIBRATION)
 }
 
 /// The ladder record path of generation `g`.

@@ -50,6 +50,8 @@ pub const TRAINER_LEASE: &str = "trainer.lease";
 pub const TENSORBOARD: &str = "tensorboard";
 /// Prefix of the ladder's records in [`EVAL`] (`ladder-gen0005.json`).
 pub const LADDER_PREFIX: &str = "ladder-gen";
+/// The ladder's calibration (its rungs' ratings), under [`EVAL`].
+pub const LADDER_CALIBRATION: &str = "ladder-calibration.json";
 /// The subdirectories a run creates before its [`CONFIG`] (a run killed in
 /// between is still resumed).
 pub const SUBDIRS: [&str; 7] = [MODELS, SHARDS, GAMES, EVAL, SPOOL, WORKERS, REPORT_DIR];

@@ -158,12 +158,20 @@ pub fn read_json<T: DeserializeOwned>(path: &Path, what: &str) -> Result<T> {
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T> {
     anyhow::ensure!(!bytes.iter().all(u8::is_ascii_whitespace), "it is empty");
     let text = std::str::from_utf8(bytes).map_err(|e| anyhow::anyhow!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
-    match serde_json::from_str::<T>(text) {
+    // serde_path_to_error names the field at fault (`result.wins: invalid
+    // value ...`), which serde_json's own message leaves to a line and column.
+    match serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_str(text)) {
         Ok(r) => Ok(r),
         Err(e) if serde_json::from_str::<serde_json::Value>(text).is_ok() => {
-            Err(anyhow::anyhow!("it is JSON but not {what} ({e})"))
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path.is_empty() || path == "." {
+                Err(anyhow::anyhow!("it is JSON but not {what} ({inner})"))
+            } else {
+                Err(anyhow::anyhow!("it is JSON but not {what} (field {path}: {inner})"))
+            }
         }
-        Err(e) => Err(anyhow::anyhow!("it is not JSON ({e})")),
+        Err(e) => Err(anyhow::anyhow!("it is not JSON ({})", e.into_inner())),
     }
 }
 
@@ -233,6 +241,9 @@ mod tests {
         assert_eq!(e(b"{\"a\":1}\xff"), "invalid UTF-8 at byte 7");
         assert!(e(b"{\"a\":").starts_with("it is not JSON"));
         assert!(e(b"{\"b\":1}").starts_with("it is JSON but not a thing"));
+        // A number out of range is named by its field.
+        let out = e(b"{\"a\":-1}");
+        assert!(out.starts_with("it is JSON but not a thing (field a: invalid value: integer `-1`"), "{out}");
         assert_eq!(parse_json::<R>(b"{\"a\":4}", "a thing").unwrap(), R { a: 4 });
     }
 

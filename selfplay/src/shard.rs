@@ -322,7 +322,12 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
     let value: Array1<f32> = npz.by_name("value.npy").map_err(|e| corrupt(format!("value: {e}")))?;
     let game_id: Array1<i64> = npz.by_name("game_id.npy").map_err(|e| corrupt(format!("game_id: {e}")))?;
     let ply: Array1<i32> = npz.by_name("ply.npy").map_err(|e| corrupt(format!("ply: {e}")))?;
-    let n = value.len();
+    // The number of samples is the planes' first dimension; every other
+    // array is checked against it, so a shortened one is named itself.
+    let n = planes.shape()[0];
+    if value.len() != n {
+        return Err(corrupt(format!("value length {}, expected {n} (the samples in planes)", value.len())));
+    }
     let names = npz.names().map_err(|e| corrupt(e.to_string()))?;
     let has = |name: &str| names.iter().any(|x| x == name); // `names` strips the ".npy" suffix
     let (has_weight, has_moves_left, has_score) = (has("weight"), has("moves_left"), has("score"));
@@ -365,7 +370,11 @@ pub fn read_shard(path: &Path, input_shape: [usize; 3], num_actions: usize) -> R
         return Err(corrupt(format!("legal shape {:?}, expected {:?}", legal.shape(), policy.shape())));
     }
     if game_id.len() != n || ply.len() != n {
-        return Err(corrupt("game_id/ply length differs from value".into()));
+        return Err(corrupt(format!(
+            "game_id length {} / ply length {}, expected {n} (the samples in planes)",
+            game_id.len(),
+            ply.len()
+        )));
     }
     // A hand-made file may be in Fortran order; readers index rows of the standard (C) layout.
     let planes = if planes.is_standard_layout() { planes } else { planes.as_standard_layout().into_owned() };
@@ -536,5 +545,32 @@ mod tests {
         let e = read_shard(&bad, [2, 3, 3], 4).unwrap_err().to_string();
         assert!(e.contains("bad.npz") && e.contains("planes") && e.contains("1000000000000"), "{e}");
         assert!(shard_game_ids(&bad).is_err());
+    }
+
+    /// An array one sample short is named itself (a shortened `value` was
+    /// blamed on `weight`, the first array checked against it).
+    #[test]
+    fn a_shortened_array_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 3;
+        for short in ["value", "weight", "game_id", "ply", "moves_left"] {
+            let len = |name: &str| if name == short { n - 1 } else { n };
+            let data = ShardData {
+                planes: Array4::zeros((n, 2, 3, 3)),
+                policy: Array2::from_elem((n, 4), 0.25),
+                legal: Array2::ones((n, 4)),
+                value: Array1::zeros(len("value")),
+                game_id: Array1::zeros(len("game_id")),
+                ply: Array1::zeros(len("ply")),
+                weight: Array1::ones(len("weight")),
+                moves_left: Some(Array1::ones(len("moves_left"))),
+                score: None,
+                values: None,
+            };
+            let path = dir.path().join(format!("{short}.npz"));
+            write_shard(&path, &data).unwrap();
+            let e = read_shard(&path, [2, 3, 3], 4).unwrap_err().to_string();
+            assert!(e.contains(&format!("{short} length 2")) && e.contains("expected 3"), "{short}: {e}");
+        }
     }
 }

@@ -93,7 +93,10 @@ pub fn run(a: Args) -> Result<()> {
 
 fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
     let rules: G::Rules = model_rules::<G>(model)?;
-    let pos: G = super::position(a.position.as_deref(), &rules).context("bad --position")?;
+    let pos: G = match a.position.as_deref() {
+        Some(t) => G::from_position(t, &rules).context("bad --position")?,
+        None => G::new_game(&rules).context("the model's rules give no starting position")?,
+    };
     println!("{}", pos.board_text());
     if pos.outcome().is_some() {
         return Ok(());

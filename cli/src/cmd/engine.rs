@@ -880,7 +880,15 @@ fn parse_go(args: &[&str]) -> std::result::Result<SearchLimits, String> {
         let Some(&value) = it.next() else {
             return Err(format!("go {} needs a number", quote(key)));
         };
-        let bad = || format!("go {key}: {} is not a valid number", quote(value));
+        let bad = || {
+            // A run of digits that does not fit is too large, not malformed.
+            if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+                let max = if key == "movetime" { u64::MAX } else { u64::from(u32::MAX) };
+                format!("go {key}: {} is too large (at most {max})", quote(value))
+            } else {
+                format!("go {key}: {} is not a valid number", quote(value))
+            }
+        };
         let given = match key {
             "visits" | "nodes" => l.visits.is_some(),
             "movetime" => l.movetime.is_some(),
@@ -943,7 +951,10 @@ mod tests {
         assert_eq!(l.visits, Some(10));
         assert_eq!(l.movetime, Some(Duration::from_millis(50)));
         assert!(parse_go(&["visits"]).is_err());
-        assert!(parse_go(&["visits", "x"]).is_err());
+        assert!(parse_go(&["visits", "x"]).unwrap_err().contains("not a valid number"));
+        let e = parse_go(&["visits", "4294967296"]).unwrap_err();
+        assert!(e.contains("too large (at most 4294967295)"), "{e}");
+        assert!(parse_go(&["visits", "-1"]).unwrap_err().contains("not a valid number"));
         assert!(parse_go(&["visits", "0"]).is_err());
         assert!(parse_go(&["depth", "0"]).is_err(), "a zero limit is an error, not a silent depth-1 search");
         assert_eq!(parse_go(&["movetime", "0"]).expect("the least search").movetime, Some(Duration::ZERO));

@@ -119,6 +119,32 @@ pub(super) enum EvalRecord {
 }
 
 impl EvalRecord {
+    /// Reads the record `path` as the kind its file name says (so that an
+    /// error names the field at fault, which the untagged fallback cannot);
+    /// a name of no known kind is read as whichever kind it parses as.
+    ///
+    /// # Errors
+    /// As [`records::read_json`]: one line naming the file and the problem.
+    pub(super) fn read(path: &std::path::Path) -> anyhow::Result<EvalRecord> {
+        use crate::layout::{FINAL_EVAL, LADDER_CALIBRATION, LADDER_PREFIX};
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        Ok(if name == FINAL_EVAL {
+            EvalRecord::Final(records::read_json(path, "a final evaluation record")?)
+        } else if name == LADDER_CALIBRATION {
+            EvalRecord::Calibration(records::read_json(path, "a ladder calibration record")?)
+        } else if name.starts_with(LADDER_PREFIX) {
+            EvalRecord::Ladder(records::read_json(path, "a ladder record")?)
+        } else if name.starts_with("gen") {
+            EvalRecord::Gate(records::read_json(path, "a gate record")?)
+        } else if name.starts_with("gauntlet-") {
+            EvalRecord::Gauntlet(records::read_json(path, "a gauntlet record")?)
+        } else if name.starts_with("match-") {
+            EvalRecord::Match(records::read_json(path, "a match record")?)
+        } else {
+            records::read_json(path, "an evaluation record")?
+        })
+    }
+
     /// The matches the record holds.
     pub(super) fn matches(&self) -> Vec<&MatchResult> {
         match self {
@@ -244,7 +270,7 @@ pub(super) fn load(root: &Path) -> Result<RunData> {
     let mut files = sorted_files(&root.join(crate::layout::EVAL), "json");
     files.push(root.join(crate::layout::FINAL_EVAL));
     for f in files.iter().filter(|f| f.exists()) {
-        let rec: EvalRecord = match records::read_json(f, "an evaluation record") {
+        let rec: EvalRecord = match EvalRecord::read(f) {
             Ok(r) => r,
             Err(e) => {
                 skipped.file(&e);

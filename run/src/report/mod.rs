@@ -549,6 +549,22 @@ mod tests {
         assert!(!html.contains("<svg width=\"900\""), "charts must scale with the page");
     }
 
+    /// A gate record with a number out of range is left out naming its file
+    /// and the field (it was serde's "did not match any variant of untagged
+    /// enum", naming neither the kind nor the field).
+    #[test]
+    fn a_damaged_record_is_named_by_kind_and_field() {
+        let tmp = tempfile::tempdir().unwrap();
+        fixture(tmp.path());
+        let gate = tmp.path().join("eval/gen0002.json");
+        let text = std::fs::read_to_string(&gate).unwrap().replace("\"wins\":1", "\"wins\":-1");
+        std::fs::write(&gate, text).unwrap();
+        let data = data::load(tmp.path()).unwrap();
+        let note = data.unreadable.iter().find(|n| n.contains("gen0002.json")).expect("the gate record is left out");
+        assert!(note.contains("not a gate record (field result.wins: invalid value: integer `-1`"), "{note}");
+        assert_eq!(data.gates.len(), 1, "the other gate record is kept");
+    }
+
     #[test]
     fn repeated_steps_do_not_loop_the_training_curves() {
         let tmp = tempfile::tempdir().unwrap();
