@@ -271,8 +271,24 @@ impl RunDir {
         if !side.exists() {
             return Some(format!("its sidecar {} is missing (its write was interrupted)", side.display()));
         }
-        if let Err(e) = martian_model::Checkpoint::read_meta(p) {
-            return Some(e.to_string());
+        match martian_model::Checkpoint::read_meta(p) {
+            Err(e) => return Some(e.to_string()),
+            Ok(meta) => {
+                // The step in the name (`gen0003-partial-000000150`) is the one
+                // its sidecar must record: resuming counts on from the sidecar's.
+                let named = p
+                    .file_stem()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.rsplit_once("-partial-"))
+                    .and_then(|(_, s)| s.parse::<u64>().ok());
+                if let Some(named) = named.filter(|&n| n != meta.step) {
+                    return Some(format!(
+                        "its sidecar {} records step {}, its name step {named}",
+                        side.display(),
+                        meta.step
+                    ));
+                }
+            }
         }
         if let Err(e) = martian_model::checkpoint::read_safetensors_shapes(p) {
             return Some(e.to_string());
@@ -487,5 +503,31 @@ impl RunDir {
     /// `final-eval.json`.
     pub fn final_eval(&self) -> PathBuf {
         self.root.join(crate::layout::FINAL_EVAL)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use martian_model::{Checkpoint, ModelConfig};
+    use martian_rules::jetan::{Jetan, JetanRules};
+
+    /// A partial checkpoint whose sidecar records another step than its name
+    /// is not resumed from: resuming counts on from the sidecar's step, and
+    /// the next partial would be written under a name that does not sort.
+    #[test]
+    fn a_partial_whose_step_differs_from_its_name_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("gen0003-partial-000000012.safetensors");
+        let cfg = ModelConfig { blocks: 1, channels: 8, value_hidden: 8, ..ModelConfig::default() };
+        let mut ck = Checkpoint::new_random::<Jetan>(&JetanRules::default(), &cfg, tch::Device::Cpu, 1).unwrap();
+        ck.meta.step = 11;
+        ck.save(&p).unwrap();
+        let problem = RunDir::partial_problem(&p).expect("a problem");
+        assert!(problem.contains("records step 11, its name step 12"), "{problem}");
+        ck.meta.step = 12;
+        ck.save(&p).unwrap();
+        let problem = RunDir::partial_problem(&p).expect("the optimizer state is missing");
+        assert!(problem.contains("optimizer state") && !problem.contains("its name step"), "{problem}");
     }
 }
