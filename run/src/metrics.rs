@@ -153,14 +153,41 @@ pub fn path(root: &Path) -> PathBuf {
 pub fn read_reporting(root: &Path, skipped: &mut crate::records::Skipped) -> BTreeMap<u32, GenerationMetrics> {
     match crate::records::read_json_lines::<GenerationMetrics>(&path(root), "a generation summary") {
         Ok(l) => {
-            skipped.lines(&path(root), &l.bad);
-            l.records.into_iter().map(|(_, m)| (m.generation, m)).collect()
+            let (all, bad) = by_generation(l);
+            skipped.lines(&path(root), &bad);
+            all
         }
         Err(e) => {
             skipped.file(&e);
             BTreeMap::new()
         }
     }
+}
+
+/// The summaries by generation, and the lines left out: the damaged ones
+/// and a second line of a generation already read (the file holds one line
+/// per generation; the first is kept, the repeat named, never dropped
+/// silently).
+fn by_generation(
+    lines: crate::records::JsonLines<GenerationMetrics>,
+) -> (BTreeMap<u32, GenerationMetrics>, Vec<crate::records::BadLine>) {
+    let mut bad = lines.bad;
+    let mut first: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut all = BTreeMap::new();
+    for (line, m) in lines.records {
+        match first.get(&m.generation) {
+            Some(&l) => bad.push(crate::records::BadLine {
+                line,
+                why: format!("repeats generation {} of line {l}; the first is kept", m.generation),
+            }),
+            None => {
+                first.insert(m.generation, line);
+                all.insert(m.generation, m);
+            }
+        }
+    }
+    bad.sort_by_key(|b| b.line);
+    (all, bad)
 }
 
 /// Updates generation `g`'s line with `f` and rewrites the file atomically.
@@ -173,13 +200,13 @@ pub fn read_reporting(root: &Path, skipped: &mut crate::records::Skipped) -> BTr
 pub fn update(root: &Path, g: u32, f: impl FnOnce(&mut GenerationMetrics)) -> Result<()> {
     let file = path(root);
     let lines = crate::records::read_json_lines_or_set_aside::<GenerationMetrics>(&file, "a generation summary")?;
-    if !lines.bad.is_empty() {
+    let (mut all, bad) = by_generation(lines);
+    if !bad.is_empty() {
         let mut s = crate::records::Skipped::default();
-        s.lines(&file, &lines.bad);
+        s.lines(&file, &bad);
         let aside = crate::io::set_aside(&file)?;
         eprintln!("warning: {}; the file is set aside as {}", s.notes()[0], aside.display());
     }
-    let mut all: BTreeMap<u32, GenerationMetrics> = lines.records.into_iter().map(|(_, m)| (m.generation, m)).collect();
     let e = all.entry(g).or_insert_with(|| GenerationMetrics { generation: g, ..Default::default() });
     f(e);
     let mut text = String::new();
@@ -411,6 +438,29 @@ mod tests {
         assert_eq!(all.keys().copied().collect::<Vec<_>>(), vec![1, 2, 3]);
         let aside = std::fs::read(tmp.path().join("generations.jsonl.damaged")).unwrap();
         assert!(aside.ends_with(b"\xff\n"));
+    }
+
+    /// A generation's line repeated (a hand edit, a copied file) is named,
+    /// the first line kept, and the file set aside before the next rewrite.
+    #[test]
+    fn a_repeated_generation_is_named_and_the_first_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        update(tmp.path(), 1, |e| e.finished_unix_s = Some(5.0)).unwrap();
+        let first = std::fs::read_to_string(path(tmp.path())).unwrap();
+        let repeat = first.replace("5.0", "9.0");
+        std::fs::write(path(tmp.path()), format!("{first}{repeat}")).unwrap();
+        let mut skipped = crate::records::Skipped::default();
+        let all = read_reporting(tmp.path(), &mut skipped);
+        assert_eq!(all[&1].finished_unix_s, Some(5.0), "the first line is kept");
+        let note = skipped.notes().join("\n");
+        assert!(note.contains("line 2: repeats generation 1 of line 1"), "{note}");
+        update(tmp.path(), 2, |e| e.finished_unix_s = Some(6.0)).unwrap();
+        let aside = std::fs::read_to_string(tmp.path().join("generations.jsonl.damaged")).unwrap();
+        assert_eq!(aside, format!("{first}{repeat}"), "both lines stay for a look");
+        let mut skipped = crate::records::Skipped::default();
+        let all = read_reporting(tmp.path(), &mut skipped);
+        assert!(skipped.notes().is_empty());
+        assert_eq!((all[&1].finished_unix_s, all[&2].finished_unix_s), (Some(5.0), Some(6.0)));
     }
 
     #[test]
