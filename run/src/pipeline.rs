@@ -612,7 +612,7 @@ fn gate_records(run: &RunDir) -> Result<Vec<GateRecord>> {
 /// The record is missing, unreadable or damaged.
 fn read_gate_record(run: &RunDir, g: u32) -> Result<GateRecord> {
     let p = run.gate_result(g);
-    crate::records::read_json(&p, "a gate record").with_context(|| {
+    GateRecord::read(&p, g).with_context(|| {
         format!(
             "generation {g}'s gate record is unusable: restore {} from a copy, or move it away to play \
              generation {g}'s gate again against the current best network",

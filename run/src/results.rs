@@ -35,6 +35,43 @@ pub struct GateRecord {
     pub sprt: Option<martian_evaluate::SprtState>,
 }
 
+impl GateRecord {
+    /// Reads `path`, the gate record of generation `g`, and
+    /// [`GateRecord::check`]s it.
+    ///
+    /// # Errors
+    /// One line naming the file and the problem (unreadable, not JSON, not a
+    /// gate record with the field at fault, or a disagreement with itself).
+    pub fn read(path: &std::path::Path, g: u32) -> anyhow::Result<GateRecord> {
+        let rec: GateRecord = crate::records::read_json(path, "a gate record")?;
+        rec.check(g).map_err(|e| anyhow::anyhow!("{} is damaged: {e}", path.display()))?;
+        Ok(rec)
+    }
+
+    /// Checks that the record agrees with itself and with its file, the gate
+    /// record of generation `g`: its `generation` is `g`, and `candidate` and
+    /// `best` are checkpoint file names in the run's models folder (no path:
+    /// the pipeline and `export` open them there).
+    ///
+    /// # Errors
+    /// The disagreement in words, naming the field.
+    pub fn check(&self, g: u32) -> Result<(), String> {
+        if self.generation != g {
+            return Err(format!("it records generation {}, its name generation {g}", self.generation));
+        }
+        for (field, name) in [("candidate", &self.candidate), ("best", &self.best)] {
+            let plain = !name.is_empty()
+                && !name.contains(['/', '\\'])
+                && !name.starts_with('.')
+                && name.ends_with(".safetensors");
+            if !plain {
+                return Err(format!("its {field} {name:?} is not a checkpoint file name of the run's models folder"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `final-eval.json`: the newest generation against the untrained network and random.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FinalEval {

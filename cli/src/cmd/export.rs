@@ -134,8 +134,11 @@ fn evaluations_of(weights: &Path) -> Vec<EvalInfo> {
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_str().and_then(parse_generation_prefix).is_some_and(|(_, rest)| rest == ".json"))
-        .filter_map(|e| match martian_run::records::read_json(&e.path(), "a gate record") {
+        .filter_map(|e| {
+            let g = e.file_name().to_str().and_then(parse_generation_prefix).filter(|(_, rest)| *rest == ".json")?.0;
+            Some((g, e.path()))
+        })
+        .filter_map(|(g, path)| match GateRecord::read(&path, g) {
             Ok(g) => Some(g),
             Err(e) => {
                 eprintln!("warning: {e:#}; its match is left out of model.json");

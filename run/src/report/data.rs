@@ -134,8 +134,8 @@ impl EvalRecord {
             EvalRecord::Calibration(records::read_json(path, "a ladder calibration record")?)
         } else if name.starts_with(LADDER_PREFIX) {
             EvalRecord::Ladder(records::read_json(path, "a ladder record")?)
-        } else if name.starts_with("gen") {
-            EvalRecord::Gate(records::read_json(path, "a gate record")?)
+        } else if let Some((g, ".json")) = martian_selfplay::names::parse_generation_prefix(name) {
+            EvalRecord::Gate(Box::new(GateRecord::read(path, g)?))
         } else if name.starts_with("gauntlet-") {
             EvalRecord::Gauntlet(records::read_json(path, "a gauntlet record")?)
         } else if name.starts_with("match-") {

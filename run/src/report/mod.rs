@@ -563,6 +563,22 @@ mod tests {
         let note = data.unreadable.iter().find(|n| n.contains("gen0002.json")).expect("the gate record is left out");
         assert!(note.contains("not a gate record (field result.wins: invalid value: integer `-1`"), "{note}");
         assert_eq!(data.gates.len(), 1, "the other gate record is kept");
+        // A record that contradicts its name, or names a file outside the models folder.
+        let text = std::fs::read_to_string(tmp.path().join("eval/gen0001.json")).unwrap();
+        for (edit, want) in [
+            (text.replace("\"generation\":1", "\"generation\":7"), "it records generation 7, its name generation 1"),
+            (
+                text.replace("\"candidate\":\"gen0001", "\"candidate\":\"../gen0001"),
+                "its candidate \"../gen0001.safetensors\" is not a checkpoint file name",
+            ),
+        ] {
+            assert_ne!(edit, text);
+            std::fs::write(tmp.path().join("eval/gen0001.json"), edit).unwrap();
+            let data = data::load(tmp.path()).unwrap();
+            let note = data.unreadable.iter().find(|n| n.contains("gen0001.json")).expect("left out");
+            assert!(note.contains(want), "{note}");
+            assert!(data.gates.is_empty());
+        }
     }
 
     #[test]
