@@ -65,6 +65,11 @@ pub fn game_id(generation: u32, worker_tag: u64, k: u64) -> u64 {
     ((generation as u64) << 40) | (worker_tag << 24) | k
 }
 
+/// The generation a game id was made in ([`game_id`]'s top bits).
+pub fn generation_of_game(id: u64) -> u32 {
+    (id >> 40) as u32
+}
+
 /// Where one worker's self-play output of one generation goes.
 #[derive(Clone, Debug)]
 pub struct SelfplayOut {

@@ -69,6 +69,8 @@ fn fixture(dir: &Path) {
     for g in 1..=3u32 {
         let mut lines = String::new();
         for i in 0..12u32 {
+            // Game ids carry their generation (`spool::game_id`).
+            let id = (u64::from(g) << 40) | u64::from(i);
             let (winner, reason) = match i % 4 {
                 0 => ("\"South\"", "Clock"),
                 1 => ("\"North\"", "EmptyZone"),
@@ -76,7 +78,7 @@ fn fixture(dir: &Path) {
                 _ => ("\"South\"", "EmptyZone"),
             };
             lines.push_str(&format!(
-                "{{\"format_version\":2,\"game\":\"martian-chess\",\"game_id\":{i},\"start\":\"QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0\",\
+                "{{\"format_version\":2,\"game\":\"martian-chess\",\"game_id\":{id},\"start\":\"QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0\",\
                  \"moves\":[],\"winner\":{winner},\"reason\":\"{reason}\",\"plies\":{},\"samples\":3,\
                  \"model\":\"gen{:04}.safetensors\"}}\n",
                 10 + 3 * i + 5 * g,

@@ -244,8 +244,21 @@ pub(super) fn load(root: &Path) -> Result<RunData> {
                 continue;
             }
         };
-        skipped.lines(&f, &lines.bad);
-        for (_, rec) in lines.records {
+        // A record of another generation (a file copied under this name) is
+        // named and left out: game ids carry their generation.
+        let mut bad = lines.bad;
+        let mut kept = Vec::new();
+        for (line, rec) in lines.records {
+            match crate::spool::generation_of_game(rec.game_id) {
+                made if g > 0 && made != g => bad.push(records::BadLine {
+                    line,
+                    why: format!("game {} was played in generation {made}, not {g}", rec.game_id),
+                }),
+                _ => kept.push(rec),
+            }
+        }
+        skipped.lines(&f, &bad);
+        for rec in kept {
             let e = games.entry(g).or_default();
             e.lengths.push(rec.plies);
             e.models.insert(rec.model.clone());

@@ -446,7 +446,8 @@ mod tests {
             .into_iter()
             .enumerate()
             {
-                lines.push_str(&record_line(i as u64, w, r, p, &format!("gen{:04}.safetensors", g - 1)));
+                let id = crate::spool::game_id(g, 0, i as u64);
+                lines.push_str(&record_line(id, w, r, p, &format!("gen{:04}.safetensors", g - 1)));
             }
             std::fs::write(dir.join(format!("games/gen{g:04}-w0-000000.jsonl")), lines).unwrap();
             crate::metrics::update(dir, g, |m| {
@@ -563,6 +564,16 @@ mod tests {
         let note = data.unreadable.iter().find(|n| n.contains("gen0002.json")).expect("the gate record is left out");
         assert!(note.contains("not a gate record (field result.wins: invalid value: integer `-1`"), "{note}");
         assert_eq!(data.gates.len(), 1, "the other gate record is kept");
+        // Generation 1's game records copied under generation 2's name: not counted twice.
+        std::fs::copy(
+            tmp.path().join("games/gen0001-w0-000000.jsonl"),
+            tmp.path().join("games/gen0002-w9-000000.jsonl"),
+        )
+        .unwrap();
+        let data = data::load(tmp.path()).unwrap();
+        let note = data.unreadable.iter().find(|n| n.contains("gen0002-w9")).expect("the copy is named");
+        assert!(note.contains(&format!("game {} was played in generation 1, not 2", 1u64 << 40)), "{note}");
+        assert_eq!(data.games[&2].lengths.len(), 3, "generation 2 keeps its own games only");
         // A record that contradicts its name, or names a file outside the models folder.
         let text = std::fs::read_to_string(tmp.path().join("eval/gen0001.json")).unwrap();
         for (edit, want) in [
@@ -601,7 +612,7 @@ mod tests {
         let text = metrics_line(10, 1, 3.0) + "{\"step\":20,\"tot\n\n" + &metrics_line(30, 1, 2.8);
         std::fs::write(tmp.path().join("train.jsonl"), text).unwrap();
         std::fs::create_dir_all(tmp.path().join("games")).unwrap();
-        let games = record_line(0, None, martian_rules::EndReason::MoveCap, 12, "uniform") + "not json\n";
+        let games = record_line(1 << 40, None, martian_rules::EndReason::MoveCap, 12, "uniform") + "not json\n";
         std::fs::write(tmp.path().join("games/gen0001-w0-000000.jsonl"), games).unwrap();
         std::fs::create_dir_all(tmp.path().join("eval")).unwrap();
         std::fs::write(tmp.path().join("eval/notes.json"), "{\"a\": 1}").unwrap();
