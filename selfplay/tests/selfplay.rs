@@ -365,42 +365,56 @@ fn draw_value_orders_drawn_games_by_the_adjudication() {
     assert!(bad.validate().unwrap_err().contains("selfplay.draw_value"));
 }
 
+/// The search of the per-game draw utility tests: without the solver and the
+/// trap proofs, so that every value target is the game's result.
+fn no_proofs() -> MctsConfig {
+    MctsConfig { leaves_per_batch: 2, solver: false, trap_plies: 0, ..Default::default() }
+}
+
+/// Uniform self-play of Jetan games (40-ply cap) with the ids `ids`.
+fn jetan_games(ids: std::ops::Range<u64>, seed: u64, mcts: MctsConfig) -> Vec<FinishedGame> {
+    let rules = JetanRules { max_plies: 40, ..Default::default() };
+    let start = Jetan::new_game(&rules).unwrap();
+    let ids: Vec<u64> = ids.collect();
+    let params = PlayParams { start: &start, game_ids: &ids, seed, model_name: "uniform".into() };
+    let mut out = Vec::new();
+    play_games(&params, &quick_cfg(), &mcts, &mut UniformEvaluator, |g, _| {
+        out.push(g);
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+/// Every value target of the Jetan game `g` is its true result for the
+/// sample's side to move (a draw 0, a win +1, a loss -1).
+fn assert_targets_are_results(g: &FinishedGame) {
+    let rules = JetanRules { max_plies: 40, ..Default::default() };
+    let end: Jetan = g.record.replay(&rules).unwrap();
+    let outcome = end.outcome().unwrap();
+    for s in &g.samples {
+        let mut p = Jetan::from_position(&g.record.start, &rules).unwrap();
+        for m in &g.record.moves[..s.ply as usize] {
+            let mv = p.parse_move(m).unwrap();
+            p.play_unchecked(mv);
+        }
+        assert_eq!(s.value, outcome.value_for(p.side_to_move()), "game {} ply {}", g.record.game_id, s.ply);
+    }
+}
+
 /// `search.contempt`: each game draws its contempt side (both sides occur)
 /// and a contempt in `[0, c]`, and its record names both; the value targets
 /// stay the games' true results (a draw is 0, a win +1 / -1); without
 /// contempt records carry none.
 #[test]
 fn contempt_is_drawn_per_game_recorded_and_leaves_the_targets_alone() {
-    let rules = JetanRules { max_plies: 40, ..Default::default() };
-    let start = Jetan::new_game(&rules).unwrap();
-    let ids: Vec<u64> = (100..124).collect();
-    let params = PlayParams { start: &start, game_ids: &ids, seed: 5, model_name: "uniform".into() };
-    // Without the solver, so that every target is the game's result.
-    let run = |contempt: f32| {
-        let mcts = MctsConfig { leaves_per_batch: 2, solver: false, trap_plies: 0, contempt, ..Default::default() };
-        let mut out = Vec::new();
-        play_games(&params, &quick_cfg(), &mcts, &mut UniformEvaluator, |g, _| {
-            out.push(g);
-            Ok(())
-        })
-        .unwrap();
-        out
-    };
+    let run = |contempt: f32| jetan_games(100..124, 5, MctsConfig { contempt, ..no_proofs() });
     let mut sides = std::collections::BTreeMap::new();
     for g in run(0.3) {
         let c = g.record.contempt.as_ref().expect("every game records its contempt");
         assert!((0.0..=0.3).contains(&c.value), "contempt {}", c.value);
         *sides.entry(c.side.clone()).or_insert(0) += 1;
-        let end: Jetan = g.record.replay(&rules).unwrap();
-        let outcome = end.outcome().unwrap();
-        for s in &g.samples {
-            let mut p = Jetan::from_position(&g.record.start, &rules).unwrap();
-            for m in &g.record.moves[..s.ply as usize] {
-                let mv = p.parse_move(m).unwrap();
-                p.play_unchecked(mv);
-            }
-            assert_eq!(s.value, outcome.value_for(p.side_to_move()), "game {} ply {}", g.record.game_id, s.ply);
-        }
+        assert_targets_are_results(&g);
     }
     assert_eq!(sides.keys().cloned().collect::<Vec<_>>(), ["Black", "Orange"], "{sides:?}");
     assert!(run(0.0).iter().all(|g| g.record.contempt.is_none()));
@@ -418,37 +432,14 @@ fn contempt_is_drawn_per_game_recorded_and_leaves_the_targets_alone() {
 /// plays by it).
 #[test]
 fn draw_aversion_is_drawn_per_game_recorded_and_leaves_the_targets_alone() {
-    let rules = JetanRules { max_plies: 40, ..Default::default() };
-    let start = Jetan::new_game(&rules).unwrap();
-    let ids: Vec<u64> = (200..216).collect();
-    let params = PlayParams { start: &start, game_ids: &ids, seed: 9, model_name: "uniform".into() };
-    let run = |draw_aversion: f32| {
-        let mcts =
-            MctsConfig { leaves_per_batch: 2, solver: false, trap_plies: 0, draw_aversion, ..Default::default() };
-        let mut out = Vec::new();
-        play_games(&params, &quick_cfg(), &mcts, &mut UniformEvaluator, |g, _| {
-            out.push(g);
-            Ok(())
-        })
-        .unwrap();
-        out
-    };
+    let run = |draw_aversion: f32| jetan_games(200..216, 9, MctsConfig { draw_aversion, ..no_proofs() });
     let with = run(0.4);
     let mut values = Vec::new();
     for g in &with {
         let a = g.record.draw_aversion.expect("every game records its aversion");
         assert!((0.0..=0.4).contains(&a), "aversion {a}");
         values.push(a);
-        let end: Jetan = g.record.replay(&rules).unwrap();
-        let outcome = end.outcome().unwrap();
-        for s in &g.samples {
-            let mut p = Jetan::from_position(&g.record.start, &rules).unwrap();
-            for m in &g.record.moves[..s.ply as usize] {
-                let mv = p.parse_move(m).unwrap();
-                p.play_unchecked(mv);
-            }
-            assert_eq!(s.value, outcome.value_for(p.side_to_move()), "game {} ply {}", g.record.game_id, s.ply);
-        }
+        assert_targets_are_results(g);
     }
     values.dedup();
     assert!(values.len() > 8, "one aversion per game: {values:?}");
