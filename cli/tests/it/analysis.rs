@@ -224,22 +224,25 @@ fn the_documented_python_client_runs() {
     assert!(text.contains("legal moves, best reply"), "{text}");
 }
 
-/// Without `--model` the game's bundled model (`models/martian-chess`) plays:
-/// stderr names it and the priors are the network's (not `1/n`); `--model
-/// none` plays without a network (uniform priors). A game without a bundled
-/// model plays without one.
+/// Without `--model` the game's bundled model (`models/martian-chess`,
+/// `models/martian-chess-4p`) plays: stderr names it and the priors are the
+/// network's (not `1/n`); `--model none` plays without a network (uniform
+/// priors).
 #[test]
 fn the_bundled_model_is_used_without_a_model() {
     let q = "{\"id\":1,\"maxVisits\":16,\"includePolicy\":true}\n";
     let priors = |v: &Value| -> Vec<f64> {
         v["policy"].as_array().unwrap().iter().map(|p| p["prior"].as_f64().unwrap()).collect()
     };
-    let o = mz_stdin(&["analysis", "--game", "martian-chess"], q);
-    assert!(o.status.success(), "{}", err(&o));
-    assert!(err(&o).contains("using the bundled model") && err(&o).contains("martian-chess"), "{}", err(&o));
-    let a: Value = serde_json::from_str(out(&o).lines().next().unwrap()).unwrap();
-    let p = priors(&a);
-    assert!(p.windows(2).any(|w| (w[0] - w[1]).abs() > 1e-6), "the bundled network's priors: {p:?}");
+    for game in ["martian-chess", "martian-chess-4p"] {
+        let o = mz_stdin(&["analysis", "--game", game], q);
+        assert!(o.status.success(), "{}", err(&o));
+        let named = format!("models/{game}");
+        assert!(err(&o).contains("using the bundled model") && err(&o).contains(&named), "{}", err(&o));
+        let a: Value = serde_json::from_str(out(&o).lines().next().unwrap()).unwrap();
+        let p = priors(&a);
+        assert!(p.windows(2).any(|w| (w[0] - w[1]).abs() > 1e-6), "{game}: the bundled network's priors: {p:?}");
+    }
     let o = mz_stdin(&["analysis", "--game", "martian-chess", "--model", "none"], q);
     assert!(o.status.success() && !err(&o).contains("bundled"), "{}", err(&o));
     let a: Value = serde_json::from_str(out(&o).lines().next().unwrap()).unwrap();
