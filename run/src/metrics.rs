@@ -172,22 +172,20 @@ fn by_generation(
     lines: crate::records::JsonLines<GenerationMetrics>,
 ) -> (BTreeMap<u32, GenerationMetrics>, Vec<crate::records::BadLine>) {
     let mut bad = lines.bad;
-    let mut first: BTreeMap<u32, usize> = BTreeMap::new();
-    let mut all = BTreeMap::new();
+    let mut all: BTreeMap<u32, (usize, GenerationMetrics)> = BTreeMap::new();
     for (line, m) in lines.records {
-        match first.get(&m.generation) {
-            Some(&l) => bad.push(crate::records::BadLine {
+        match all.get(&m.generation) {
+            Some(&(first, _)) => bad.push(crate::records::BadLine {
                 line,
-                why: format!("repeats generation {} of line {l}; the first is kept", m.generation),
+                why: format!("repeats generation {} of line {first}; the first is kept", m.generation),
             }),
             None => {
-                first.insert(m.generation, line);
-                all.insert(m.generation, m);
+                all.insert(m.generation, (line, m));
             }
         }
     }
     bad.sort_by_key(|b| b.line);
-    (all, bad)
+    (all.into_iter().map(|(g, (_, m))| (g, m)).collect(), bad)
 }
 
 /// Updates generation `g`'s line with `f` and rewrites the file atomically.

@@ -319,9 +319,9 @@ pub fn train_generation<G: GameState>(
     // missing, truncated or garbled file) is named in a warning and skipped.
     let mut resumed = None;
     let partials = run.partial_checkpoints(g);
-    for (_, p) in partials.iter().rev() {
+    for (step, p) in partials.iter().rev() {
         let shown = crate::io::shown(p);
-        if let Some(problem) = RunDir::partial_problem(p) {
+        if let Some(problem) = RunDir::partial_problem(p, *step) {
             eprintln!("warning: not resuming from {shown}: {problem}");
             continue;
         }

@@ -257,12 +257,13 @@ impl RunDir {
         v
     }
 
-    /// What keeps training from resuming at the partial checkpoint `p`, in
-    /// words naming the file (`None` when its weights, sidecar and optimizer
-    /// state are all there, their headers read and the weights match their
-    /// sidecar's checksum). A check of the files' framing and bytes, not of
-    /// every value: loading can still fail.
-    pub fn partial_problem(p: &Path) -> Option<String> {
+    /// What keeps training from resuming at the partial checkpoint `p` of
+    /// step `step` (the step in its name, [`RunDir::partial_checkpoints`]),
+    /// in words naming the file (`None` when its weights, sidecar and
+    /// optimizer state are all there, their headers read, the sidecar records
+    /// `step` and the weights match its checksum). A check of the files'
+    /// framing and bytes, not of every value: loading can still fail.
+    pub fn partial_problem(p: &Path, step: u64) -> Option<String> {
         let side = p.with_extension("json");
         let optim = Self::optimizer_state(p);
         if !p.exists() {
@@ -273,22 +274,11 @@ impl RunDir {
         }
         match martian_model::Checkpoint::read_meta(p) {
             Err(e) => return Some(e.to_string()),
-            Ok(meta) => {
-                // The step in the name (`gen0003-partial-000000150`) is the one
-                // its sidecar must record: resuming counts on from the sidecar's.
-                let named = p
-                    .file_stem()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.rsplit_once("-partial-"))
-                    .and_then(|(_, s)| s.parse::<u64>().ok());
-                if let Some(named) = named.filter(|&n| n != meta.step) {
-                    return Some(format!(
-                        "its sidecar {} records step {}, its name step {named}",
-                        side.display(),
-                        meta.step
-                    ));
-                }
+            // Resuming counts on from the sidecar's step: it must be the name's.
+            Ok(meta) if meta.step != step => {
+                return Some(format!("its sidecar {} records step {}, its name step {step}", side.display(), meta.step))
             }
+            Ok(_) => {}
         }
         if let Err(e) = martian_model::checkpoint::read_safetensors_shapes(p) {
             return Some(e.to_string());
@@ -308,7 +298,7 @@ impl RunDir {
     /// The partial checkpoint of generation `g` that training resumes from, as
     /// `(step, path)`: the newest one without a [`RunDir::partial_problem`].
     pub fn resume_point(&self, g: u32) -> Option<(u64, PathBuf)> {
-        self.partial_checkpoints(g).into_iter().rev().find(|(_, p)| Self::partial_problem(p).is_none())
+        self.partial_checkpoints(g).into_iter().rev().find(|(step, p)| Self::partial_problem(p, *step).is_none())
     }
 
     /// The newest generation the run holds beyond `generations`, with the
@@ -523,11 +513,11 @@ mod tests {
         let mut ck = Checkpoint::new_random::<Jetan>(&JetanRules::default(), &cfg, tch::Device::Cpu, 1).unwrap();
         ck.meta.step = 11;
         ck.save(&p).unwrap();
-        let problem = RunDir::partial_problem(&p).expect("a problem");
+        let problem = RunDir::partial_problem(&p, 12).expect("a problem");
         assert!(problem.contains("records step 11, its name step 12"), "{problem}");
         ck.meta.step = 12;
         ck.save(&p).unwrap();
-        let problem = RunDir::partial_problem(&p).expect("the optimizer state is missing");
+        let problem = RunDir::partial_problem(&p, 12).expect("the optimizer state is missing");
         assert!(problem.contains("optimizer state") && !problem.contains("its name step"), "{problem}");
     }
 }
