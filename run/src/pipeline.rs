@@ -343,6 +343,14 @@ fn run_game<G: AbGame>(a: &PipelineOptions, cfg: &RunConfig) -> Result<()> {
             }
         }
         let mut have = run.games_done(g);
+        if a.role == Role::All && !trained_before && have >= want {
+            // All played, but a kill may have come between spooling the last games and their
+            // merge: no self-play resumes them, so they go into a shard before training.
+            let n = crate::spool::flush(&run.selfplay_out(g, "0"), G::INPUT_SHAPE, G::NUM_ACTIONS)?;
+            if n > 0 {
+                eprintln!("generation {g}: {n} spooled games went into a shard");
+            }
+        }
         let mut played = None;
         if trained_before {
             // Nothing to play: the games of a generation train its network, which is trained.

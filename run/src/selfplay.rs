@@ -333,12 +333,10 @@ fn flush_spools<G: GameState>(root: &Path, worker: &str) -> Result<()> {
         let g = parse_generation_prefix(&n).filter(|&(_, rest)| rest == suffix).map(|(g, _)| g);
         let Some(g) = g else { continue };
         let out = SelfplayOut::new(root, g, worker);
-        let mut pending = crate::spool::recover(&out, G::INPUT_SHAPE, G::NUM_ACTIONS)?;
-        if !pending.is_empty() {
-            eprintln!("recovery: {} spooled games of generation {g} go into a shard", pending.len());
+        let n = crate::spool::flush(&out, G::INPUT_SHAPE, G::NUM_ACTIONS)?;
+        if n > 0 {
+            eprintln!("recovery: {n} spooled games of generation {g} went into a shard");
         }
-        let mut seq = out.next_seq();
-        crate::spool::merge(&out, &mut pending, &mut seq)?;
     }
     Ok(())
 }

@@ -478,6 +478,22 @@ pub fn recover(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -
     Ok(pending)
 }
 
+/// Repairs this worker's output ([`recover`]) and merges every spooled game
+/// into a shard at once; returns how many were merged. For a spool that no
+/// self-play will resume: a generation whose games are all played, killed
+/// between spooling its last games and their merge, or a generation a worker
+/// has moved past.
+///
+/// # Errors
+/// I/O errors or corrupt record files.
+pub fn flush(out: &SelfplayOut, input_shape: [usize; 3], num_actions: usize) -> Result<usize> {
+    let mut pending = recover(out, input_shape, num_actions)?;
+    let n = pending.len();
+    let mut seq = out.next_seq();
+    merge(out, &mut pending, &mut seq)?;
+    Ok(n)
+}
+
 /// Games finished in generation `generation` by all workers (record files
 /// and spools under `root`), each id counted once.
 pub fn games_done(root: &Path, generation: u32) -> u64 {

@@ -305,6 +305,40 @@ fn an_unreadable_spooled_game_is_not_counted_as_kept() {
     assert!(recovery < t.find("resuming").unwrap(), "checked before counting: {t}");
 }
 
+/// A run killed after spooling a generation's last game and before merging it
+/// into a shard: every game counts as played, so no self-play resumes the
+/// spool; the pipeline merges it before training (it was left in the spool
+/// and its samples out of training: a chaos test found it).
+#[test]
+fn the_last_spooled_games_of_a_generation_reach_a_shard() {
+    let f = fixtures();
+    let (dir, run) = copy_of(&f.half);
+    let one = config(dir.path(), "one.toml", &[("games_per_shard = 2", "games_per_shard = 1")]);
+    let out = mz(&["selfplay", "--config", s(&one), "--run-dir", s(&run), "--games", "4", "--generation", "2"]);
+    assert!(out.status.success(), "{}", text(&out));
+    // The last game back in the spool, as a kill before its merge leaves it.
+    let spool = run.join("spool/gen0002-w0");
+    std::fs::create_dir_all(&spool).unwrap();
+    let stem = "gen0002-w0-000003";
+    let records = run.join("games").join(format!("{stem}.jsonl"));
+    let line = std::fs::read_to_string(&records).unwrap();
+    let id = serde_json::from_str::<serde_json::Value>(line.trim()).unwrap()["game_id"].as_u64().unwrap();
+    let shard = run.join("shards").join(format!("{stem}.npz"));
+    let samples = std::fs::read(&shard).unwrap();
+    std::fs::write(spool.join(format!("{id}.npz")), &samples).unwrap();
+    std::fs::write(spool.join(format!("{id}.json")), line.trim()).unwrap();
+    std::fs::remove_file(&records).unwrap();
+    std::fs::remove_file(&shard).unwrap();
+    let out = mz(&["pipeline", "--config", s(&f.cfg), "--run-dir", s(&run)]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("generation 2: 1 spooled games went into a shard"), "{t}");
+    assert!(!t.contains("generation 2: self-play"), "all four games were played: {t}");
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0, "spool emptied");
+    assert_eq!(std::fs::read(&shard).unwrap(), samples, "the game's samples are in its shard");
+    assert_eq!(std::fs::read_to_string(&records).unwrap().trim(), line.trim(), "and its record in its file");
+}
+
 /// A generation trained by `train` before its gate: the pipeline says its
 /// gate comes next and does exactly that (no self-play, no training).
 #[test]
