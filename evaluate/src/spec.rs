@@ -39,6 +39,13 @@ pub enum PlayerSpec {
         /// A strength level (1 to [`martian_search::Level::MAX`]): its visits
         /// (instead of `visits`) and its move-choice temperature.
         level: Option<u8>,
+        /// Without a model, leaf values `tanh(e / scale)` of the game's
+        /// alpha-beta evaluation `e` instead of 0
+        /// ([`martian_search::StaticValueEvaluator`]; `static=SCALE`).
+        static_scale: Option<u32>,
+        /// With `static_scale`: priors `softmax(one-ply evaluation / T)`
+        /// instead of equal ones (`static_policy=T`, evaluation units).
+        static_policy: Option<u32>,
     },
     /// MCTS with the uniform evaluator.
     Uniform,
@@ -144,6 +151,7 @@ impl PlayerSpec {
             }
             _ if s.starts_with("mcts:") || s == "mcts" => {
                 let (mut model, mut visits, mut movetime, mut level) = (None, None, None, None);
+                let (mut static_scale, mut static_policy) = (None, None);
                 for (k, v) in kv(s.strip_prefix("mcts").unwrap_or("").trim_start_matches(':'))? {
                     match k.as_str() {
                         "model" => model = Some(PathBuf::from(v)),
@@ -166,9 +174,25 @@ impl PlayerSpec {
                             let l = martian_search::Level::get(n).map_err(|e| SpecError(format!("player {s:?}: {e}")))?;
                             level = Some(l.number);
                         }
+                        "static" => {
+                            let n: u32 = parse_num(s, &k, &v)?;
+                            if n == 0 {
+                                return Err(SpecError(format!("player {s:?}: static (the value scale) must be >= 1")));
+                            }
+                            static_scale = Some(n);
+                        }
+                        "static_policy" => {
+                            let n: u32 = parse_num(s, &k, &v)?;
+                            if n == 0 {
+                                return Err(SpecError(format!(
+                                    "player {s:?}: static_policy (the policy temperature) must be >= 1"
+                                )));
+                            }
+                            static_policy = Some(n);
+                        }
                         _ => {
                             return Err(SpecError(format!(
-                                "player {s:?}: unknown key {k:?} (known: model, visits, movetime, level)"
+                                "player {s:?}: unknown key {k:?} (known: model, visits, movetime, level, static, static_policy)"
                             )))
                         }
                     }
@@ -178,7 +202,15 @@ impl PlayerSpec {
                         "player {s:?}: a level sets the visits: give level or visits, not both"
                     )));
                 }
-                PlayerSpec::Mcts { model, visits, movetime, level }
+                if model.is_some() && static_scale.is_some() {
+                    return Err(SpecError(format!(
+                        "player {s:?}: static values replace a network's: give model or static, not both"
+                    )));
+                }
+                if static_policy.is_some() && static_scale.is_none() {
+                    return Err(SpecError(format!("player {s:?}: static_policy needs static=SCALE")));
+                }
+                PlayerSpec::Mcts { model, visits, movetime, level, static_scale, static_policy }
             }
             p if p.contains(':') && !Path::new(p).exists() => {
                 return Err(SpecError(format!("unknown player {p:?}: expected a checkpoint path, random, greedy, uniform, mcts:model=PATH,visits=N,movetime=MS or alphabeta:depth=N|movetime=MS|nodes=N")))
@@ -253,6 +285,10 @@ pub struct MctsParts {
     /// Move-choice temperature (a strength level's; 0 = the best move,
     /// [`martian_search::SearchResult::sample_move`]).
     pub temperature: f32,
+    /// Without a model: the scale of static leaf values (`static=SCALE`).
+    pub static_scale: Option<u32>,
+    /// With `static_scale`: the temperature of one-ply static priors (`static_policy=T`).
+    pub static_policy: Option<u32>,
 }
 
 impl PlayerSpec {
@@ -263,15 +299,22 @@ impl PlayerSpec {
     /// only the time. Checkpoints are named by their file name.
     pub fn mcts_parts(&self, default_visits: u32) -> Option<MctsParts> {
         let file = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
-        let (mut base, model, mut visits, movetime, level) = match self {
-            PlayerSpec::Net(p) => (format!("mcts:model={}", file(p)), Some(p.clone()), None, None, None),
-            PlayerSpec::Mcts { model: Some(p), visits, movetime, level } => {
-                (format!("mcts:model={}", file(p)), Some(p.clone()), *visits, *movetime, *level)
+        let (mut base, model, mut visits, movetime, level, statics) = match self {
+            PlayerSpec::Net(p) => (format!("mcts:model={}", file(p)), Some(p.clone()), None, None, None, (None, None)),
+            PlayerSpec::Mcts { model: Some(p), visits, movetime, level, .. } => {
+                (format!("mcts:model={}", file(p)), Some(p.clone()), *visits, *movetime, *level, (None, None))
             }
-            PlayerSpec::Mcts { model: None, visits, movetime, level } => {
-                ("mcts:uniform".to_string(), None, *visits, *movetime, *level)
+            PlayerSpec::Mcts { model: None, visits, movetime, level, static_scale: Some(k), static_policy } => {
+                let name = match static_policy {
+                    Some(t) => format!("mcts:static={k},static_policy={t}"),
+                    None => format!("mcts:static={k}"),
+                };
+                (name, None, *visits, *movetime, *level, (Some(*k), *static_policy))
             }
-            PlayerSpec::Uniform => ("mcts:uniform".to_string(), None, None, None, None),
+            PlayerSpec::Mcts { model: None, visits, movetime, level, static_scale: None, .. } => {
+                ("mcts:uniform".to_string(), None, *visits, *movetime, *level, (None, None))
+            }
+            PlayerSpec::Uniform => ("mcts:uniform".to_string(), None, None, None, None, (None, None)),
             PlayerSpec::Random | PlayerSpec::Greedy | PlayerSpec::AlphaBeta { .. } => return None,
         };
         let level = level.and_then(|n| martian_search::Level::get(u32::from(n)).ok());
@@ -293,7 +336,8 @@ impl PlayerSpec {
             Some(_) => name.replace(&format!(",visits={visits}"), ""),
             None => name,
         };
-        Some(MctsParts { name, model, visits, movetime, temperature })
+        let (static_scale, static_policy) = statics;
+        Some(MctsParts { name, model, visits, movetime, temperature, static_scale, static_policy })
     }
 }
 
@@ -310,6 +354,20 @@ mod tests {
         let l = martian_search::Level::get(3).unwrap();
         assert_eq!((parts.visits, parts.temperature), (l.visits, l.temperature));
         assert_eq!(parts.name, "mcts:model=net.safetensors,level=3");
+        let st = PlayerSpec::parse("mcts:static=600,visits=400").unwrap().mcts_parts(64).unwrap();
+        assert_eq!((st.name.as_str(), st.static_scale, st.model), ("mcts:static=600,visits=400", Some(600), None));
+        for (bad, why) in [
+            ("mcts:static=0", "must be >= 1"),
+            ("mcts:static=x", "static"),
+            ("mcts:model=a.safetensors,static=600", "give model or static"),
+            ("mcts:static_policy=100", "needs static=SCALE"),
+            ("mcts:static=600,static_policy=0", "must be >= 1"),
+        ] {
+            let e = PlayerSpec::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        let sp = PlayerSpec::parse("mcts:static=600,static_policy=100").unwrap().mcts_parts(64).unwrap();
+        assert_eq!((sp.name.as_str(), sp.static_policy), ("mcts:static=600,static_policy=100,visits=64", Some(100)));
         let plain = PlayerSpec::parse("mcts:visits=16").unwrap().mcts_parts(64).unwrap();
         assert_eq!((plain.visits, plain.temperature), (16, 0.0));
         let e = PlayerSpec::parse("mcts:level=3,visits=8").unwrap_err().to_string();
@@ -345,10 +403,27 @@ mod tests {
             }
             s => panic!("{s:?}"),
         }
-        assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8), movetime: None, level: None });
+        assert_eq!(
+            l[3],
+            PlayerSpec::Mcts {
+                model: None,
+                visits: Some(8),
+                movetime: None,
+                level: None,
+                static_scale: None,
+                static_policy: None
+            }
+        );
         assert_eq!(
             PlayerSpec::parse("mcts:visits=400,movetime=200").unwrap(),
-            PlayerSpec::Mcts { model: None, visits: Some(400), movetime: Some(200), level: None }
+            PlayerSpec::Mcts {
+                model: None,
+                visits: Some(400),
+                movetime: Some(200),
+                level: None,
+                static_scale: None,
+                static_policy: None
+            }
         );
         assert!(PlayerSpec::parse("mcts:movetime=0").is_err());
         assert_eq!(l[4], PlayerSpec::Random);

@@ -13,7 +13,7 @@ use martian_evaluate::{
 };
 use martian_model::{Checkpoint, ConfigModel, NetBackend, NetEvaluator, NetReplica};
 use martian_rules::GameState;
-use martian_search::{AbGame, AlphaBetaConfig, UniformEvaluator};
+use martian_search::{AbGame, AlphaBetaConfig, StaticValueEvaluator, UniformEvaluator};
 use martian_selfplay::{pack_samples, play_games, play_games_on_devices, FinishedGame, PlayParams, SelfplayStats};
 use martian_train::{MetricsLog, ReplayWindow, TrainError, Trainer};
 use rand::rngs::StdRng;
@@ -567,12 +567,13 @@ fn mcts_side<'a, G: GameState>(
     c: &'a Option<Checkpoint>,
     device: Device,
 ) -> Result<Option<(String, SideEval<'a, G>, u32)>> {
-    // Timed players and strength levels (sampled moves) play in the sequential arena.
-    let Some(MctsParts { name, model, visits, movetime: None, temperature }) = s.mcts_parts(cfg.evaluate.simulations)
+    // Timed players, strength levels (sampled moves) and static values play in the sequential arena.
+    let Some(MctsParts { name, model, visits, movetime: None, temperature, static_scale, .. }) =
+        s.mcts_parts(cfg.evaluate.simulations)
     else {
         return Ok(None);
     };
-    if temperature > 0.0 {
+    if temperature > 0.0 || static_scale.is_some() {
         return Ok(None);
     }
     let ev = match (model, c) {
@@ -668,7 +669,8 @@ pub fn make_player<'a, G: AbGame>(
         }
         PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
         PlayerSpec::Net(_) | PlayerSpec::Mcts { .. } | PlayerSpec::Uniform => {
-            let Some(MctsParts { name, model, visits, movetime, temperature }) = s.mcts_parts(cfg.evaluate.simulations)
+            let Some(MctsParts { name, model, visits, movetime, temperature, static_scale, static_policy }) =
+                s.mcts_parts(cfg.evaluate.simulations)
             else {
                 bail!("player {s:?} is not an MCTS player");
             };
@@ -679,10 +681,23 @@ pub fn make_player<'a, G: AbGame>(
                     movetime,
                 ),
                 (Some(p), None) => bail!("player {}: checkpoint not loaded", p.display()),
-                (None, _) => timed(
-                    MctsPlayer::new(name, UniformEvaluator, search, visits, seed).with_temperature(temperature),
-                    movetime,
-                ),
+                (None, _) => match static_scale {
+                    Some(k) => timed(
+                        MctsPlayer::new(
+                            name,
+                            StaticValueEvaluator::<G>::new(k as f32, static_policy.map(|t| t as f32))?,
+                            search,
+                            visits,
+                            seed,
+                        )
+                        .with_temperature(temperature),
+                        movetime,
+                    ),
+                    None => timed(
+                        MctsPlayer::new(name, UniformEvaluator, search, visits, seed).with_temperature(temperature),
+                        movetime,
+                    ),
+                },
             }
         }
     })

@@ -102,6 +102,78 @@ impl<G: GameState> Evaluator<G> for UniformEvaluator {
     }
 }
 
+/// A hand-written evaluator from the game's alpha-beta evaluation `e`
+/// ([`crate::AbGame::Eval`], in its own units: Jetan's are hundredths of a
+/// Padwar's worth, Martian Chess's hundredths of a point): the value
+/// `tanh(e / scale)` for the side to move, draw probability 0, and equal
+/// priors, or with a policy temperature `t` the priors
+/// `softmax(u_k / t)` over the legal moves, `u_k` the mover's evaluation
+/// after move `k` (a finished game: ±10,000 for a win or loss, 0 for a
+/// draw). A search with a hand-made value (and policy) and no network: the
+/// `mcts:static=SCALE[,static_policy=T]` player, to measure what MCTS does
+/// when its value knows material and its priors know one-ply tactics (issue
+/// 33: docs/training.md), and as a baseline. The policy clones the position
+/// once per legal move: a diagnostic player, not a self-play evaluator.
+#[derive(Clone, Debug)]
+pub struct StaticValueEvaluator<G: crate::AbGame> {
+    eval: G::Eval,
+    scale: f32,
+    policy_temperature: Option<f32>,
+}
+
+/// A finished game's worth in [`StaticValueEvaluator`]'s policy, in
+/// evaluation units (more than any material count).
+const STATIC_DECIDED: f32 = 10_000.0;
+
+impl<G: crate::AbGame> StaticValueEvaluator<G> {
+    /// The game's default evaluation, values `tanh(e / scale)`, priors
+    /// equal or (`policy_temperature`) a softmax of the one-ply evaluations.
+    ///
+    /// # Errors
+    /// A `scale` or temperature that is not a finite positive number.
+    pub fn new(scale: f32, policy_temperature: Option<f32>) -> Result<Self, EvalError> {
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(EvalError(format!("static value scale must be a positive number, got {scale}")));
+        }
+        if let Some(t) = policy_temperature.filter(|t| !(t.is_finite() && *t > 0.0)) {
+            return Err(EvalError(format!("static policy temperature must be a positive number, got {t}")));
+        }
+        Ok(StaticValueEvaluator { eval: G::Eval::default(), scale, policy_temperature })
+    }
+}
+
+impl<G: crate::AbGame> Evaluator<G> for StaticValueEvaluator<G> {
+    fn evaluate(&mut self, positions: &[&G], moves: &[&[Move]], out: &mut Vec<Evaluation>) -> Result<(), EvalError> {
+        use crate::StaticEval;
+        UniformEvaluator.evaluate(positions, moves, out)?;
+        for ((e, &p), ms) in out.iter_mut().zip(positions).zip(moves) {
+            e.value = (self.eval.evaluate(p) as f32 / self.scale).tanh();
+            let Some(t) = self.policy_temperature else { continue };
+            let mover = p.side_to_move();
+            let mut top = f32::MIN;
+            for (prior, &m) in e.priors.iter_mut().zip(ms.iter()) {
+                let mut child = p.clone();
+                child.play_unchecked(m);
+                let u = match child.outcome() {
+                    Some(o) => STATIC_DECIDED * o.value_for(mover),
+                    None => -(self.eval.evaluate(&child) as f32),
+                };
+                *prior = u / t;
+                top = top.max(*prior);
+            }
+            let mut sum = 0.0;
+            for x in e.priors.iter_mut() {
+                *x = (*x - top).exp();
+                sum += *x;
+            }
+            for x in e.priors.iter_mut() {
+                *x /= sum;
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,7 @@ pub use alphabeta::{AbGame, AbResult, AlphaBeta, AlphaBetaConfig, Limits, Static
 pub use backend::{softmax_in_place, Backend, BackendEvaluator, DeviceBatch, SimOutput, SimWait, SimulatedDevice};
 pub use cache::{CachedEvaluator, EvalCache, KeyHasher, KeyMap};
 pub use config::{ContemptMode, MctsConfig, RootSelection};
-pub use evaluator::{EvalError, Evaluation, Evaluator, UniformEvaluator};
+pub use evaluator::{EvalError, Evaluation, Evaluator, StaticValueEvaluator, UniformEvaluator};
 pub use level::Level;
 pub use mcts::{Gather, Mcts, QRescale, SearchResult};
 pub use session::{

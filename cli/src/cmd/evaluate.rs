@@ -24,7 +24,9 @@ pub struct Args {
     config: PathBuf,
     /// Player A: checkpoint path, `mcts:model=PATH,visits=N,movetime=MS` (either limit, or both:
     /// whichever comes first; `level=L` instead of visits: a strength level), `uniform`,
-    /// `random`, `greedy`, or `alphabeta:depth=N` / `alphabeta:movetime=MS` / `alphabeta:nodes=N`.
+    /// `mcts:static=SCALE` (the alpha-beta evaluation as the value; `static_policy=T`: and
+    /// one-ply priors), `random`, `greedy`, or `alphabeta:depth=N` / `alphabeta:movetime=MS` /
+    /// `alphabeta:nodes=N`.
     #[arg(long)]
     a: String,
     /// Player B (same forms); with --gauntlet a comma-separated list, e.g.
@@ -148,8 +150,8 @@ fn with_run_best(s: PlayerSpec) -> Result<PlayerSpec> {
     };
     Ok(match s {
         PlayerSpec::Net(p) => PlayerSpec::Net(resolve(p)?),
-        PlayerSpec::Mcts { model: Some(p), visits, movetime, level } => {
-            PlayerSpec::Mcts { model: Some(resolve(p)?), visits, movetime, level }
+        PlayerSpec::Mcts { model: Some(p), visits, movetime, level, static_scale, static_policy } => {
+            PlayerSpec::Mcts { model: Some(resolve(p)?), visits, movetime, level, static_scale, static_policy }
         }
         s => s,
     })
