@@ -267,34 +267,44 @@ fn a_damaged_best_file_is_rebuilt_with_a_warning() {
     }
 }
 
+/// Plays `games` self-play games of generation 2 into `run`, one a shard.
+fn selfplay_generation_2(dir: &Path, run: &Path, games: &str) {
+    let one = config(dir, "one.toml", &[("games_per_shard = 2", "games_per_shard = 1")]);
+    let out = mz(&["selfplay", "--config", s(&one), "--run-dir", s(run), "--games", games, "--generation", "2"]);
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+/// A merged game of generation 2 (shard `seq`) back in the spool, as a kill
+/// before its merge leaves it (with `cut`, its samples file cut in half):
+/// returns its shard and record file paths, samples and record line.
+fn back_to_spool(run: &Path, seq: u32, cut: bool) -> (PathBuf, PathBuf, Vec<u8>, String) {
+    let spool = run.join("spool/gen0002-w0");
+    std::fs::create_dir_all(&spool).unwrap();
+    let stem = format!("gen0002-w0-{seq:06}");
+    let records = run.join("games").join(format!("{stem}.jsonl"));
+    let line = std::fs::read_to_string(&records).unwrap().trim().to_string();
+    let id = serde_json::from_str::<serde_json::Value>(&line).unwrap()["game_id"].as_u64().unwrap();
+    let shard = run.join("shards").join(format!("{stem}.npz"));
+    let samples = std::fs::read(&shard).unwrap();
+    std::fs::write(spool.join(format!("{id}.npz")), &samples[..if cut { samples.len() / 2 } else { samples.len() }])
+        .unwrap();
+    std::fs::write(spool.join(format!("{id}.json")), &line).unwrap();
+    std::fs::remove_file(&records).unwrap();
+    std::fs::remove_file(&shard).unwrap();
+    (shard, records, samples, line)
+}
+
 /// A spooled game whose samples are unreadable is not counted as kept: the
 /// resume line and the self-play count agree.
 #[test]
 fn an_unreadable_spooled_game_is_not_counted_as_kept() {
     let f = fixtures();
     let (dir, run) = copy_of(&f.half);
-    // Three games of generation 2, one per shard; the last two go back to the spool (as
-    // if killed before their merge), and one of them loses half its samples file.
-    let one = config(dir.path(), "one.toml", &[("games_per_shard = 2", "games_per_shard = 1")]);
-    let out = mz(&["selfplay", "--config", s(&one), "--run-dir", s(&run), "--games", "3", "--generation", "2"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let spool = run.join("spool/gen0002-w0");
-    std::fs::create_dir_all(&spool).unwrap();
-    for (seq, truncated) in [(1, false), (2, true)] {
-        let stem = format!("gen0002-w0-{seq:06}");
-        let records = run.join("games").join(format!("{stem}.jsonl"));
-        let line = std::fs::read_to_string(&records).unwrap();
-        let id = serde_json::from_str::<serde_json::Value>(line.trim()).unwrap()["game_id"].as_u64().unwrap();
-        let shard = run.join("shards").join(format!("{stem}.npz"));
-        let mut samples = std::fs::read(&shard).unwrap();
-        if truncated {
-            samples.truncate(samples.len() / 2);
-        }
-        std::fs::write(spool.join(format!("{id}.npz")), samples).unwrap();
-        std::fs::write(spool.join(format!("{id}.json")), line.trim()).unwrap();
-        std::fs::remove_file(records).unwrap();
-        std::fs::remove_file(shard).unwrap();
-    }
+    // Three games of generation 2; the last two go back to the spool, and one of them
+    // loses half its samples file.
+    selfplay_generation_2(dir.path(), &run, "3");
+    back_to_spool(&run, 1, false);
+    back_to_spool(&run, 2, true);
     let out = mz(&["pipeline", "--config", s(&f.cfg), "--run-dir", s(&run)]);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
@@ -313,30 +323,16 @@ fn an_unreadable_spooled_game_is_not_counted_as_kept() {
 fn the_last_spooled_games_of_a_generation_reach_a_shard() {
     let f = fixtures();
     let (dir, run) = copy_of(&f.half);
-    let one = config(dir.path(), "one.toml", &[("games_per_shard = 2", "games_per_shard = 1")]);
-    let out = mz(&["selfplay", "--config", s(&one), "--run-dir", s(&run), "--games", "4", "--generation", "2"]);
-    assert!(out.status.success(), "{}", text(&out));
-    // The last game back in the spool, as a kill before its merge leaves it.
-    let spool = run.join("spool/gen0002-w0");
-    std::fs::create_dir_all(&spool).unwrap();
-    let stem = "gen0002-w0-000003";
-    let records = run.join("games").join(format!("{stem}.jsonl"));
-    let line = std::fs::read_to_string(&records).unwrap();
-    let id = serde_json::from_str::<serde_json::Value>(line.trim()).unwrap()["game_id"].as_u64().unwrap();
-    let shard = run.join("shards").join(format!("{stem}.npz"));
-    let samples = std::fs::read(&shard).unwrap();
-    std::fs::write(spool.join(format!("{id}.npz")), &samples).unwrap();
-    std::fs::write(spool.join(format!("{id}.json")), line.trim()).unwrap();
-    std::fs::remove_file(&records).unwrap();
-    std::fs::remove_file(&shard).unwrap();
+    selfplay_generation_2(dir.path(), &run, "4");
+    let (shard, records, samples, line) = back_to_spool(&run, 3, false);
     let out = mz(&["pipeline", "--config", s(&f.cfg), "--run-dir", s(&run)]);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(t.contains("generation 2: 1 spooled games went into a shard"), "{t}");
     assert!(!t.contains("generation 2: self-play"), "all four games were played: {t}");
-    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0, "spool emptied");
+    assert_eq!(std::fs::read_dir(run.join("spool/gen0002-w0")).unwrap().count(), 0, "spool emptied");
     assert_eq!(std::fs::read(&shard).unwrap(), samples, "the game's samples are in its shard");
-    assert_eq!(std::fs::read_to_string(&records).unwrap().trim(), line.trim(), "and its record in its file");
+    assert_eq!(std::fs::read_to_string(&records).unwrap().trim(), line, "and its record in its file");
 }
 
 /// A generation trained by `train` before its gate: the pipeline says its
