@@ -66,8 +66,16 @@ pub enum PlayerSpec {
     },
 }
 
-fn parse_num<T: std::str::FromStr>(spec: &str, key: &str, v: &str) -> Result<T, SpecError> {
-    v.parse().map_err(|_| SpecError(format!("player {spec:?}: {key}={v:?} is not a valid number")))
+fn parse_num<T: std::str::FromStr + TryFrom<i128>>(spec: &str, key: &str, v: &str) -> Result<T, SpecError> {
+    if let Ok(x) = v.parse() {
+        return Ok(x);
+    }
+    // Say what is wrong with a whole number that does not fit: its sign or its size.
+    Err(SpecError(match v.parse::<i128>() {
+        Ok(n) if n < 0 => format!("player {spec:?}: {key}={v} must not be negative"),
+        Ok(_) => format!("player {spec:?}: {key}={v} is too large"),
+        Err(_) => format!("player {spec:?}: {key}={v:?} is not a whole number"),
+    }))
 }
 
 impl PlayerSpec {
@@ -358,7 +366,9 @@ mod tests {
         assert_eq!((st.name.as_str(), st.static_scale, st.model), ("mcts:static=600,visits=400", Some(600), None));
         for (bad, why) in [
             ("mcts:static=0", "must be >= 1"),
-            ("mcts:static=x", "static"),
+            ("mcts:static=x", "static=\"x\" is not a whole number"),
+            ("mcts:static=-5", "static=-5 must not be negative"),
+            ("mcts:static=4294967296", "static=4294967296 is too large"),
             ("mcts:model=a.safetensors,static=600", "give model or static"),
             ("mcts:static_policy=100", "needs static=SCALE"),
             ("mcts:static=600,static_policy=0", "must be >= 1"),

@@ -164,6 +164,28 @@ pub fn read_reporting(root: &Path, skipped: &mut crate::records::Skipped) -> BTr
     }
 }
 
+/// Seconds a generation of the run took so far: the median of the times
+/// between consecutive generations' gates in `generations.jsonl` (the median,
+/// so that a gap in which the run was stopped does not count); `None` with
+/// fewer than two consecutive finished generations or an unreadable file
+/// (the ETA of a resumed run's first generation, `pipeline`).
+pub fn earlier_generation_seconds(root: &Path) -> Option<f64> {
+    let lines = crate::records::read_json_lines::<GenerationMetrics>(&path(root), "a generation summary").ok()?;
+    let (all, _) = by_generation(lines);
+    let mut gaps: Vec<f64> = all
+        .iter()
+        .zip(all.iter().skip(1))
+        .filter(|((g, _), (h, _))| **h == **g + 1)
+        .filter_map(|((_, a), (_, b))| Some(b.finished_unix_s? - a.finished_unix_s?))
+        .filter(|d| d.is_finite() && *d > 0.0)
+        .collect();
+    if gaps.is_empty() {
+        return None;
+    }
+    gaps.sort_by(f64::total_cmp);
+    Some(gaps[gaps.len() / 2])
+}
+
 /// The summaries by generation, and the lines left out: the damaged ones
 /// and a second line of a generation already read (the file holds one line
 /// per generation; the first is kept, the repeat named, never dropped
@@ -404,6 +426,21 @@ pub fn calibration(predicted: &[f32], outcome: &[f32]) -> Vec<CalibrationBin> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The median gap between consecutive generations' gates: a gap that
+    /// spans a stop and a missing generation do not count.
+    #[test]
+    fn earlier_generation_time_is_the_median_gap() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(earlier_generation_seconds(tmp.path()), None, "no file");
+        update(tmp.path(), 1, |e| e.finished_unix_s = Some(100.0)).unwrap();
+        assert_eq!(earlier_generation_seconds(tmp.path()), None, "one generation");
+        // 1 -> 2: 60 s; 2 -> 3: 3,600 s (stopped for an hour); 3 -> 4: 70 s; 6 after a gap.
+        for (g, t) in [(2, 160.0), (3, 3760.0), (4, 3830.0), (6, 9000.0)] {
+            update(tmp.path(), g, |e| e.finished_unix_s = Some(t)).unwrap();
+        }
+        assert_eq!(earlier_generation_seconds(tmp.path()), Some(70.0));
+    }
 
     #[test]
     fn lines_are_merged_by_generation_and_selfplay_parts_add_up() {

@@ -263,8 +263,10 @@ fn run_game<G: AbGame>(a: &PipelineOptions, cfg: &RunConfig) -> Result<()> {
     }
     sync(&remote)?;
     let mut ran = 0;
-    // Wall time of the generations run by this invocation (for the ETA).
+    // Wall time of the generations run by this invocation (for the ETA), and of the run's
+    // earlier ones (the ETA of a resumed run's first generation).
     let mut gen_seconds = 0.0;
+    let earlier = crate::metrics::earlier_generation_seconds(run.root());
     for g in 1..=cfg.pipeline.generations {
         if run.gate_result(g).exists() {
             // Finished earlier; make sure a promotion decided there took effect.
@@ -306,7 +308,7 @@ fn run_game<G: AbGame>(a: &PipelineOptions, cfg: &RunConfig) -> Result<()> {
         let best = run.best().context("run has no best checkpoint")?;
         let t_gen = std::time::Instant::now();
         let limit = (cfg.pipeline.max_minutes > 0.0).then_some(cfg.pipeline.max_minutes * 60.0);
-        let mut line = generation_line(g, total, t0.elapsed().as_secs_f64(), ran, gen_seconds, limit);
+        let mut line = generation_line(g, total, t0.elapsed().as_secs_f64(), (ran, gen_seconds), earlier, limit);
         if cfg.pipeline.max_minutes > 0.0 {
             line.push_str(&format!(
                 "; no generation starts after {} (pipeline.max_minutes)",
@@ -724,19 +726,30 @@ pub fn duration_text(secs: f64) -> String {
 }
 
 /// `generation 3/10 (elapsed 4m 10s; ETA 16m 00s for the run, 2m 00s per generation)`:
-/// the ETA of the whole run, from the generations this invocation has run.
-/// With `limit` (`pipeline.max_minutes` in seconds), the ETA stops at the
-/// generation that starts last before the limit.
-fn generation_line(g: u32, total: u32, elapsed: f64, ran: u32, gen_seconds: f64, limit: Option<f64>) -> String {
-    let eta = if ran == 0 {
-        "ETA after this generation".to_string()
-    } else {
-        let per = gen_seconds / ran as f64;
+/// the ETA of the whole run, from the generations this invocation has run
+/// (`ran` of them in `gen_seconds`), or before it has run one, from the
+/// run's earlier generations (`earlier`: seconds a generation, from
+/// `generations.jsonl`, [`crate::metrics::earlier_generation_seconds`]).
+/// With `limit` (`pipeline.max_minutes` in seconds, counted from this
+/// invocation's start, as `elapsed` is), the ETA stops at the generation
+/// that starts last before the limit.
+fn generation_line(
+    g: u32,
+    total: u32,
+    elapsed: f64,
+    (ran, gen_seconds): (u32, f64),
+    earlier: Option<f64>,
+    limit: Option<f64>,
+) -> String {
+    let per = if ran > 0 { Some(gen_seconds / ran as f64) } else { earlier };
+    let eta = if let Some(per) = per {
         let mut left = per * (total + 1).saturating_sub(g) as f64;
         if let Some(l) = limit {
             left = left.min((l - elapsed).max(0.0) + per);
         }
         format!("ETA {} for the run, {} per generation", duration_text(left), duration_text(per))
+    } else {
+        "ETA after this generation".to_string()
     };
     format!("generation {g}/{total} (elapsed {}; {eta})", duration_text(elapsed))
 }
@@ -951,17 +964,27 @@ mod tests {
     #[test]
     fn eta_from_the_generations_run() {
         assert_eq!(
-            generation_line(1, 10, 3.0, 0, 0.0, None),
+            generation_line(1, 10, 3.0, (0, 0.0), None, None),
             "generation 1/10 (elapsed 3s; ETA after this generation)"
+        );
+        // A resumed run's first generation: the earlier generations' time; this
+        // invocation's own, once it has run one.
+        assert_eq!(
+            generation_line(4, 10, 2.0, (0, 0.0), Some(60.0), None),
+            "generation 4/10 (elapsed 2s; ETA 7m 00s for the run, 1m 00s per generation)"
+        );
+        assert_eq!(
+            generation_line(5, 10, 130.0, (1, 120.0), Some(60.0), None),
+            "generation 5/10 (elapsed 2m 10s; ETA 12m 00s for the run, 2m 00s per generation)"
         );
         // Two generations took 4 minutes: generations 3 to 10 are left, 2 minutes each.
         assert_eq!(
-            generation_line(3, 10, 250.0, 2, 240.0, None),
+            generation_line(3, 10, 250.0, (2, 240.0), None, None),
             "generation 3/10 (elapsed 4m 10s; ETA 16m 00s for the run, 2m 00s per generation)"
         );
         // With a 10-minute limit: 5m 50s left, plus the last generation started before it.
         assert_eq!(
-            generation_line(3, 200, 250.0, 2, 240.0, Some(600.0)),
+            generation_line(3, 200, 250.0, (2, 240.0), Some(30.0), Some(600.0)),
             "generation 3/200 (elapsed 4m 10s; ETA 7m 50s for the run, 2m 00s per generation)"
         );
     }
