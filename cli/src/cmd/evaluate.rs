@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long, conflicts_with = "b")]
     ladder: bool,
     /// Games per match (rounded up to an even number: pairs with colours swapped).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     games: u32,
     /// Run directory: take the openings from R/openings.json (created on first
     /// use) and store the result under R/eval/ for `report`. Found
@@ -166,9 +166,6 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         (false, false) => vec![PlayerSpec::parse(b)?],
     };
     let specs_b = specs_b.into_iter().map(with_run_best).collect::<Result<Vec<_>>>()?;
-    if a.games == 0 {
-        bail!("--games must be >= 1");
-    }
     if a.games % 2 == 1 {
         eprintln!(
             "note: --games {} rounded up to {}: games are played in pairs, each opening once with either colour",
