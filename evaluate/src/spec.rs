@@ -78,6 +78,14 @@ fn parse_num<T: std::str::FromStr + TryFrom<i128>>(spec: &str, key: &str, v: &st
     }))
 }
 
+/// [`parse_num`] of a count that must be at least 1 (`what` names it in the error).
+fn parse_positive(spec: &str, key: &str, v: &str, what: &str) -> Result<u32, SpecError> {
+    match parse_num(spec, key, v)? {
+        0 => Err(SpecError(format!("player {spec:?}: {what} must be >= 1"))),
+        n => Ok(n),
+    }
+}
+
 impl PlayerSpec {
     /// Parses one player spec (see the type's documentation).
     ///
@@ -170,33 +178,15 @@ impl PlayerSpec {
                             }
                             movetime = Some(ms);
                         }
-                        "visits" => {
-                            let n: u32 = parse_num(s, &k, &v)?;
-                            if n == 0 {
-                                return Err(SpecError(format!("player {s:?}: visits must be >= 1")));
-                            }
-                            visits = Some(n);
-                        }
+                        "visits" => visits = Some(parse_positive(s, &k, &v, "visits")?),
                         "level" => {
                             let n: u32 = parse_num(s, &k, &v)?;
                             let l = martian_search::Level::get(n).map_err(|e| SpecError(format!("player {s:?}: {e}")))?;
                             level = Some(l.number);
                         }
-                        "static" => {
-                            let n: u32 = parse_num(s, &k, &v)?;
-                            if n == 0 {
-                                return Err(SpecError(format!("player {s:?}: static (the value scale) must be >= 1")));
-                            }
-                            static_scale = Some(n);
-                        }
+                        "static" => static_scale = Some(parse_positive(s, &k, &v, "static (the value scale)")?),
                         "static_policy" => {
-                            let n: u32 = parse_num(s, &k, &v)?;
-                            if n == 0 {
-                                return Err(SpecError(format!(
-                                    "player {s:?}: static_policy (the policy temperature) must be >= 1"
-                                )));
-                            }
-                            static_policy = Some(n);
+                            static_policy = Some(parse_positive(s, &k, &v, "static_policy (the policy temperature)")?)
                         }
                         _ => {
                             return Err(SpecError(format!(
