@@ -23,5 +23,5 @@ pub use elo::{elo_estimate, elo_estimate_from_score, elo_from_score, wilson_inte
 pub use player::{AlphaBetaPlayer, GreedyPlayer, MctsPlayer, Player, PlayerError, RandomPlayer};
 pub use ratings::{fit_ratings, rate_against_fixed, FixedAnchorRating, PairResult, Rating, Ratings};
 pub use result::{summarize_games, ColourScore, GameResult, MatchResult};
-pub use spec::{MctsParts, PlayerSpec, SpecError};
+pub use spec::{MctsParts, PlayerSpec, SpecError, StaticValues};
 pub use sprt::{expected_score, llr_logistic, SprtDecision, SprtParams, SprtState};

@@ -39,13 +39,10 @@ pub enum PlayerSpec {
         /// A strength level (1 to [`martian_search::Level::MAX`]): its visits
         /// (instead of `visits`) and its move-choice temperature.
         level: Option<u8>,
-        /// Without a model, leaf values `tanh(e / scale)` of the game's
-        /// alpha-beta evaluation `e` instead of 0
-        /// ([`martian_search::StaticValueEvaluator`]; `static=SCALE`).
-        static_scale: Option<u32>,
-        /// With `static_scale`: priors `softmax(one-ply evaluation / T)`
-        /// instead of equal ones (`static_policy=T`, evaluation units).
-        static_policy: Option<u32>,
+        /// Without a model: the game's alpha-beta evaluation as the value
+        /// (and policy) instead of uniform priors and value 0
+        /// (`static=SCALE[,static_policy=T]`).
+        statics: Option<StaticValues>,
     },
     /// MCTS with the uniform evaluator.
     Uniform,
@@ -64,6 +61,17 @@ pub enum PlayerSpec {
         /// The spec text (the player's name in reports).
         text: String,
     },
+}
+
+/// The hand-made evaluation of an `mcts:static=SCALE[,static_policy=T]`
+/// player ([`martian_search::StaticValueEvaluator`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaticValues {
+    /// Leaf values `tanh(e / scale)` of the game's alpha-beta evaluation `e`.
+    pub scale: u32,
+    /// Priors `softmax(one-ply evaluation / T)` instead of equal ones
+    /// (evaluation units).
+    pub policy: Option<u32>,
 }
 
 fn parse_num<T: std::str::FromStr + TryFrom<i128>>(spec: &str, key: &str, v: &str) -> Result<T, SpecError> {
@@ -205,10 +213,14 @@ impl PlayerSpec {
                         "player {s:?}: static values replace a network's: give model or static, not both"
                     )));
                 }
-                if static_policy.is_some() && static_scale.is_none() {
-                    return Err(SpecError(format!("player {s:?}: static_policy needs static=SCALE")));
-                }
-                PlayerSpec::Mcts { model, visits, movetime, level, static_scale, static_policy }
+                let statics = match (static_scale, static_policy) {
+                    (Some(scale), policy) => Some(StaticValues { scale, policy }),
+                    (None, Some(_)) => {
+                        return Err(SpecError(format!("player {s:?}: static_policy needs static=SCALE")))
+                    }
+                    (None, None) => None,
+                };
+                PlayerSpec::Mcts { model, visits, movetime, level, statics }
             }
             p if p.contains(':') && !Path::new(p).exists() => {
                 return Err(SpecError(format!("unknown player {p:?}: expected a checkpoint path, random, greedy, uniform, mcts:model=PATH,visits=N,movetime=MS or alphabeta:depth=N|movetime=MS|nodes=N")))
@@ -283,10 +295,8 @@ pub struct MctsParts {
     /// Move-choice temperature (a strength level's; 0 = the best move,
     /// [`martian_search::SearchResult::sample_move`]).
     pub temperature: f32,
-    /// Without a model: the scale of static leaf values (`static=SCALE`).
-    pub static_scale: Option<u32>,
-    /// With `static_scale`: the temperature of one-ply static priors (`static_policy=T`).
-    pub static_policy: Option<u32>,
+    /// Without a model: the hand-made evaluation (`static=SCALE[,static_policy=T]`).
+    pub statics: Option<StaticValues>,
 }
 
 impl PlayerSpec {
@@ -298,21 +308,19 @@ impl PlayerSpec {
     pub fn mcts_parts(&self, default_visits: u32) -> Option<MctsParts> {
         let file = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
         let (mut base, model, mut visits, movetime, level, statics) = match self {
-            PlayerSpec::Net(p) => (format!("mcts:model={}", file(p)), Some(p.clone()), None, None, None, (None, None)),
+            PlayerSpec::Net(p) => (format!("mcts:model={}", file(p)), Some(p.clone()), None, None, None, None),
             PlayerSpec::Mcts { model: Some(p), visits, movetime, level, .. } => {
-                (format!("mcts:model={}", file(p)), Some(p.clone()), *visits, *movetime, *level, (None, None))
+                (format!("mcts:model={}", file(p)), Some(p.clone()), *visits, *movetime, *level, None)
             }
-            PlayerSpec::Mcts { model: None, visits, movetime, level, static_scale: Some(k), static_policy } => {
-                let name = match static_policy {
-                    Some(t) => format!("mcts:static={k},static_policy={t}"),
-                    None => format!("mcts:static={k}"),
+            PlayerSpec::Mcts { model: None, visits, movetime, level, statics } => {
+                let name = match statics {
+                    Some(StaticValues { scale, policy: Some(t) }) => format!("mcts:static={scale},static_policy={t}"),
+                    Some(StaticValues { scale, policy: None }) => format!("mcts:static={scale}"),
+                    None => "mcts:uniform".to_string(),
                 };
-                (name, None, *visits, *movetime, *level, (Some(*k), *static_policy))
+                (name, None, *visits, *movetime, *level, *statics)
             }
-            PlayerSpec::Mcts { model: None, visits, movetime, level, static_scale: None, .. } => {
-                ("mcts:uniform".to_string(), None, *visits, *movetime, *level, (None, None))
-            }
-            PlayerSpec::Uniform => ("mcts:uniform".to_string(), None, None, None, None, (None, None)),
+            PlayerSpec::Uniform => ("mcts:uniform".to_string(), None, None, None, None, None),
             PlayerSpec::Random | PlayerSpec::Greedy | PlayerSpec::AlphaBeta { .. } => return None,
         };
         let level = level.and_then(|n| martian_search::Level::get(u32::from(n)).ok());
@@ -334,8 +342,7 @@ impl PlayerSpec {
             Some(_) => name.replace(&format!(",visits={visits}"), ""),
             None => name,
         };
-        let (static_scale, static_policy) = statics;
-        Some(MctsParts { name, model, visits, movetime, temperature, static_scale, static_policy })
+        Some(MctsParts { name, model, visits, movetime, temperature, statics })
     }
 }
 
@@ -353,7 +360,8 @@ mod tests {
         assert_eq!((parts.visits, parts.temperature), (l.visits, l.temperature));
         assert_eq!(parts.name, "mcts:model=net.safetensors,level=3");
         let st = PlayerSpec::parse("mcts:static=600,visits=400").unwrap().mcts_parts(64).unwrap();
-        assert_eq!((st.name.as_str(), st.static_scale, st.model), ("mcts:static=600,visits=400", Some(600), None));
+        let want = Some(StaticValues { scale: 600, policy: None });
+        assert_eq!((st.name.as_str(), st.statics, st.model), ("mcts:static=600,visits=400", want, None));
         for (bad, why) in [
             ("mcts:static=0", "must be >= 1"),
             ("mcts:static=x", "static=\"x\" is not a whole number"),
@@ -367,7 +375,8 @@ mod tests {
             assert!(e.contains(why), "{bad}: {e}");
         }
         let sp = PlayerSpec::parse("mcts:static=600,static_policy=100").unwrap().mcts_parts(64).unwrap();
-        assert_eq!((sp.name.as_str(), sp.static_policy), ("mcts:static=600,static_policy=100,visits=64", Some(100)));
+        let want = Some(StaticValues { scale: 600, policy: Some(100) });
+        assert_eq!((sp.name.as_str(), sp.statics), ("mcts:static=600,static_policy=100,visits=64", want));
         let plain = PlayerSpec::parse("mcts:visits=16").unwrap().mcts_parts(64).unwrap();
         assert_eq!((plain.visits, plain.temperature), (16, 0.0));
         let e = PlayerSpec::parse("mcts:level=3,visits=8").unwrap_err().to_string();
@@ -403,27 +412,10 @@ mod tests {
             }
             s => panic!("{s:?}"),
         }
-        assert_eq!(
-            l[3],
-            PlayerSpec::Mcts {
-                model: None,
-                visits: Some(8),
-                movetime: None,
-                level: None,
-                static_scale: None,
-                static_policy: None
-            }
-        );
+        assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8), movetime: None, level: None, statics: None });
         assert_eq!(
             PlayerSpec::parse("mcts:visits=400,movetime=200").unwrap(),
-            PlayerSpec::Mcts {
-                model: None,
-                visits: Some(400),
-                movetime: Some(200),
-                level: None,
-                static_scale: None,
-                static_policy: None
-            }
+            PlayerSpec::Mcts { model: None, visits: Some(400), movetime: Some(200), level: None, statics: None }
         );
         assert!(PlayerSpec::parse("mcts:movetime=0").is_err());
         assert_eq!(l[4], PlayerSpec::Random);

@@ -568,12 +568,12 @@ fn mcts_side<'a, G: GameState>(
     device: Device,
 ) -> Result<Option<(String, SideEval<'a, G>, u32)>> {
     // Timed players, strength levels (sampled moves) and static values play in the sequential arena.
-    let Some(MctsParts { name, model, visits, movetime: None, temperature, static_scale, .. }) =
+    let Some(MctsParts { name, model, visits, movetime: None, temperature, statics }) =
         s.mcts_parts(cfg.evaluate.simulations)
     else {
         return Ok(None);
     };
-    if temperature > 0.0 || static_scale.is_some() {
+    if temperature > 0.0 || statics.is_some() {
         return Ok(None);
     }
     let ev = match (model, c) {
@@ -669,7 +669,7 @@ pub fn make_player<'a, G: AbGame>(
         }
         PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
         PlayerSpec::Net(_) | PlayerSpec::Mcts { .. } | PlayerSpec::Uniform => {
-            let Some(MctsParts { name, model, visits, movetime, temperature, static_scale, static_policy }) =
+            let Some(MctsParts { name, model, visits, movetime, temperature, statics }) =
                 s.mcts_parts(cfg.evaluate.simulations)
             else {
                 bail!("player {s:?} is not an MCTS player");
@@ -681,11 +681,11 @@ pub fn make_player<'a, G: AbGame>(
                     movetime,
                 ),
                 (Some(p), None) => bail!("player {}: checkpoint not loaded", p.display()),
-                (None, _) => match static_scale {
-                    Some(k) => timed(
+                (None, _) => match statics {
+                    Some(st) => timed(
                         MctsPlayer::new(
                             name,
-                            StaticValueEvaluator::<G>::new(k as f32, static_policy.map(|t| t as f32))?,
+                            StaticValueEvaluator::<G>::new(st.scale as f32, st.policy.map(|t| t as f32))?,
                             search,
                             visits,
                             seed,

@@ -150,8 +150,8 @@ fn with_run_best(s: PlayerSpec) -> Result<PlayerSpec> {
     };
     Ok(match s {
         PlayerSpec::Net(p) => PlayerSpec::Net(resolve(p)?),
-        PlayerSpec::Mcts { model: Some(p), visits, movetime, level, static_scale, static_policy } => {
-            PlayerSpec::Mcts { model: Some(resolve(p)?), visits, movetime, level, static_scale, static_policy }
+        PlayerSpec::Mcts { model: Some(p), visits, movetime, level, statics } => {
+            PlayerSpec::Mcts { model: Some(resolve(p)?), visits, movetime, level, statics }
         }
         s => s,
     })
