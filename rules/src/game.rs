@@ -462,6 +462,17 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// ```
     fn legal_moves(&self, out: &mut Vec<Move>);
 
+    /// Whether `mv` is a legal move here (`false` once the game is over):
+    /// the same as `legal_moves` containing it. The trap proofs try the reply
+    /// that refuted the last candidate first (a killer move) before
+    /// generating the others, so each game answers from its board. The
+    /// default generates the moves (and allocates).
+    fn is_legal(&self, mv: Move) -> bool {
+        let mut moves = Vec::with_capacity(Self::MAX_MOVES);
+        self.legal_moves(&mut moves);
+        moves.contains(&mv)
+    }
+
     /// Number of legal moves (0 when the game is over). Used for bulk counting in perft.
     fn count_legal_moves(&self) -> usize {
         let mut v = Vec::with_capacity(Self::MAX_MOVES);
@@ -533,6 +544,35 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// allocates nothing.
     fn threatens_win(&self) -> bool {
         self.outcome().is_none()
+    }
+
+    /// A move among `moves` (legal moves of the side to move) after which
+    /// the opponent has no move that wins at once and the game is not over
+    /// with the opponent's win: a reply that parries every threat. `None`
+    /// says only that the game found none cheaply (there may be one). The
+    /// trap proofs ask it for a refutation of a candidate first move before
+    /// playing the replies one by one, so each game answers from its board,
+    /// trying the likeliest parries first. The default finds none.
+    fn safe_reply(&self, moves: &[Move]) -> Option<Move> {
+        let _ = moves;
+        None
+    }
+
+    /// The moves among `moves` (legal moves of the side to move) that may
+    /// start a forced win of three or more plies, written to `out` (cleared
+    /// first): every move after which the position is unfinished and the
+    /// side that moved threatens a win ([`GameState::threatens_win`]), and
+    /// with `zugzwangs` also every move after which the opponent might have
+    /// no reply that avoids handing it a win at once (every reply ends the
+    /// game in its favour or leaves it a winning move). A game may keep more
+    /// moves than these (the caller plays each kept one and checks), never
+    /// fewer. The trap proofs (`martian_search::mcts`) ask this once per
+    /// position instead of playing every move, so each game answers from its
+    /// own board. The default keeps every move.
+    fn forcing_moves(&self, moves: &[Move], zugzwangs: bool, out: &mut Vec<Move>) {
+        let _ = zugzwangs;
+        out.clear();
+        out.extend_from_slice(moves);
     }
 
     /// Whether a random opening (matches' opening books, self-play's random

@@ -9,17 +9,35 @@ use martian_rules::{has_winning_move_by_play, GameState, Move, Side};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+/// What `forcing_moves` kept, against brute force: moves that leave a
+/// threat; moves kept without one (unfinished positions); moves without a
+/// threat checked for zugzwang, the zugzwangs among them, and those kept.
+#[derive(Default, Debug)]
+struct Forcing {
+    threats: usize,
+    extra: usize,
+    quiet: usize,
+    zugzwangs: usize,
+    quiet_kept: usize,
+    safe: usize,
+    safe_missed: usize,
+}
+
 /// Checks every position of `games` random games from `start(game)`; returns
 /// (positions, positions with a winning move). One game in three prefers
 /// captures, one avoids moves that allow an immediate win (long games).
+/// Also checks `GameState::forcing_moves` against brute force (`counts`).
 fn check_games<G: GameState>(
     seed: u64,
     games: usize,
     mut start: impl FnMut(&mut StdRng) -> G,
     is_capture: impl Fn(&G, Move) -> bool,
+    zugzwang_every: usize,
+    counts: &mut Forcing,
 ) -> (usize, usize) {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut moves = Vec::with_capacity(G::MAX_MOVES);
+    let (mut forcing, mut forcing_zz, mut replies) = (Vec::new(), Vec::new(), Vec::new());
     let (mut n, mut wins) = (0, 0);
     for game in 0..games {
         let mut g = start(&mut rng);
@@ -32,6 +50,76 @@ fn check_games<G: GameState>(
             g.legal_moves(&mut moves);
             if moves.is_empty() {
                 break;
+            }
+            // `is_legal` agrees with the move list: every legal move, moves
+            // of the same pieces elsewhere, and random squares.
+            for &m in &moves {
+                assert!(g.is_legal(m), "game {game}: {} is legal in {}", g.move_to_string(m), g.to_position());
+            }
+            for _ in 0..20 {
+                let from =
+                    if rng.gen_bool(0.5) { moves[rng.gen_range(0..moves.len())].from } else { rng.gen_range(0..100) };
+                let m = Move::new(from, rng.gen_range(0..100));
+                assert_eq!(g.is_legal(m), moves.contains(&m), "game {game}: {m:?} in {}", g.to_position());
+            }
+            // `safe_reply` names a legal move after which the opponent has no
+            // win at once; counted where it finds none but one exists.
+            let them = g.side_to_move().opponent();
+            let safe_after = |m: Move| {
+                let mut s = g.clone();
+                s.play_unchecked(m);
+                s.outcome().map_or_else(|| !s.has_winning_move(), |o| o.winner != Some(them))
+            };
+            match g.safe_reply(&moves) {
+                Some(r) => {
+                    assert!(moves.contains(&r), "game {game}: {r:?} not legal in {}", g.to_position());
+                    assert!(
+                        safe_after(r),
+                        "game {game}: {} is no safe reply in {}",
+                        g.move_to_string(r),
+                        g.to_position()
+                    );
+                    counts.safe += 1;
+                }
+                None => counts.safe_missed += usize::from(moves.iter().any(|&m| safe_after(m))),
+            }
+            // `forcing_moves` keeps every move that leaves a threat and, with
+            // zugzwangs, every move after which each reply hands the mover a
+            // win (checked on every `zugzwang_every`-th position).
+            g.forcing_moves(&moves, false, &mut forcing);
+            let check_zugzwangs = n % zugzwang_every == 0;
+            if check_zugzwangs {
+                g.forcing_moves(&moves, true, &mut forcing_zz);
+            }
+            let me = g.side_to_move();
+            // The proofs ask only positions without a winning move.
+            let asked = !g.has_winning_move();
+            for &m in &moves {
+                let mut s = g.clone();
+                s.play_unchecked(m);
+                let threat = s.outcome().is_none() && s.threatens_win();
+                let context = || format!("game {game}: {} then {}", g.to_position(), g.move_to_string(m));
+                assert!(!threat || forcing.contains(&m), "{}: a threat left out", context());
+                counts.threats += usize::from(threat && asked);
+                counts.extra += usize::from(asked && !threat && s.outcome().is_none() && forcing.contains(&m));
+                if !check_zugzwangs || !asked || threat || s.outcome().is_some() {
+                    continue;
+                }
+                assert!(forcing.iter().all(|x| forcing_zz.contains(x)), "{}", context());
+                s.legal_moves(&mut replies);
+                let zugzwang = !replies.is_empty()
+                    && replies.iter().all(|&r| {
+                        let mut q = s.clone();
+                        q.play_unchecked(r);
+                        match q.outcome() {
+                            Some(o) => o.winner == Some(me),
+                            None => q.has_winning_move(),
+                        }
+                    });
+                assert!(!zugzwang || forcing_zz.contains(&m), "{}: a zugzwang left out", context());
+                counts.quiet += 1;
+                counts.zugzwangs += usize::from(zugzwang);
+                counts.quiet_kept += usize::from(forcing_zz.contains(&m));
             }
             let preferred: Vec<Move> = match game % 3 {
                 // Captures half of the time: endings by taking pieces.
@@ -76,13 +164,27 @@ fn jetan_fast_test_matches_brute_force() {
         JetanRules { escape: Escape::OnlyWhenAttacked, max_plies: 60, ..JetanRules::default() },
     ];
     for (i, rules) in variants.iter().enumerate() {
+        let mut counts = Forcing::default();
         let (n, wins) = check_games(
             10 + i as u64,
             30,
             |_| Jetan::new_game(rules).unwrap(),
             |g: &Jetan, m| g.piece_at(m.to).is_some(),
+            7,
+            &mut counts,
         );
-        eprintln!("variant {i}: {wins} of {n}");
+        eprintln!("variant {i}: {wins} of {n}; forcing moves {counts:?}");
+        // Where only captures of a royal piece win (variants 0-2 and 5) the
+        // threats are exact and nearly every quiet move is ruled out of a
+        // zugzwang (the two other switches keep every move).
+        if ![3, 4].contains(&i) {
+            assert_eq!(counts.extra, 0, "variant {i}: threats claimed where there are none");
+            assert!(counts.threats >= 100, "variant {i}: only {} threats: the test needs more", counts.threats);
+            assert!(counts.quiet_kept * 10 < counts.quiet, "variant {i}: {counts:?}");
+            // A safe reply is found wherever one exists (a move that ends
+            // the game in a draw counts as safe only when it also parries).
+            assert!(counts.safe > 1000, "variant {i}: {counts:?}");
+        }
         assert!(n > 1000, "variant {i}: only {n} positions");
         assert!(wins >= 10, "variant {i}: {wins} of {n} positions have a winning move: the test needs some");
         assert!(wins < n / 2, "variant {i}: {wins} of {n}");
@@ -105,6 +207,8 @@ fn martian_fast_test_matches_brute_force() {
         600,
         |rng| MartianChess::new_game(&random_rules(rng)).unwrap(),
         |g: &MartianChess, m| g.piece_at(m.to).is_some() && !MartianChess::zone(g.side_to_move()).has(m.to),
+        50,
+        &mut Forcing::default(),
     );
     eprintln!("martian: {wins} of {n}");
     assert!(n > 20_000, "only {n} positions");
@@ -198,9 +302,56 @@ fn jetan_sparse_endgames_match_brute_force() {
             starts.extend(sparse_jetan(&mut rng, rules));
         }
         let mut it = starts.into_iter();
-        let (n, wins) =
-            check_games(50 + i as u64, 150, |_| it.next().unwrap(), |g: &Jetan, m| g.piece_at(m.to).is_some());
+        let mut counts = Forcing::default();
+        let (n, wins) = check_games(
+            50 + i as u64,
+            150,
+            |_| it.next().unwrap(),
+            |g: &Jetan, m| g.piece_at(m.to).is_some(),
+            1,
+            &mut counts,
+        );
+        eprintln!("sparse variant {i}: forcing moves {counts:?}");
+        if i == 0 {
+            assert_eq!(counts.extra, 0, "sparse: threats claimed where there are none");
+        }
         eprintln!("sparse variant {i}: {wins} of {n}");
         assert!(wins >= 50 && wins < n, "sparse variant {i}: {wins} of {n} positions have a winning move");
+    }
+}
+
+/// Zugzwangs (found by a random search over sparse endgames): the move leaves
+/// no threat, yet every reply of the opponent hands the mover a win at once.
+/// `forcing_moves` keeps the move with zugzwangs and leaves it out without.
+#[test]
+fn jetan_zugzwangs_are_kept() {
+    let rules = JetanRules::default();
+    for (text, mv) in [
+        ("10/10/4T5/10/4N5/10/10/2P7/7Fpc/8C1 o - - 0 0", "e6e5"),
+        ("8pC/8cD/10/10/10/10/1P8/10/10/10 o - - 0 0", "b4a1"),
+        ("2P7/10/10/10/10/10/10/10/8pF/8cC o - - 0 0", "c10a7"),
+    ] {
+        let g = Jetan::from_position(text, &rules).unwrap();
+        let m = g.parse_move(mv).unwrap();
+        let me = g.side_to_move();
+        let mut s = g.clone();
+        s.play_unchecked(m);
+        assert!(s.outcome().is_none() && !s.threatens_win(), "{text}: {mv} is no quiet move");
+        let mut replies = Vec::new();
+        s.legal_moves(&mut replies);
+        assert!(!replies.is_empty());
+        for r in replies {
+            let mut q = s.clone();
+            q.play_unchecked(r);
+            let lost = q.outcome().map_or_else(|| q.has_winning_move(), |o| o.winner == Some(me));
+            assert!(lost, "{text}: {mv} then {} escapes", s.move_to_string(r));
+        }
+        let mut moves = Vec::new();
+        g.legal_moves(&mut moves);
+        let mut out = Vec::new();
+        g.forcing_moves(&moves, true, &mut out);
+        assert!(out.contains(&m), "{text}: the zugzwang {mv} left out");
+        g.forcing_moves(&moves, false, &mut out);
+        assert!(!out.contains(&m), "{text}: {mv} leaves no threat");
     }
 }

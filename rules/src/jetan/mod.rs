@@ -454,6 +454,10 @@ impl GameState for Jetan {
         }
     }
 
+    fn is_legal(&self, mv: Move) -> bool {
+        self.pos.outcome.is_none() && self.is_legal_move(mv)
+    }
+
     fn count_legal_moves(&self) -> usize {
         if self.pos.outcome.is_some() {
             0
@@ -492,6 +496,14 @@ impl GameState for Jetan {
 
     fn threatens_win(&self) -> bool {
         self.threat_exists()
+    }
+
+    fn safe_reply(&self, moves: &[Move]) -> Option<Move> {
+        self.safe_reply_in(moves)
+    }
+
+    fn forcing_moves(&self, moves: &[Move], zugzwangs: bool, out: &mut Vec<Move>) {
+        self.forcing_moves_into(moves, zugzwangs, out);
     }
 
     /// Every move but an Escape (§6): a random opening keeps both Escapes.

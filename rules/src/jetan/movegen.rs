@@ -164,6 +164,33 @@ impl Jetan {
         }
     }
 
+    /// Whether `mv` is among the moves `gen_moves` writes (no end-of-game
+    /// test), from the moved piece alone.
+    pub(crate) fn is_legal_move(&self, mv: Move) -> bool {
+        let (from, to) = (mv.from as usize, mv.to as usize);
+        if from >= 100 || to >= 100 {
+            return false;
+        }
+        let code = self.pos.board[from];
+        let s = self.pos.stm;
+        if code == 0 || (code - 1) as usize / 8 != s.index() {
+            return false;
+        }
+        let tb = 1u128 << to;
+        if self.pos.occ[s.index()] & tb != 0 {
+            return false;
+        }
+        let t = tables();
+        let p = (code - 1) as usize % 8;
+        if p == Piece::Princess.index() {
+            return self.princess_dests(t).is_some_and(|(_, normal, escape)| (normal | escape) & tb != 0);
+        }
+        match self.table_kind(p) {
+            None => panthan_attacks(s, 1u128 << from) & tb != 0,
+            Some(k) => t.reaches(k, from, self.occupied(), tb),
+        }
+    }
+
     /// Number of legal moves of the side to move (no end-of-game test), by popcounts.
     pub(crate) fn count_moves(&self) -> usize {
         let t = tables();
@@ -237,11 +264,22 @@ impl Jetan {
     /// with any piece under `CapturerWins`). Piece moves do not depend on
     /// whose turn it is, so this answers for either side.
     fn captures_a_royal(&self, me: Side) -> bool {
-        let t = tables();
-        let pcs = &self.pos.pieces[me.index()];
         let theirs = &self.pos.pieces[me.opponent().index()];
-        let (princess, chief) = (theirs[Piece::Princess.index()], theirs[Piece::Chief.index()]);
-        let occ = self.occupied();
+        self.royal_capture_with(
+            me,
+            &self.pos.pieces[me.index()],
+            theirs[Piece::Princess.index()],
+            theirs[Piece::Chief.index()],
+            self.occupied(),
+        )
+    }
+
+    /// [`Jetan::captures_a_royal`] on a board given by `me`'s pieces `pcs`,
+    /// the enemy `princess` and `chief` bitboards and the occupancy `occ`.
+    /// Only the pieces that could reach a target on an empty board
+    /// (`Tables::origins`) are looked at: usually none or one or two.
+    fn royal_capture_with(&self, me: Side, pcs: &[u128; 8], princess: u128, chief: u128, occ: u128) -> bool {
+        let t = tables();
         let any_chief_capture = self.rules.chief_captured_by_non_chief == ChiefCapture::CapturerWins;
         // Squares any piece wins on, and those only the Chief wins on.
         let targets = princess | if any_chief_capture { chief } else { 0 };
@@ -255,7 +293,10 @@ impl Jetan {
         let tk = self.thoat_kind();
         for (p, k) in PATH_PIECES.into_iter().chain(std::iter::once((Piece::Thoat, tk))) {
             let goal = if p == Piece::Chief { targets | chief_targets } else { targets };
-            let mut b = pcs[p.index()];
+            if goal == 0 {
+                continue;
+            }
+            let mut b = pcs[p.index()] & t.origins(k, goal);
             while b != 0 {
                 let sq = b.trailing_zeros() as usize;
                 b &= b - 1;
@@ -265,6 +306,211 @@ impl Jetan {
             }
         }
         false
+    }
+
+    /// Whether the side to move, after playing the legal move `mv`, reaches
+    /// the enemy Princess (or Chief, as in [`Jetan::captures_a_royal`]) on
+    /// the board that move leaves, computed on bitboards without playing it.
+    fn threat_after_move(&self, mv: Move) -> bool {
+        let (from, to) = (mv.from as usize, mv.to as usize);
+        let code = self.pos.board[from];
+        if code == 0 {
+            return true;
+        }
+        let p = (code - 1) as usize % 8;
+        let me = self.pos.stm;
+        let (fb, tb) = (1u128 << from, 1u128 << to);
+        let theirs = &self.pos.pieces[me.opponent().index()];
+        // A royal piece taken is off the board (the game may end, §8.1-8.2:
+        // then the answer does not matter).
+        let (princess, chief) = (theirs[Piece::Princess.index()] & !tb, theirs[Piece::Chief.index()] & !tb);
+        let mut pcs = self.pos.pieces[me.index()];
+        pcs[p] ^= fb | tb;
+        let occ = (self.occupied() & !fb) | tb;
+        self.royal_capture_with(me, &pcs, princess, chief, occ)
+    }
+
+    /// The squares on which a capture by `me`'s `piece` (an index of
+    /// [`Piece`]) wins at once (§8.1, §8.2): the enemy Princess, and the
+    /// enemy Chief for `me`'s Chief (for any piece under `CapturerWins`).
+    #[inline]
+    fn royal_goal(&self, me: Side, piece: usize) -> u128 {
+        let theirs = &self.pos.pieces[me.opponent().index()];
+        let chief = theirs[Piece::Chief.index()];
+        let any_chief_capture = self.rules.chief_captured_by_non_chief == ChiefCapture::CapturerWins;
+        theirs[Piece::Princess.index()] | if any_chief_capture || piece == Piece::Chief.index() { chief } else { 0 }
+    }
+
+    /// [`crate::GameState::forcing_moves`] for Jetan, from two masks of the
+    /// board before any move (no allocation):
+    /// * the *lines* of the side to move: every square that some path of one
+    ///   of its pieces to a winning capture (`royal_goal`) needs empty. With
+    ///   no threat now, a move leaves one only if its piece arrives where it
+    ///   could reach a royal piece on an empty board, or it leaves a line
+    ///   square (a discovered threat); those few are tested exactly
+    ///   (`threat_after_move`), the rest are no threat.
+    /// * with `zugzwangs`, the opponent's *waiting pieces*: up to four pieces
+    ///   other than its Princess and Chief, off those lines, with a move.
+    ///   After a move without a threat, a waiting piece that is still there,
+    ///   still off the lines of the moved piece, and still has a move gives
+    ///   the opponent a reply that moves no royal piece and opens no line,
+    ///   so the mover has no winning capture after it: no zugzwang. Moves
+    ///   for which no waiting piece stays so are kept.
+    ///
+    /// Under the two switches where other moves win (see
+    /// [`Jetan::winning_move_exists`]), and when the side to move already
+    /// has a winning capture, every move is kept.
+    pub(crate) fn forcing_moves_into(&self, moves: &[Move], zugzwangs: bool, out: &mut Vec<Move>) {
+        out.clear();
+        let me = self.pos.stm;
+        if self.rules.no_legal_moves == NoLegalMoves::Loses
+            || self.rules.small_material == SmallMaterial::Seed000Adjudication
+            || self.pos.outcome.is_some()
+            || self.captures_a_royal(me)
+        {
+            out.extend_from_slice(moves);
+            return;
+        }
+        let t = tables();
+        let tk = self.thoat_kind();
+        let mine = &self.pos.pieces[me.index()];
+        let mut lines = 0u128;
+        for (p, k) in PATH_PIECES.into_iter().chain(std::iter::once((Piece::Thoat, tk))) {
+            let goal = self.royal_goal(me, p.index());
+            let mut b = mine[p.index()] & t.origins(k, goal);
+            while b != 0 {
+                let sq = b.trailing_zeros() as usize;
+                b &= b - 1;
+                for &(req, dests) in t.entries(k, sq) {
+                    if dests & goal != 0 {
+                        lines |= req;
+                    }
+                }
+            }
+        }
+        let opp = me.opponent();
+        let occ = self.occupied();
+        let opp_own = self.pos.occ[opp.index()];
+        // Waiting pieces: (square, table kind or `None` for a Panthan).
+        let mut waiting = [(0u8, None::<usize>); 4];
+        let mut n_waiting = 0;
+        if zugzwangs {
+            let theirs = &self.pos.pieces[opp.index()];
+            'collect: for p in [Piece::Panthan, Piece::Warrior, Piece::Padwar, Piece::Dwar, Piece::Flier, Piece::Thoat]
+            {
+                let kind = self.table_kind(p.index());
+                let mut b = theirs[p.index()] & !lines;
+                while b != 0 {
+                    let sq = b.trailing_zeros() as u8;
+                    b &= b - 1;
+                    if piece_mobile(opp, sq, kind, occ, opp_own) {
+                        waiting[n_waiting] = (sq, kind);
+                        n_waiting += 1;
+                        if n_waiting == waiting.len() {
+                            break 'collect;
+                        }
+                    }
+                }
+            }
+        }
+        for &m in moves {
+            let (a, b) = (m.from as usize, m.to as usize);
+            let code = self.pos.board[a];
+            if code == 0 {
+                out.push(m);
+                continue;
+            }
+            let p = (code - 1) as usize % 8;
+            let goal = self.royal_goal(me, p);
+            let kind = self.table_kind(p);
+            // Whether the moved piece, from its new square, could reach a
+            // royal piece on an empty board (the Princess never captures).
+            let arrives = match kind {
+                _ if p == Piece::Princess.index() => false,
+                None => panthan_attacks(me, 1u128 << b) & goal != 0,
+                Some(k) => t.any[k * 100 + b] & goal != 0,
+            };
+            if ((lines >> a) & 1 != 0 || arrives) && self.threat_after_move(m) {
+                out.push(m);
+                continue;
+            }
+            if !zugzwangs {
+                continue;
+            }
+            // No threat after `m`: a zugzwang needs every waiting piece gone.
+            let mut new_lines = 0u128;
+            if let (true, Some(k)) = (arrives, kind) {
+                for &(req, dests) in t.entries(k, b) {
+                    if dests & goal != 0 {
+                        new_lines |= req;
+                    }
+                }
+            }
+            let occ2 = (occ & !(1u128 << a)) | (1u128 << b);
+            let own2 = opp_own & !(1u128 << b);
+            let quiet_reply = waiting[..n_waiting]
+                .iter()
+                .any(|&(x, k)| x as usize != b && (new_lines >> x) & 1 == 0 && piece_mobile(opp, x, k, occ2, own2));
+            if !quiet_reply {
+                out.push(m);
+            }
+        }
+    }
+
+    /// [`crate::GameState::safe_reply`] for Jetan: the first move of
+    /// `moves` after which the opponent reaches none of the royal pieces of
+    /// the side to move (as [`Jetan::captures_a_royal`], on the board the
+    /// move leaves, without playing it). Moves of the Princess and the Chief
+    /// and captures are tried first: they are what parries a threat. Under
+    /// the two switches where other moves win (see
+    /// [`Jetan::winning_move_exists`]) it finds none. A move the Princess may
+    /// make is never onto an attacked square (§5), and no move of the side to
+    /// move ends the game with the opponent's win otherwise (§8).
+    pub(crate) fn safe_reply_in(&self, moves: &[Move]) -> Option<Move> {
+        if self.rules.no_legal_moves == NoLegalMoves::Loses
+            || self.rules.small_material == SmallMaterial::Seed000Adjudication
+            || self.pos.outcome.is_some()
+        {
+            return None;
+        }
+        let me = self.pos.stm;
+        let opp = me.opponent();
+        let mine = &self.pos.pieces[me.index()];
+        let royal = mine[Piece::Princess.index()] | mine[Piece::Chief.index()];
+        let theirs_occ = self.pos.occ[opp.index()];
+        let occ = self.occupied();
+        let safe = |m: Move| {
+            let (fb, tb) = (1u128 << m.from, 1u128 << m.to);
+            let mut theirs = self.pos.pieces[opp.index()];
+            for b in theirs.iter_mut() {
+                *b &= !tb;
+            }
+            let (mut princess, mut chief) = (mine[Piece::Princess.index()], mine[Piece::Chief.index()]);
+            if princess & fb != 0 {
+                princess ^= fb | tb;
+            }
+            if chief & fb != 0 {
+                chief ^= fb | tb;
+            }
+            !self.royal_capture_with(opp, &theirs, princess, chief, (occ & !fb) | tb)
+        };
+        let first = |m: &Move| royal & (1u128 << m.from) != 0 || theirs_occ & (1u128 << m.to) != 0;
+        moves
+            .iter()
+            .copied()
+            .filter(first)
+            .find(|&m| safe(m))
+            .or_else(|| moves.iter().copied().filter(|m| !first(m)).find(|&m| safe(m)))
+    }
+
+    /// The table kind of piece index `p` (`None` for a Panthan, whose moves
+    /// are shifts, and for the Princess).
+    #[inline]
+    fn table_kind(&self, p: usize) -> Option<usize> {
+        if p == Piece::Thoat.index() {
+            return Some(self.thoat_kind());
+        }
+        PATH_PIECES.iter().find(|(q, _)| q.index() == p).map(|&(_, k)| k)
     }
 
     /// Whether the side to move has at least one legal move (§8.6), cheapest tests first.
@@ -291,4 +537,17 @@ impl Jetan {
         }
         matches!(self.princess_dests(t), Some((_, n, e)) if n | e != 0)
     }
+}
+
+/// Whether `side`'s piece on `sq` (table kind `kind`, `None` for a Panthan)
+/// has a move with occupancy `occ` and `side`'s own pieces `own` (spec §3-§4:
+/// a Panthan or a path piece may move to any square it reaches that its own
+/// side does not hold).
+#[inline]
+fn piece_mobile(side: Side, sq: u8, kind: Option<usize>, occ: u128, own: u128) -> bool {
+    let dests = match kind {
+        None => panthan_attacks(side, 1u128 << sq),
+        Some(k) => tables().reach(k, sq as usize, occ),
+    };
+    dests & !own & BOARD != 0
 }

@@ -127,6 +127,10 @@ pub struct Tables {
     /// `any[kind*100 + sq]`: every destination of `kind` from `sq` on an empty
     /// board (the union of its entries' destinations).
     pub any: Vec<u128>,
+    /// `from_any[kind*100 + sq]`: every square from which `kind` reaches `sq`
+    /// on an empty board (`any` read backwards), so that "can a piece of this
+    /// kind reach `sq`" starts from the few pieces in this mask.
+    pub from_any: Vec<u128>,
 }
 
 impl Tables {
@@ -147,6 +151,19 @@ impl Tables {
             if req & occ == 0 {
                 acc |= dests;
             }
+        }
+        acc
+    }
+
+    /// The squares from which `kind` reaches some square of `targets` on an
+    /// empty board (a superset of the pieces that can reach one of them now).
+    #[inline]
+    pub fn origins(&self, kind: usize, mut targets: u128) -> u128 {
+        let mut acc = 0u128;
+        while targets != 0 {
+            let sq = targets.trailing_zeros() as usize;
+            targets &= targets - 1;
+            acc |= self.from_any[kind * 100 + sq];
         }
         acc
     }
@@ -213,8 +230,19 @@ fn build() -> Tables {
     }
     let any = (0..NUM_KINDS * 100)
         .map(|i| entries[start[i] as usize..start[i + 1] as usize].iter().fold(0, |a, &(_, d)| a | d))
-        .collect();
-    Tables { start, entries, box3, far, any }
+        .collect::<Vec<u128>>();
+    let mut from_any = vec![0u128; NUM_KINDS * 100];
+    for kind in 0..NUM_KINDS {
+        for sq in 0..100 {
+            let mut d = any[kind * 100 + sq];
+            while d != 0 {
+                let to = d.trailing_zeros() as usize;
+                d &= d - 1;
+                from_any[kind * 100 + to] |= 1u128 << sq;
+            }
+        }
+    }
+    Tables { start, entries, box3, far, any, from_any }
 }
 
 /// The tables, built on first use.

@@ -140,8 +140,12 @@ impl<G: GameState> Mcts<G> {
                 }
             }
         }
+        // The root's children exhaustively and to `trap_plies`, the others as
+        // at expansion: a child whose proof of that kind already found
+        // nothing (at its expansion, or at an earlier check) is not asked again.
+        let level = if idx == 0 { 2 } else { 1 };
         for k in first..first + self.nodes[idx].num_children as usize {
-            if self.nodes[k].exact().is_some() {
+            if self.nodes[k].exact().is_some() || self.nodes[k].trap_proof >= level {
                 continue;
             }
             self.probe.clone_from(&self.scratch);
@@ -151,6 +155,29 @@ impl<G: GameState> Mcts<G> {
                 self.nodes[k].solved = Some(1.0);
                 self.nodes[k].plies = plies;
             }
+            self.nodes[k].trap_proof = level;
+        }
+    }
+
+    /// The trap proof of the root's child `k` (exhaustive, to `trap_plies`,
+    /// as [`Mcts::check_children`] gives every root child), unless it has
+    /// had it or is exact. Returns whether it proved the child a win for its
+    /// side to move (a lost move for the root). The root's position is
+    /// `self.root_state`.
+    pub(super) fn prove_root_child(&mut self, k: usize) -> bool {
+        if self.nodes[k].exact().is_some() || self.nodes[k].trap_proof >= 2 {
+            return false;
+        }
+        self.nodes[k].trap_proof = 2;
+        self.probe.clone_from(&self.root_state);
+        self.probe.play_unchecked(self.nodes[k].mv);
+        match self.prover.win_within(&self.probe, self.cfg.trap_plies, true) {
+            Some(plies) => {
+                self.nodes[k].solved = Some(1.0);
+                self.nodes[k].plies = plies;
+                true
+            }
+            None => false,
         }
     }
 

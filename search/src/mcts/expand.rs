@@ -106,7 +106,10 @@ impl<G: GameState> Mcts<G> {
             }
             // Three plies: a forced win of the leaf's mover (a trap it can spring)
             // makes the leaf exact before the network's value is used.
-            let trap_move = if !many && !proven_win && self.cfg.trap_plies >= 3 {
+            // Not asked again of a leaf whose earlier proof found no win.
+            let proven_before = self.nodes[leaf as usize].trap_proof >= 1 && self.nodes[leaf as usize].solved.is_none();
+            let trap_move = if !many && !proven_win && !proven_before && self.cfg.trap_plies >= 3 {
+                self.nodes[leaf as usize].trap_proof = self.nodes[leaf as usize].trap_proof.max(1);
                 match self.prover.winning_line(&p.state, 3, false) {
                     Some((3, Some(m))) => Some(m),
                     _ => None,

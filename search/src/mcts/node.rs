@@ -65,6 +65,14 @@ pub struct Node {
     /// node's children (at the root before the search, elsewhere once the
     /// node has [`MctsConfig::trap_visits`](crate::MctsConfig::trap_visits) visits).
     pub children_checked: bool,
+    /// How far the trap proofs have asked whether this node's side to move
+    /// forces a win (within three plies; at the root's children, within
+    /// [`MctsConfig::trap_plies`](crate::MctsConfig::trap_plies)): 0 not yet, 1 with first moves pruned
+    /// by threats (at expansion, or among the children of a checked node),
+    /// 2 exhaustively (a child of the root). A proof that found a win sets
+    /// [`Node::solved`]; one that found none is not asked again, so a
+    /// position is proven once however it is reached in the tree.
+    pub trap_proof: u8,
 }
 
 impl Node {
@@ -83,6 +91,7 @@ impl Node {
             plies: 0,
             floor: -1.0,
             children_checked: false,
+            trap_proof: 0,
         }
     }
 

@@ -11,10 +11,11 @@
 //! search, for every root move (see [`crate::MctsConfig::trap_plies`]).
 //!
 //! Everything goes through the game interface: `has_winning_move` (a decisive
-//! move, Teytaud & Teytaud 2010) and `threatens_win` (prunes the first moves
-//! that cannot start a forced win, save a zugzwang: a win in three plies
-//! needs a threat after its first move unless every reply creates one). A
-//! proof is exact; the pruned form only finds fewer of them.
+//! move, Teytaud & Teytaud 2010), `threatens_win` and `forcing_moves` (prune
+//! the first moves that cannot start a forced win: a win in three plies needs
+//! a threat after its first move unless every reply creates one, a
+//! zugzwang; the game picks the candidates from its board, without playing
+//! the rest). A proof is exact; the pruned form only finds fewer of them.
 
 use martian_rules::{GameState, Move};
 
@@ -26,6 +27,8 @@ struct Level<G> {
     a: G,
     b: G,
     first: Vec<Move>,
+    /// The first moves that may start a win (`GameState::forcing_moves`).
+    forcing: Vec<Move>,
     replies: Vec<Move>,
     /// The reply that refuted the last candidate first move at this level
     /// (killer heuristic): tried first on the next candidate.
@@ -46,6 +49,7 @@ impl<G: GameState> Prover<G> {
                 a: g.clone(),
                 b: g.clone(),
                 first: Vec::with_capacity(G::MAX_MOVES),
+                forcing: Vec::with_capacity(G::MAX_MOVES),
                 replies: Vec::with_capacity(G::MAX_MOVES),
                 killer: None,
             })
@@ -106,7 +110,12 @@ fn win_in<G: GameState>(levels: &mut [Level<G>], g: &G, plies: u32, exhaustive: 
     g.legal_moves(&mut first);
     lv.killer = None;
     let mut found = None;
-    for &m in &first {
+    // Only the moves that leave a threat (or, exhaustively, that may leave the
+    // opponent in zugzwang) can start a forced win: the game picks them from
+    // its board without playing the others.
+    let mut forcing = std::mem::take(&mut lv.forcing);
+    g.forcing_moves(&first, exhaustive, &mut forcing);
+    for &m in &forcing {
         lv.a.clone_from(g);
         lv.a.play_unchecked(m);
         // A move that ends the game does not win (else `has_winning_move`
@@ -121,6 +130,7 @@ fn win_in<G: GameState>(levels: &mut [Level<G>], g: &G, plies: u32, exhaustive: 
         }
     }
     lv.first = first;
+    lv.forcing = forcing;
     found
 }
 
@@ -128,31 +138,35 @@ fn win_in<G: GameState>(levels: &mut [Level<G>], g: &G, plies: u32, exhaustive: 
 /// move, no winning move of its own): whether every reply leaves `me` a
 /// forced win within `plies` (1, or 3 through the deeper `rest`). A reply
 /// that ends the game refutes unless it is `me`'s win. The killer reply goes
-/// first.
+/// first, asked with `GameState::is_legal` before the replies are generated.
 fn every_reply_loses<G: GameState>(
     lv: &mut Level<G>,
     rest: &mut [Level<G>],
     me: martian_rules::Side,
     plies: u32,
 ) -> bool {
+    // The killer first, before generating the other replies: it usually
+    // refutes this candidate too.
+    let killer = lv.killer.filter(|&k| lv.a.is_legal(k));
+    if let Some(k) = killer {
+        if !reply_loses(lv, rest, me, plies, k) {
+            return false;
+        }
+    }
     let mut replies = std::mem::take(&mut lv.replies);
     lv.a.legal_moves(&mut replies);
-    if let Some(k) = lv.killer {
-        if let Some(i) = replies.iter().position(|&r| r == k) {
-            replies.swap(0, i);
+    // A reply that leaves `me` no winning move refutes a one-ply remainder
+    // at once; the game finds one on its board.
+    if plies < 3 {
+        if let Some(r) = lv.a.safe_reply(&replies) {
+            lv.killer = Some(r);
+            lv.replies = replies;
+            return false;
         }
     }
     let mut ok = !replies.is_empty();
     for &r in &replies {
-        lv.b.clone_from(&lv.a);
-        lv.b.play_unchecked(r);
-        let won = match lv.b.outcome() {
-            Some(o) => o.winner == Some(me),
-            None if lv.b.has_winning_move() => true,
-            None if plies >= 3 => win_in(rest, &lv.b, plies, false).is_some(),
-            None => false,
-        };
-        if !won {
+        if Some(r) != killer && !reply_loses(lv, rest, me, plies, r) {
             lv.killer = Some(r);
             ok = false;
             break;
@@ -160,6 +174,25 @@ fn every_reply_loses<G: GameState>(
     }
     lv.replies = replies;
     ok
+}
+
+/// Whether the reply `r` in `lv.a` leaves `me` a forced win within `plies`
+/// (played in `lv.b`; a reply that ends the game loses only to `me`'s win).
+fn reply_loses<G: GameState>(
+    lv: &mut Level<G>,
+    rest: &mut [Level<G>],
+    me: martian_rules::Side,
+    plies: u32,
+    r: Move,
+) -> bool {
+    lv.b.clone_from(&lv.a);
+    lv.b.play_unchecked(r);
+    match lv.b.outcome() {
+        Some(o) => o.winner == Some(me),
+        None if lv.b.has_winning_move() => true,
+        None if plies >= 3 => win_in(rest, &lv.b, plies, false).is_some(),
+        None => false,
+    }
 }
 
 #[cfg(test)]

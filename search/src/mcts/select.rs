@@ -68,7 +68,9 @@ impl<G: GameState> Mcts<G> {
                             return Gather::Terminal;
                         }
                     }
+                    let lazy_root = idx == 0 && self.lazy_root_proofs && self.cfg.trap_plies >= 3;
                     if !node.children_checked
+                        && !lazy_root
                         && self.cfg.trap_plies >= 3
                         && (idx == 0 || node.visits >= self.cfg.trap_visits)
                     {
@@ -82,8 +84,22 @@ impl<G: GameState> Mcts<G> {
                             }
                         }
                     }
-                    let child =
-                        if idx == 0 && self.gumbel.ready { self.gumbel_root_child() } else { self.select_child(idx) };
+                    let child = loop {
+                        let c = if idx == 0 && self.gumbel.ready {
+                            self.gumbel_root_child()
+                        } else {
+                            self.select_child(idx)
+                        };
+                        // Lazy root proofs: a root move is proven before its first
+                        // visit; one found lost is left for the next choice.
+                        if lazy_root && self.prove_root_child(c as usize) {
+                            if self.cfg.solver {
+                                self.propagate_solved_on_path();
+                            }
+                            continue;
+                        }
+                        break c;
+                    };
                     let mv = self.nodes[child as usize].mv;
                     self.scratch.play_unchecked(mv);
                     idx = child;

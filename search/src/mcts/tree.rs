@@ -102,6 +102,9 @@ pub struct Mcts<G: GameState> {
     /// Forced playouts ([`MctsConfig::forced_playouts_k`]) act in the current
     /// search: it began with root noise, PUCT root selection and k > 0.
     pub(super) forced: bool,
+    /// This search proves the root's moves one by one, each just before its
+    /// first visit ([`Mcts::prove_root_moves_lazily`]).
+    pub(super) lazy_root_proofs: bool,
     /// Scratch of the shallow proofs ([`MctsConfig::trap_plies`]).
     pub(super) prover: Prover<G>,
     /// A child's position for [`Mcts::check_children`].
@@ -174,6 +177,7 @@ impl<G: GameState> Mcts<G> {
             tie_seed: 0,
             gumbel: GumbelRoot::default(),
             forced: false,
+            lazy_root_proofs: false,
             prover,
             probe,
             draw_values: [0.0; 2],
@@ -423,6 +427,7 @@ impl<G: GameState> Mcts<G> {
         self.gumbel.pending = false;
         self.gumbel.ready = false;
         self.forced = false;
+        self.lazy_root_proofs = false;
     }
 
     /// Starts a search of `simulations` simulations for the move at the root.
@@ -433,6 +438,7 @@ impl<G: GameState> Mcts<G> {
     /// playouts ([`MctsConfig::forced_playouts_k`]) act in PUCT searches with
     /// `noise` only.
     pub fn begin_search<R: Rng>(&mut self, noise: bool, simulations: u32, rng: &mut R) {
+        self.lazy_root_proofs = false;
         self.noise_pending = false;
         self.gumbel.ready = false;
         self.gumbel.pending = false;
@@ -452,6 +458,21 @@ impl<G: GameState> Mcts<G> {
                 self.noise_pending = true;
             }
         }
+    }
+
+    /// For the search begun last ([`Mcts::begin_search`] resets it): the
+    /// trap proofs of the root's moves ([`MctsConfig::trap_plies`]) run
+    /// for each move just before its first visit, instead of for all of them
+    /// before the first simulation. A move the search never visits is never
+    /// played ([`Mcts::choose_move`] picks among visited moves), so the move
+    /// played is proven as before; what is lost is the proven value of the
+    /// moves left unvisited ([`Mcts::improved_policy`], [`Mcts::result`]),
+    /// and the root's own five-ply proof. For searches whose only product
+    /// is the move to play, such as self-play's cheap searches (KataGo's
+    /// playout cap randomization), where a few simulations visit a few of
+    /// ~80 Jetan moves.
+    pub fn prove_root_moves_lazily(&mut self) {
+        self.lazy_root_proofs = true;
     }
 
     /// Completed visits of the root's children (simulations since the root was expanded,
