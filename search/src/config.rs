@@ -136,9 +136,12 @@ pub struct MctsConfig {
     /// side to move wins at once is a proven loss for the move into it).
     /// 3: that, and a leaf whose side to move forces a win within three
     /// plies is valued as the proven win it is; and for every move of the
-    /// root before the search, and of every node once it holds
-    /// [`MctsConfig::trap_visits`] visits, whether the opponent then forces a
-    /// win within three plies (a trap: such a move is a proven loss). Needs
+    /// root before the search (exhaustively, zugzwangs included), and for
+    /// each move of a node that holds [`MctsConfig::trap_visits`] visits
+    /// just before the search first enters it, whether the opponent then
+    /// forces a win within three plies (a trap: such a move is a proven
+    /// loss, and the search chooses again). A position is proven once in a
+    /// tree. Needs
     /// `terminal_children`; two-player games only (off with more value
     /// players). 5: as 3, and the root's moves are also proven against
     /// forced wins of the opponent within five plies (once per search; the
@@ -146,7 +149,8 @@ pub struct MctsConfig {
     /// simulation is in `BENCHMARKS.md`. Default 3.
     pub trap_plies: u32,
     /// Visits after which a node's moves get the trap proofs of
-    /// [`MctsConfig::trap_plies`] = 3 (the root always does). Default 8; >= 1.
+    /// [`MctsConfig::trap_plies`] = 3 as the search enters them (the root's
+    /// always do). Default 8; >= 1.
     pub trap_visits: u32,
     /// Draw utility in the search, lc0's "draw score" made symmetric: a move
     /// that ends the game in a draw (Jetan's Chief taken by another piece, a

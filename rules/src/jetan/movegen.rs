@@ -391,20 +391,32 @@ impl Jetan {
         let opp = me.opponent();
         let occ = self.occupied();
         let opp_own = self.pos.occ[opp.index()];
-        // Waiting pieces: (square, table kind or `None` for a Panthan).
-        let mut waiting = [(0u8, None::<usize>); 4];
+        // Waiting pieces: (square, table kind or `None` for a Panthan, the
+        // squares every one of its open paths needs empty: a move onto none
+        // of them leaves it a move).
+        let mut waiting = [(0u8, None::<usize>, 0u128); 4];
         let mut n_waiting = 0;
         if zugzwangs {
             let theirs = &self.pos.pieces[opp.index()];
-            'collect: for p in [Piece::Panthan, Piece::Warrior, Piece::Padwar, Piece::Dwar, Piece::Flier, Piece::Thoat]
-            {
+            let waiters = [Piece::Panthan, Piece::Warrior, Piece::Padwar, Piece::Dwar, Piece::Flier, Piece::Thoat];
+            'collect: for p in waiters {
                 let kind = self.table_kind(p.index());
                 let mut b = theirs[p.index()] & !lines;
                 while b != 0 {
                     let sq = b.trailing_zeros() as u8;
                     b &= b - 1;
-                    if piece_mobile(opp, sq, kind, occ, opp_own) {
-                        waiting[n_waiting] = (sq, kind);
+                    let needed = match kind {
+                        None if panthan_attacks(opp, 1u128 << sq) & !opp_own & BOARD != 0 => Some(0),
+                        None => None,
+                        Some(k) => t
+                            .entries(k, sq as usize)
+                            .iter()
+                            .filter(|&&(req, dests)| req & occ == 0 && dests & !opp_own & BOARD != 0)
+                            .map(|&(req, _)| req)
+                            .reduce(|x, y| x & y),
+                    };
+                    if let Some(needed) = needed {
+                        waiting[n_waiting] = (sq, kind, needed);
                         n_waiting += 1;
                         if n_waiting == waiting.len() {
                             break 'collect;
@@ -413,6 +425,9 @@ impl Jetan {
                 }
             }
         }
+        // Per piece index: the table kind and the winning squares.
+        let kinds: [Option<usize>; 8] = std::array::from_fn(|p| self.table_kind(p));
+        let goals: [u128; 8] = std::array::from_fn(|p| self.royal_goal(me, p));
         for &m in moves {
             let (a, b) = (m.from as usize, m.to as usize);
             let code = self.pos.board[a];
@@ -421,8 +436,8 @@ impl Jetan {
                 continue;
             }
             let p = (code - 1) as usize % 8;
-            let goal = self.royal_goal(me, p);
-            let kind = self.table_kind(p);
+            let goal = goals[p];
+            let kind = kinds[p];
             // Whether the moved piece, from its new square, could reach a
             // royal piece on an empty board (the Princess never captures).
             let arrives = match kind {
@@ -448,9 +463,13 @@ impl Jetan {
             }
             let occ2 = (occ & !(1u128 << a)) | (1u128 << b);
             let own2 = opp_own & !(1u128 << b);
-            let quiet_reply = waiting[..n_waiting]
-                .iter()
-                .any(|&(x, k)| x as usize != b && (new_lines >> x) & 1 == 0 && piece_mobile(opp, x, k, occ2, own2));
+            // A waiting piece keeps a move unless `m` lands on a square all of
+            // its open paths need (it is then asked again).
+            let quiet_reply = waiting[..n_waiting].iter().any(|&(x, k, needed)| {
+                x as usize != b
+                    && (new_lines >> x) & 1 == 0
+                    && ((needed >> b) & 1 == 0 || piece_mobile(opp, x, k, occ2, own2))
+            });
             if !quiet_reply {
                 out.push(m);
             }

@@ -120,13 +120,16 @@ impl<G: GameState> Mcts<G> {
         all.then_some((best, best_plies))
     }
 
-    /// The trap proofs for every child of node `idx`, whose position is in
+    /// The trap proofs for every move of the root, whose position is in
     /// `self.scratch` ([`MctsConfig::trap_plies`](crate::MctsConfig::trap_plies)): a child whose side to move
-    /// (the opponent of `idx`'s) forces a win within `trap_plies` plies gets
-    /// that exact value and its length. At the root the proofs are
-    /// exhaustive (zugzwangs included); elsewhere, as at each expansion, they
-    /// skip first moves without a threat. Marks the node checked.
+    /// (the opponent of the root's) forces a win within `trap_plies` plies
+    /// gets that exact value and its length. Exhaustive (zugzwangs
+    /// included), before the first simulation, so that the policy target
+    /// and the result carry the proven value of the moves the search leaves
+    /// unvisited (elsewhere the moves are proven one by one:
+    /// [`Mcts::prove_child`]). Marks the root checked.
     pub(super) fn check_children(&mut self, idx: usize) {
+        debug_assert_eq!(idx, 0, "only the root's moves are proven all at once");
         self.nodes[idx].children_checked = true;
         let first = self.nodes[idx].first_child as usize;
         if idx == 0 && self.cfg.trap_plies >= 5 && self.nodes[0].exact().is_none() {
@@ -140,38 +143,26 @@ impl<G: GameState> Mcts<G> {
                 }
             }
         }
-        // The root's children exhaustively and to `trap_plies`, the others as
-        // at expansion: a child whose proof of that kind already found
-        // nothing (at its expansion, or at an earlier check) is not asked again.
-        let level = if idx == 0 { 2 } else { 1 };
         for k in first..first + self.nodes[idx].num_children as usize {
-            if self.nodes[k].exact().is_some() || self.nodes[k].trap_proof >= level {
-                continue;
-            }
-            self.probe.clone_from(&self.scratch);
-            self.probe.play_unchecked(self.nodes[k].mv);
-            let max = if idx == 0 { self.cfg.trap_plies } else { self.cfg.trap_plies.min(3) };
-            if let Some(plies) = self.prover.win_within(&self.probe, max, idx == 0) {
-                self.nodes[k].solved = Some(1.0);
-                self.nodes[k].plies = plies;
-            }
-            self.nodes[k].trap_proof = level;
+            self.prove_child(k, 2);
         }
     }
 
-    /// The trap proof of the root's child `k` (exhaustive, to `trap_plies`,
-    /// as [`Mcts::check_children`] gives every root child), unless it has
-    /// had it or is exact. Returns whether it proved the child a win for its
-    /// side to move (a lost move for the root). The root's position is
-    /// `self.root_state`.
-    pub(super) fn prove_root_child(&mut self, k: usize) -> bool {
-        if self.nodes[k].exact().is_some() || self.nodes[k].trap_proof >= 2 {
+    /// The trap proof of child `k` of the node whose position is in
+    /// `self.scratch`, as [`Mcts::check_children`] gives it: with `level` 2
+    /// (a root move) exhaustive and to `trap_plies`, with 1 pruned and to
+    /// three plies; unless it has had one as thorough or is exact. Returns
+    /// whether it proved the child a win for its side to move (a lost move
+    /// for the node's mover).
+    pub(super) fn prove_child(&mut self, k: usize, level: u8) -> bool {
+        if self.nodes[k].exact().is_some() || self.nodes[k].trap_proof >= level {
             return false;
         }
-        self.nodes[k].trap_proof = 2;
-        self.probe.clone_from(&self.root_state);
+        self.nodes[k].trap_proof = level;
+        self.probe.clone_from(&self.scratch);
         self.probe.play_unchecked(self.nodes[k].mv);
-        match self.prover.win_within(&self.probe, self.cfg.trap_plies, true) {
+        let max = if level >= 2 { self.cfg.trap_plies } else { self.cfg.trap_plies.min(3) };
+        match self.prover.win_within(&self.probe, max, level >= 2) {
             Some(plies) => {
                 self.nodes[k].solved = Some(1.0);
                 self.nodes[k].plies = plies;

@@ -61,9 +61,9 @@ pub struct Node {
     /// the chooser of this node never counts it above `-floor` (score-bounded
     /// MCTS, Cazenave & Saffidine 2010). Set at expansion.
     pub floor: f32,
-    /// The trap proofs of [`MctsConfig::trap_plies`](crate::MctsConfig::trap_plies) have been run on this
-    /// node's children (at the root before the search, elsewhere once the
-    /// node has [`MctsConfig::trap_visits`](crate::MctsConfig::trap_visits) visits).
+    /// The trap proofs of [`MctsConfig::trap_plies`](crate::MctsConfig::trap_plies) have been run on all of
+    /// this node's children at once (the root, before its search; elsewhere
+    /// each child is proven as the search first enters it, [`Node::trap_proof`]).
     pub children_checked: bool,
     /// How far the trap proofs have asked whether this node's side to move
     /// forces a win (within three plies; at the root's children, within

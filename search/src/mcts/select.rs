@@ -68,33 +68,36 @@ impl<G: GameState> Mcts<G> {
                             return Gather::Terminal;
                         }
                     }
-                    let lazy_root = idx == 0 && self.lazy_root_proofs && self.cfg.trap_plies >= 3;
-                    if !node.children_checked
-                        && !lazy_root
-                        && self.cfg.trap_plies >= 3
-                        && (idx == 0 || node.visits >= self.cfg.trap_visits)
-                    {
-                        // Trap proofs for every move of a node the search keeps coming back to.
-                        self.check_children(idx as usize);
+                    let traps = self.cfg.trap_plies >= 3;
+                    if idx == 0 && traps && !self.lazy_root_proofs && !node.children_checked {
+                        // Trap proofs for every root move before the first simulation:
+                        // the policy target and the result give each its proven value.
+                        self.check_children(0);
                         if self.cfg.solver {
                             self.propagate_solved_on_path();
-                            if let (true, Some(v)) = (idx != 0, self.nodes[idx as usize].solved) {
-                                self.backup_path(v);
-                                return Gather::Terminal;
-                            }
                         }
                     }
+                    // Elsewhere (and at the root of a lazy search) a move is proven
+                    // just before the search first enters it, once the node has
+                    // `trap_visits` visits: a move found lost is left for the next
+                    // choice, which is the choice a proof of every move first
+                    // would have made.
+                    let level = if idx == 0 { 2 } else { 1 };
+                    let lazy = traps
+                        && if idx == 0 { self.lazy_root_proofs } else { node.visits >= self.cfg.trap_visits };
                     let child = loop {
                         let c = if idx == 0 && self.gumbel.ready {
                             self.gumbel_root_child()
                         } else {
                             self.select_child(idx)
                         };
-                        // Lazy root proofs: a root move is proven before its first
-                        // visit; one found lost is left for the next choice.
-                        if lazy_root && self.prove_root_child(c as usize) {
+                        if lazy && self.prove_child(c as usize, level) {
                             if self.cfg.solver {
                                 self.propagate_solved_on_path();
+                                if let (true, Some(v)) = (idx != 0, self.nodes[idx as usize].solved) {
+                                    self.backup_path(v);
+                                    return Gather::Terminal;
+                                }
                             }
                             continue;
                         }
