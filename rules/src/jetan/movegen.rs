@@ -381,11 +381,7 @@ impl Jetan {
             while b != 0 {
                 let sq = b.trailing_zeros() as usize;
                 b &= b - 1;
-                for &(req, dests) in t.entries(k, sq) {
-                    if dests & goal != 0 {
-                        lines |= req;
-                    }
-                }
+                lines |= t.lines_to(k, sq, goal);
             }
         }
         let opp = me.opponent();
@@ -455,11 +451,7 @@ impl Jetan {
             // No threat after `m`: a zugzwang needs every waiting piece gone.
             let mut new_lines = 0u128;
             if let (true, Some(k)) = (arrives, kind) {
-                for &(req, dests) in t.entries(k, b) {
-                    if dests & goal != 0 {
-                        new_lines |= req;
-                    }
-                }
+                new_lines = t.lines_to(k, b, goal);
             }
             let occ2 = (occ & !(1u128 << a)) | (1u128 << b);
             let own2 = opp_own & !(1u128 << b);

@@ -131,6 +131,10 @@ pub struct Tables {
     /// on an empty board (`any` read backwards), so that "can a piece of this
     /// kind reach `sq`" starts from the few pieces in this mask.
     pub from_any: Vec<u128>,
+    /// `lines[(kind*100 + sq)*100 + to]`: every square that some path of
+    /// `kind` from `sq` to `to` needs empty (the union of the `req` of the
+    /// entries whose destinations hold `to`; 0 where none does).
+    pub lines: Vec<u128>,
 }
 
 impl Tables {
@@ -164,6 +168,19 @@ impl Tables {
             let sq = targets.trailing_zeros() as usize;
             targets &= targets - 1;
             acc |= self.from_any[kind * 100 + sq];
+        }
+        acc
+    }
+
+    /// Every square that some path of `kind` from `sq` to a square of
+    /// `targets` needs empty.
+    #[inline]
+    pub fn lines_to(&self, kind: usize, sq: usize, mut targets: u128) -> u128 {
+        let mut acc = 0u128;
+        while targets != 0 {
+            let to = targets.trailing_zeros() as usize;
+            targets &= targets - 1;
+            acc |= self.lines[(kind * 100 + sq) * 100 + to];
         }
         acc
     }
@@ -242,7 +259,18 @@ fn build() -> Tables {
             }
         }
     }
-    Tables { start, entries, box3, far, any, from_any }
+    let mut lines = vec![0u128; NUM_KINDS * 100 * 100];
+    for i in 0..NUM_KINDS * 100 {
+        for &(req, dests) in &entries[start[i] as usize..start[i + 1] as usize] {
+            let mut d = dests;
+            while d != 0 {
+                let to = d.trailing_zeros() as usize;
+                d &= d - 1;
+                lines[i * 100 + to] |= req;
+            }
+        }
+    }
+    Tables { start, entries, box3, far, any, from_any, lines }
 }
 
 /// The tables, built on first use.

@@ -110,7 +110,7 @@ impl<G: GameState> Mcts<G> {
             let proven_before = self.nodes[leaf as usize].trap_proof >= 1 && self.nodes[leaf as usize].solved.is_none();
             let trap_move = if !many && !proven_win && !proven_before && self.cfg.trap_plies >= 3 {
                 self.nodes[leaf as usize].trap_proof = self.nodes[leaf as usize].trap_proof.max(1);
-                match self.prover.winning_line(&p.state, 3, false) {
+                match self.prover.winning_line_from(&p.state, Some(&p.moves[..p.len]), 3, false) {
                     Some((3, Some(m))) => Some(m),
                     _ => None,
                 }

@@ -80,6 +80,18 @@ impl<G: GameState> Prover<G> {
     /// exact. With `exhaustive` every first move of a three-ply proof is
     /// tried (five-ply proofs always skip them).
     pub(crate) fn winning_line(&mut self, g: &G, max_plies: u32, exhaustive: bool) -> Option<(u16, Option<Move>)> {
+        self.winning_line_from(g, None, max_plies, exhaustive)
+    }
+
+    /// [`Prover::winning_line`] with `g`'s legal moves given when the caller
+    /// has them (an expansion does), so that they are not generated again.
+    pub(crate) fn winning_line_from(
+        &mut self,
+        g: &G,
+        legal: Option<&[Move]>,
+        max_plies: u32,
+        exhaustive: bool,
+    ) -> Option<(u16, Option<Move>)> {
         if max_plies == 0 || g.outcome().is_some() {
             return None;
         }
@@ -91,7 +103,7 @@ impl<G: GameState> Prover<G> {
         while plies <= max {
             // Exhaustive only at three plies: five would try every first move's
             // every reply with a three-ply proof each.
-            if let Some(m) = win_in(&mut self.levels, g, plies, exhaustive && plies == 3) {
+            if let Some(m) = win_in(&mut self.levels, g, legal, plies, exhaustive && plies == 3) {
                 return Some((plies as u16, Some(m)));
             }
             plies += 2;
@@ -102,12 +114,25 @@ impl<G: GameState> Prover<G> {
 
 /// A first move of `g`'s side to move that forces a win within `plies`
 /// (>= 3), given that it has no win at once; `levels[0]` is this level's
-/// scratch, the rest the deeper levels'.
-fn win_in<G: GameState>(levels: &mut [Level<G>], g: &G, plies: u32, exhaustive: bool) -> Option<Move> {
+/// scratch, the rest the deeper levels'. `legal`: `g`'s legal moves, when
+/// the caller has them.
+fn win_in<G: GameState>(
+    levels: &mut [Level<G>],
+    g: &G,
+    legal: Option<&[Move]>,
+    plies: u32,
+    exhaustive: bool,
+) -> Option<Move> {
     let (lv, rest) = levels.split_first_mut()?;
     let me = g.side_to_move();
     let mut first = std::mem::take(&mut lv.first);
-    g.legal_moves(&mut first);
+    match legal {
+        Some(moves) => {
+            first.clear();
+            first.extend_from_slice(moves);
+        }
+        None => g.legal_moves(&mut first),
+    }
     lv.killer = None;
     let mut found = None;
     // Only the moves that leave a threat (or, exhaustively, that may leave the
@@ -190,7 +215,7 @@ fn reply_loses<G: GameState>(
     match lv.b.outcome() {
         Some(o) => o.winner == Some(me),
         None if lv.b.has_winning_move() => true,
-        None if plies >= 3 => win_in(rest, &lv.b, plies, false).is_some(),
+        None if plies >= 3 => win_in(rest, &lv.b, None, plies, false).is_some(),
         None => false,
     }
 }
