@@ -462,17 +462,6 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// ```
     fn legal_moves(&self, out: &mut Vec<Move>);
 
-    /// Whether `mv` is a legal move here (`false` once the game is over):
-    /// the same as `legal_moves` containing it. The trap proofs try the reply
-    /// that refuted the last candidate first (a killer move) before
-    /// generating the others, so each game answers from its board. The
-    /// default generates the moves (and allocates).
-    fn is_legal(&self, mv: Move) -> bool {
-        let mut moves = Vec::with_capacity(Self::MAX_MOVES);
-        self.legal_moves(&mut moves);
-        moves.contains(&mv)
-    }
-
     /// Number of legal moves (0 when the game is over). Used for bulk counting in perft.
     fn count_legal_moves(&self) -> usize {
         let mut v = Vec::with_capacity(Self::MAX_MOVES);

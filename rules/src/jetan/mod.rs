@@ -454,10 +454,6 @@ impl GameState for Jetan {
         }
     }
 
-    fn is_legal(&self, mv: Move) -> bool {
-        self.pos.outcome.is_none() && self.is_legal_move(mv)
-    }
-
     fn count_legal_moves(&self) -> usize {
         if self.pos.outcome.is_some() {
             0

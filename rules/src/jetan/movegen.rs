@@ -164,33 +164,6 @@ impl Jetan {
         }
     }
 
-    /// Whether `mv` is among the moves `gen_moves` writes (no end-of-game
-    /// test), from the moved piece alone.
-    pub(crate) fn is_legal_move(&self, mv: Move) -> bool {
-        let (from, to) = (mv.from as usize, mv.to as usize);
-        if from >= 100 || to >= 100 {
-            return false;
-        }
-        let code = self.pos.board[from];
-        let s = self.pos.stm;
-        if code == 0 || (code - 1) as usize / 8 != s.index() {
-            return false;
-        }
-        let tb = 1u128 << to;
-        if self.pos.occ[s.index()] & tb != 0 {
-            return false;
-        }
-        let t = tables();
-        let p = (code - 1) as usize % 8;
-        if p == Piece::Princess.index() {
-            return self.princess_dests(t).is_some_and(|(_, normal, escape)| (normal | escape) & tb != 0);
-        }
-        match self.table_kind(p) {
-            None => panthan_attacks(s, 1u128 << from) & tb != 0,
-            Some(k) => t.reaches(k, from, self.occupied(), tb),
-        }
-    }
-
     /// Number of legal moves of the side to move (no end-of-game test), by popcounts.
     pub(crate) fn count_moves(&self) -> usize {
         let t = tables();

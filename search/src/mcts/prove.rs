@@ -163,23 +163,23 @@ fn win_in<G: GameState>(
 /// move, no winning move of its own): whether every reply leaves `me` a
 /// forced win within `plies` (1, or 3 through the deeper `rest`). A reply
 /// that ends the game refutes unless it is `me`'s win. The killer reply goes
-/// first, asked with `GameState::is_legal` before the replies are generated.
+/// first, then the game's safe reply (`GameState::safe_reply`).
 fn every_reply_loses<G: GameState>(
     lv: &mut Level<G>,
     rest: &mut [Level<G>],
     me: martian_rules::Side,
     plies: u32,
 ) -> bool {
-    // The killer first, before generating the other replies: it usually
-    // refutes this candidate too.
-    let killer = lv.killer.filter(|&k| lv.a.is_legal(k));
+    let mut replies = std::mem::take(&mut lv.replies);
+    lv.a.legal_moves(&mut replies);
+    // The killer first: it usually refutes this candidate too.
+    let killer = lv.killer.filter(|k| replies.contains(k));
     if let Some(k) = killer {
         if !reply_loses(lv, rest, me, plies, k) {
+            lv.replies = replies;
             return false;
         }
     }
-    let mut replies = std::mem::take(&mut lv.replies);
-    lv.a.legal_moves(&mut replies);
     // A reply that leaves `me` no winning move refutes a one-ply remainder
     // at once; the game finds one on its board.
     if plies < 3 {

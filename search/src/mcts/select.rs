@@ -83,8 +83,8 @@ impl<G: GameState> Mcts<G> {
                     // choice, which is the choice a proof of every move first
                     // would have made.
                     let level = if idx == 0 { 2 } else { 1 };
-                    let lazy = traps
-                        && if idx == 0 { self.lazy_root_proofs } else { node.visits >= self.cfg.trap_visits };
+                    let lazy =
+                        traps && if idx == 0 { self.lazy_root_proofs } else { node.visits >= self.cfg.trap_visits };
                     let child = loop {
                         let c = if idx == 0 && self.gumbel.ready {
                             self.gumbel_root_child()
