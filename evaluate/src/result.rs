@@ -126,6 +126,15 @@ pub struct MatchResult {
 }
 
 impl MatchResult {
+    /// A's wins and losses per 100 games (`None` with no games): the
+    /// loss-centred reading of a match that a drawish game needs, where a
+    /// stronger player shows as wins without losses long before its score
+    /// moves far from 0.5 (Jetan under §8.2, `docs/evaluation.md`).
+    pub fn per_100(&self) -> Option<(f64, f64)> {
+        let n = self.wins + self.draws + self.losses;
+        (n > 0).then(|| (100.0 * self.wins as f64 / n as f64, 100.0 * self.losses as f64 / n as f64))
+    }
+
     /// The per-colour lines of the human report, one per player:
     /// `A as South: +3 =1 -1 (0.700), as North: +2 =1 -2 (0.500)`, then B's.
     /// Empty lists give no line.
@@ -223,6 +232,26 @@ pub fn summarize_games(a: String, b: String, mut games: Vec<GameResult>) -> Matc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wins_and_losses_per_100_games() {
+        let m = |wins, draws, losses| MatchResult {
+            a: "a".into(),
+            b: "b".into(),
+            wins,
+            draws,
+            losses,
+            a_colours: Vec::new(),
+            b_colours: Vec::new(),
+            pentanomial: [0; 5],
+            elo: None,
+            games: Vec::new(),
+        };
+        // Depth 4 against depth 2 under Jetan's §8.2 draw: +24 =176 -0.
+        assert_eq!(m(24, 176, 0).per_100(), Some((12.0, 0.0)));
+        assert_eq!(m(1, 2, 1).per_100(), Some((25.0, 25.0)));
+        assert_eq!(m(0, 0, 0).per_100(), None);
+    }
 
     fn game(pair: u32, a_player: usize, ffa: bool, a_score: f64, scores: &[f64]) -> GameResult {
         const SIDES: [&str; 2] = ["Orange", "Black"];

@@ -65,6 +65,10 @@ pub struct LadderRecord {
     pub matches: Vec<MatchResult>,
     /// The network's Elo on the ladder's scale.
     pub rating: FixedAnchorRating,
+    /// The rules the matches were played under (the run's `[rules]`, as
+    /// JSON); empty in records written before it was recorded.
+    #[serde(default)]
+    pub rules: String,
 }
 
 /// True when generation `g` of `generations` plays the ladder.
@@ -183,6 +187,7 @@ pub fn play<G: AbGame>(
         opponents,
         matches,
         rating,
+        rules: serde_json::to_string(rules).unwrap_or_default(),
     };
     write_atomic(&path, serde_json::to_string_pretty(&rec)?.as_bytes())?;
     Ok(rec)
@@ -235,18 +240,31 @@ pub fn rating_text(r: &FixedAnchorRating) -> String {
     }
 }
 
-/// One line: the network's ladder Elo with its interval and the scale.
+/// One line: the network's ladder Elo with its interval and the scale,
+/// then per rung its W/D/L and its wins and losses per 100 games (in a
+/// drawish game such as Jetan under §8.2 a rung the network beats shows as
+/// wins without losses while the score stays near 0.5), and the rules.
 pub fn describe(rec: &LadderRecord) -> String {
     let r = &rec.rating;
     let value = if r.perfect { rating_text(r) } else { format!("{} (95%)", rating_text(r)) };
     let steps: Vec<String> = rec.opponents.iter().map(|(s, e)| format!("{s} = {e:+.0}")).collect();
+    let rungs: Vec<String> = rec
+        .matches
+        .iter()
+        .map(|m| {
+            let (w, l) = m.per_100().unwrap_or((0.0, 0.0));
+            format!("{}: +{} ={} -{} ({w:.0} won, {l:.0} lost per 100)", m.b, m.wins, m.draws, m.losses)
+        })
+        .collect();
+    let rules = if rec.rules.is_empty() { String::new() } else { format!("; rules {}", rec.rules) };
     format!(
-        "ladder Elo of {} after generation {}: {value}, {} games; scale: {} (alpha-beta v{})",
+        "ladder Elo of {} after generation {}: {value}, {} games; scale: {} (alpha-beta v{}); {}{rules}",
         rec.network,
         rec.generation,
         r.games,
         steps.join(", "),
-        rec.alphabeta_version
+        rec.alphabeta_version,
+        rungs.join("; ")
     )
 }
 

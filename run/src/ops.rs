@@ -718,5 +718,6 @@ fn timed<'a, G: GameState, E: martian_search::Evaluator<G> + 'a>(
 pub fn describe_match(m: &MatchResult) -> String {
     let elo =
         m.elo.map(|e| format!("score {:.3}, Elo {} (95%)", e.score, e.text())).unwrap_or_else(|| "no games".into());
-    format!("{} vs {}: +{} ={} -{} ({elo})", m.a, m.b, m.wins, m.draws, m.losses)
+    let rates = m.per_100().map(|(w, l)| format!("; per 100 games {w:.1} won, {l:.1} lost")).unwrap_or_default();
+    format!("{} vs {}: +{} ={} -{} ({elo}{rates})", m.a, m.b, m.wins, m.draws, m.losses)
 }

@@ -201,6 +201,10 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         }
     }
     let book = run_dir.as_ref().map(|r| r.join(martian_run::layout::OPENINGS));
+    // Every result names the rules it was played under (a ladder: the run's).
+    if !a.ladder {
+        println!("rules: {}", serde_json::to_string(&rules)?);
+    }
     if a.ladder {
         let Some(r) = &run_dir else {
             bail!("--ladder needs a run directory (its calibrated ladder): give --run-dir R, or a checkpoint in R/models/");
@@ -294,6 +298,7 @@ fn ladder<G: AbGame>(a: &Args, r: &Path, spec_a: &PlayerSpec, pairs: u32, device
     let run = RunDir::existing(r)?;
     let run_cfg = RunConfig::load(&r.join(martian_run::layout::CONFIG))?;
     let rules = run_cfg.rules::<G>()?;
+    println!("rules (the run's): {}", serde_json::to_string(&rules)?);
     let cal = martian_run::ladder::calibration::<G>(&run_cfg, &rules, &run, device)?;
     let mut rows = Vec::new();
     let mut matches = Vec::new();
