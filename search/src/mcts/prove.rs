@@ -15,7 +15,9 @@
 //! the first moves that cannot start a forced win: a win in three plies needs
 //! a threat after its first move unless every reply creates one, a
 //! zugzwang; the game picks the candidates from its board, without playing
-//! the rest). A proof is exact; the pruned form only finds fewer of them.
+//! the rest) and `safe_reply` (a reply that parries every threat, found on
+//! the board, refutes a candidate without playing the replies one by one).
+//! A proof is exact; the pruned form only finds fewer of them.
 
 use martian_rules::{GameState, Move};
 
