@@ -215,6 +215,16 @@ impl Jetan {
         self.captures_a_royal(self.pos.stm)
     }
 
+    /// Whether one of the two switches under which moves other than a
+    /// royal capture can win is on (`no_legal_moves = Loses`, §8.6;
+    /// `small_material = Seed000Adjudication`, §8.4): the bitboard tests of
+    /// threats, forcing moves and safe replies then answer conservatively.
+    #[inline]
+    fn other_moves_may_win(&self) -> bool {
+        self.rules.no_legal_moves == NoLegalMoves::Loses
+            || self.rules.small_material == SmallMaterial::Seed000Adjudication
+    }
+
     /// [`crate::GameState::threatens_win`] for Jetan: whether the side that
     /// just moved reaches the enemy Princess (or, with its Chief, the enemy
     /// Chief) as if it were to move again. Under the two switches where other
@@ -224,9 +234,7 @@ impl Jetan {
         if self.pos.outcome.is_some() {
             return false;
         }
-        if self.rules.no_legal_moves == NoLegalMoves::Loses
-            || self.rules.small_material == SmallMaterial::Seed000Adjudication
-        {
+        if self.other_moves_may_win() {
             return true;
         }
         self.captures_a_royal(self.pos.stm.opponent())
@@ -336,11 +344,7 @@ impl Jetan {
     pub(crate) fn forcing_moves_into(&self, moves: &[Move], zugzwangs: bool, out: &mut Vec<Move>) {
         out.clear();
         let me = self.pos.stm;
-        if self.rules.no_legal_moves == NoLegalMoves::Loses
-            || self.rules.small_material == SmallMaterial::Seed000Adjudication
-            || self.pos.outcome.is_some()
-            || self.captures_a_royal(me)
-        {
+        if self.other_moves_may_win() || self.pos.outcome.is_some() || self.captures_a_royal(me) {
             out.extend_from_slice(moves);
             return;
         }
@@ -451,10 +455,7 @@ impl Jetan {
     /// make is never onto an attacked square (§5), and no move of the side to
     /// move ends the game with the opponent's win otherwise (§8).
     pub(crate) fn safe_reply_in(&self, moves: &[Move]) -> Option<Move> {
-        if self.rules.no_legal_moves == NoLegalMoves::Loses
-            || self.rules.small_material == SmallMaterial::Seed000Adjudication
-            || self.pos.outcome.is_some()
-        {
+        if self.other_moves_may_win() || self.pos.outcome.is_some() {
             return None;
         }
         let me = self.pos.stm;
