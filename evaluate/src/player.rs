@@ -154,7 +154,7 @@ impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
     /// `leaves_per_batch` simulations and stops at the first batch boundary
     /// after `movetime` (or at `simulations`, whichever comes first; at least
     /// one batch). For matches at equal time per move against
-    /// `alphabeta:movetime=MS` (issue 14).
+    /// `alphabeta:movetime=MS` (the equal-time matches of `docs/evaluation.md`).
     pub fn with_movetime(mut self, movetime: std::time::Duration) -> Self {
         self.movetime = Some(movetime);
         self

@@ -78,7 +78,7 @@ fn a_plays_every_seat_once_per_opening_against_three_copies_of_b() {
     let elo = m.elo.unwrap();
     assert!((elo.score - mean).abs() < 1e-12 && elo.elo_low <= elo.elo && elo.elo <= elo.elo_high);
     assert_eq!(m.pentanomial, [0; 5]);
-    // Per seat (issue 34): A played each seat 3 times, B's copies 9 times;
+    // Per seat (a free-for-all result depends on the seat): A played each seat 3 times, B's copies 9 times;
     // the seats' counts add up to the totals, and every game's scores
     // (A's among them) are its seats' values.
     let seat_names: Vec<&str> = m.a_colours.iter().map(|c| c.colour.as_str()).collect();

@@ -123,7 +123,7 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
     /// and the host's decode only copies them) or on the host (`false`: the
     /// legal moves' raw logits come back and `DeviceBatch::decode_row` takes
     /// the softmax). By default it runs on the device on CUDA, where it frees
-    /// the CPU threads that keep a fast GPU fed (issue 10), and on the host on
+    /// the CPU threads that keep a fast GPU fed (`docs/architecture.md`, "Batched inference"), and on the host on
     /// the CPU, where the host's softmax keeps self-play's priors bit for bit
     /// as they were (the two differ in the last bits: libtorch's `exp` is not
     /// the C library's; `model/tests` checks the difference is below 1e-6).

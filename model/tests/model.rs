@@ -176,7 +176,7 @@ fn edit_sidecar(path: &std::path::Path, edit: impl FnOnce(&mut serde_json::Value
     std::fs::write(&side, serde_json::to_string_pretty(&v).unwrap()).unwrap();
 }
 
-/// Issue 8 item 11: a sidecar that declares 1 block over weights with 2 blocks
+/// A checkpoint is used only as its sidecar declares it: a sidecar that declares 1 block over weights with 2 blocks
 /// used to load (the second block's tensors were ignored). Both directions,
 /// with and without the sidecar's tensor list, and a shape mismatch, are errors
 /// naming every tensor concerned.

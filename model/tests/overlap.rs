@@ -1,4 +1,4 @@
-//! The network's device side (issue 10) changes no result:
+//! The network's device side (work moved to the device so the CPU threads are free) changes no result:
 //! * `NetEvaluator` (gather of the legal logits on the device, softmax on the
 //!   host) gives bit for bit the evaluations of the evaluator before it
 //!   (`OldNetEvaluator` below: the whole policy copied back, then the
@@ -19,7 +19,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tch::{Device, Kind, Tensor};
 
-/// The evaluator as it was before issue 10 (`model/src/evaluator.rs`,
+/// The evaluator as it was before its work moved to the device (`model/src/evaluator.rs`,
 /// `run_chunk`), kept here as the reference.
 struct OldNetEvaluator<'a> {
     net: &'a PolicyValueNet,

@@ -1,4 +1,4 @@
-//! The packed input (issue 10): the expansion on the device
+//! The packed input (20 bytes a position to the device): the expansion on the device
 //! (`expand_packed`, the tensor ops the CUDA path runs) gives exactly the
 //! floats of `GameState::encode` for positions of every game, with padding
 //! planes empty; a network fed through `NetBackend` (which expands on the

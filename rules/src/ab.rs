@@ -4,7 +4,7 @@
 //!
 //! Each game implements [`AbGame`] in its own module (`jetan/eval.rs`,
 //! `martian/eval.rs`, `martian4/eval.rs`), so that a game's knowledge lives in
-//! this crate and the search stays generic (issue 11, "one place per game").
+//! this crate and the search stays generic (one place per game: `docs/architecture.md`).
 //! Scores are integers in "centi-units" from the side to move's point of view:
 //! 100 = one Jetan Panthan-ish unit (Cazaux & Knowlton scale x 100) or one
 //! Martian Chess pip.
@@ -47,7 +47,7 @@ pub trait AbGame: GameState {
     }
 
     /// The depths of the default strength ladder for this game
-    /// (`[evaluate] ladder`, issue 14): `alphabeta:depth=D` for each, the
+    /// (`[evaluate] ladder`, `docs/evaluation.md`): `alphabeta:depth=D` for each, the
     /// depths a quick run's network reaches within an hour on 2 cores.
     const LADDER_DEPTHS: &'static [u32] = &[1, 2];
 

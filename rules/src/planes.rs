@@ -6,7 +6,7 @@
 //! by a bit mask of its cells and that value, as lc0's `InputPlane` (a 64-bit
 //! mask and a float) describes a chess plane. A packed Jetan position is 24 x
 //! 20 bytes instead of 24 x 100 floats (9,600 bytes): self-play hands the
-//! packed form to the device, which expands it (`DeviceBatch`, issue 10), and
+//! packed form to the device, which expands it (`DeviceBatch`: less to copy), and
 //! [`GameState::encode`](crate::GameState::encode) is the expansion on the CPU.
 
 /// One input plane: the cells whose bit is set in `mask` (bit `k` = cell `k`

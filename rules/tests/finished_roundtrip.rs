@@ -189,7 +189,7 @@ fn jetan_no_legal_moves_ending_round_trips() {
     }
 }
 
-/// The example of issue 8: the small-material countdown ends the game, and the
+/// A reported case: the small-material countdown ends the game, and the
 /// string says so with countdown 0 (it used to print `-`, which reloads as a
 /// live game with the countdown restarted).
 #[test]

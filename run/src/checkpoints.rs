@@ -120,7 +120,7 @@ pub const NO_MODEL: &str = "none";
 /// directory per game, named by the game: `martian-chess/`), searched first.
 pub const MODELS_ENV: &str = "MARTIAN_ZERO_MODELS";
 
-/// The bundled model of `game` (issue 35): the bundle directory `<game>/`
+/// The bundled model of `game` (`models/README.md`): the bundle directory `<game>/`
 /// (`model.json` + `model.safetensors`, as `export` writes it) in the first
 /// of `$MARTIAN_ZERO_MODELS`, `models/` beside the executable, and the
 /// `models/` folder of the source tree this binary was built from; `None`

@@ -121,7 +121,7 @@ pub struct PipelineConfig {
     /// the newest generation then gets the final evaluation and the ladder,
     /// as at the end of a run. Default 0.
     pub max_minutes: f64,
-    /// A bootstrap from the baseline (issue 14; **not zero**: off by default
+    /// A bootstrap from the baseline (**not zero**: off by default
     /// and reported separately): this many of generation 1's games are played
     /// by `bootstrap_player` against itself instead of by the untrained
     /// network, after `evaluate.opening_plies` random plies (seeded by the game
@@ -183,7 +183,7 @@ pub struct RunConfig {
     /// the ladder and the final evaluation always play `[rules]`. Jetan's
     /// `chief_captured_by_non_chief = "RemoveAndContinue"` (spec §8.2) lets a
     /// game go on after a Chief is taken, so that it ends by the Princess
-    /// (issue 14's tenth round, `docs/training.md`). May change between
+    /// (spec §8.2's variant; `docs/experiments/2026-12-02-jetan-continue-after-chief.md`). May change between
     /// sittings of a run; the number of players may not differ from `[rules]`'.
     #[serde(default = "empty_table", skip_serializing_if = "toml::Table::is_empty")]
     pub selfplay_rules: toml::Table,

@@ -1,4 +1,4 @@
-//! The strength ladder (issue 14): a fixed yardstick that every run measures.
+//! The strength ladder (`docs/evaluation.md`): a fixed yardstick that every run measures.
 //!
 //! The ladder is a list of deterministic alpha-beta players
 //! (`[evaluate] ladder`, default per game in [`EvaluateConfig::ladder_specs`]).

@@ -1,4 +1,4 @@
-//! MartianZero's training run as a library (issue 34): what a run is, apart
+//! MartianZero's training run as a library: what a run is, apart
 //! from the command line that starts it.
 //!
 //! * [`config`]: the typed run configuration (`config.toml`, every key in

@@ -1,7 +1,7 @@
 //! The evaluator split at the device boundary: [`Backend`] runs the network's
 //! forward pass on encoded rows; encoding the positions before and decoding
 //! the outputs after are the caller's, so that a self-play driver can do them
-//! on its CPU threads while the device works on another batch (issue 10).
+//! on its CPU threads while the device works on another batch (`docs/architecture.md`, "Batched inference").
 //!
 //! ```text
 //! CPU: GameState::encode_packed -> DeviceBatch::planes (rows x planes, a mask

@@ -1,4 +1,4 @@
-//! Strength levels: a weaker MCTS player for people to play (issue 35), as
+//! Strength levels: a weaker MCTS player for people to play (`docs/levels.md`), as
 //! chess GUIs offer Stockfish's `UCI_LimitStrength`.
 //!
 //! A level is a visit budget and a move-choice temperature, nothing else: the

@@ -1,6 +1,6 @@
 //! The completed-Q policy target (Danihelka et al. 2022): with min-max
-//! rescaling a small spread of values still separates the moves (issue 14:
-//! "Jetan's policy targets carry almost no information" with the fixed map).
+//! rescaling a small spread of values still separates the moves (with the
+//! fixed map Jetan's policy targets carry almost no information).
 
 use martian_rules::jetan::{Jetan, JetanRules};
 use martian_rules::{GameState, Move};

@@ -1,6 +1,6 @@
 //! Contempt (`search.contempt`): a draw worth `-c` to the contempt side and
 //! `+c` to the other, in finished games and at every leaf through the value
-//! head's draw probability (issue 33, "draw dynamics").
+//! head's draw probability (lc0's contempt; `docs/experiments/2026-12-05-jetan-contempt-and-draw-value.md`).
 
 use martian_rules::jetan::{Jetan, JetanRules};
 use martian_rules::{GameState, Move, Side};

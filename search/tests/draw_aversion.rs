@@ -1,6 +1,6 @@
 //! Draw aversion (`search.draw_aversion`): a draw is worth `-a` to both
 //! sides, so the search is not zero-sum: each node holds its chooser's own
-//! utility (issue 33, "draw dynamics": both sides dislike the early
+//! utility (`docs/experiments/2026-12-05-jetan-draw-aversion.md`: both sides dislike the early
 //! Chief-capture draw).
 
 use martian_rules::jetan::{Jetan, JetanRules};

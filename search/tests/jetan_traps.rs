@@ -1,4 +1,4 @@
-//! Issue 33's Jetan positions T1-T5 (Princess traps three plies deep, the
+//! The Jetan positions T1-T5 where the network-free search lost (Princess traps three plies deep, the
 //! longest resistance): the network-free search (`UniformEvaluator`, the
 //! default settings, as `engine --engine mcts-uniform` and `mcts:` players
 //! without a model run it) plays a good move at 100 and 400 visits over 20
@@ -215,7 +215,7 @@ fn t5_resists_longest() {
 }
 
 /// The same positions without the trap proofs (`trap_plies = 0`, the search
-/// before issue 33): it misses T3 in some seeds, so the test above tests them.
+/// before the trap proofs): it misses T3 in some seeds, so the test above tests them.
 #[test]
 fn without_the_trap_proofs_t3_is_missed() {
     let g = after("e10b8 f1i4 g9g8 i2h3 f10g7");

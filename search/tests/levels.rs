@@ -1,4 +1,4 @@
-//! Strength levels' move choice (`SearchResult::sample_move`, issue 35).
+//! Strength levels' move choice (`SearchResult::sample_move`, `docs/levels.md`).
 
 use martian_rules::Move;
 use martian_search::SearchResult;

@@ -1,7 +1,7 @@
 //! Pinned searches: the exact visit counts of seeded searches with root noise,
 //! recorded before forced playouts and the leaf threat check existed (commit
 //! fcb9ee3). With both levers off (`forced_playouts_k = 0`,
-//! `leaf_threat_check = false`, the defaults) and issue 33's two new
+//! `leaf_threat_check = false`, the defaults) and the trap-proof search's two new
 //! defaults off (`solver = false`, `trap_plies = 0`, the defaults before it)
 //! the search must stay bit-identical: same visits, same root value. (Issue
 //! 33's floors, of first-play urgency at a loss and of a child's value at
@@ -73,7 +73,7 @@ fn martian_threat() -> MartianChess {
 
 /// Every pinned case: its name (position and config) and its result.
 fn cases() -> Vec<(String, String)> {
-    // The defaults before issue 33: no solver, no trap proofs.
+    // The defaults before the trap-proof search: no solver, no trap proofs.
     let before = MctsConfig { solver: false, trap_plies: 0, ..MctsConfig::default() };
     let configs = [
         ("default", before.clone()),
@@ -91,7 +91,7 @@ fn cases() -> Vec<(String, String)> {
 }
 
 /// The visits (first search, second search on the reused tree) and root value bits recorded at fcb9ee3,
-/// except the six Jetan cases, taken again with issue 33's draw handling: a Chief
+/// except the six Jetan cases, taken again with the trap-proof search's draw handling: a Chief
 /// taken by another piece (a draw) deep in those trees now caps the value of the
 /// move that allows it at a draw ([`martian_search::Node::floor`]), and such a
 /// draw ranks no higher than first-play urgency until it is visited.

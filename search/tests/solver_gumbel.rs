@@ -1,4 +1,4 @@
-//! The MCTS-solver and Gumbel root search (issue 14's levers), with the
+//! The MCTS-solver (Winands et al. 2008) and Gumbel root search (Danihelka et al. 2022), with the
 //! uniform evaluator or a small hand-made one. Positions with a forced win in
 //! 3 plies were found by exhaustive 3-ply search from random games and are
 //! checked again here by brute force.

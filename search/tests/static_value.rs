@@ -1,5 +1,5 @@
 //! `StaticValueEvaluator` (`mcts:static=SCALE`): uniform priors and the game's
-//! alpha-beta evaluation as the leaf value, for the side to move (issue 33:
+//! alpha-beta evaluation as the leaf value, for the side to move (a diagnostic:
 //! what MCTS does when its value knows material).
 
 use martian_rules::jetan::{Jetan, JetanRules};

@@ -14,7 +14,7 @@ pub struct SelfplayConfig {
     /// Game groups per device: the games in flight are split into this many
     /// groups, and while one group's batch is on the device the CPU works on
     /// another's tree search (encode, expansion, back-up, selection), so that
-    /// neither waits for the other (issue 10; `docs/architecture.md`). 1 =
+    /// neither waits for the other (`docs/architecture.md`). 1 =
     /// lockstep, the device idles during the CPU phase. A game's moves depend
     /// on the batches it was evaluated in, so the same seed gives the same
     /// games for the same number of groups (and devices). Range 1..=64.

@@ -1,4 +1,4 @@
-//! Self-play that keeps the devices busy (issue 10): game groups, worker
+//! Self-play that keeps the devices busy (`docs/architecture.md`, "Batched inference"): game groups, worker
 //! threads that each go round their own groups, one thread per device,
 //! encoding and decoding on the workers.
 //!

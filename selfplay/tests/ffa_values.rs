@@ -1,7 +1,7 @@
 //! Free-for-all value targets (four-player Martian Chess, `teams = false`):
 //! every sample carries the four seats' §14.7 results in mover-relative
 //! order, and they survive the shard round trip; shards without them load.
-//! The game record names the seat or seats that won (issue 34).
+//! The game record names the seat or seats that won (spec §14.7: a free-for-all has no teams).
 
 use martian_rules::martian4::{Martian4Rules, MartianChess4, Seat};
 use martian_rules::{EndReason, GameKind, GameState};
@@ -34,7 +34,7 @@ fn ffa_samples_carry_rotated_seat_values_through_the_shard() {
         let end = g.record.replay::<MartianChess4>(&rules).unwrap();
         let seat_values = end.seat_values().unwrap();
         assert!((seat_values.iter().sum::<f32>()).abs() < 1e-5);
-        // The record names the seats with the top value (issue 34), not a team.
+        // The record names the seats with the top value (spec §14.7), not a team.
         let top = seat_values.iter().copied().fold(f32::MIN, f32::max);
         let seats: Vec<&str> = Seat::ALL.iter().filter(|s| seat_values[s.index()] == top).map(|s| s.name()).collect();
         assert_eq!(g.record.winner.as_deref(), Some(seats.join(",").as_str()));
@@ -95,7 +95,7 @@ fn capped(scores: &str) -> String {
     format!("QQD2DQQ/QDP2PDQ/DPP2PPD/8/8/DPP2PPD/QDP2PDQ/QQD2DQQ SW {scores} - 0 40")
 }
 
-/// Issue 34: free-for-all records named a team (`NW+SE` for NW alone, `SW+NE`
+/// Free-for-all records used to name a team (`NW+SE` for NW alone, `SW+NE`
 /// for a win shared by three seats). The winner is now the seat, or the seats
 /// sharing the win; the team game still names the team.
 #[test]
@@ -126,7 +126,7 @@ fn ffa_winner_is_the_seat_or_the_seats_that_won() {
 }
 
 /// A free-for-all record read back: the seat naming replays, and so does the
-/// team view that records written before issue 34 hold; another winner does
+/// team view that older records hold; another winner does
 /// not.
 #[test]
 fn ffa_records_with_seats_or_the_old_team_view_replay() {

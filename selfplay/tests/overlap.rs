@@ -1,4 +1,4 @@
-//! The overlapped driver (`play_games_on_devices`, issue 10): with one group
+//! The overlapped driver (`play_games_on_devices`, `docs/architecture.md`): with one group
 //! it plays the lockstep driver's games; with a backend whose outputs do not
 //! depend on the batch, groups and devices change nothing in the games; the
 //! same seed gives the same games in the same order; a second device starts

@@ -3,8 +3,8 @@
 //! arithmetic and IEEE division only, so the figures do not depend on the
 //! machine's `exp`) and the evaluation cache in front, as the command line
 //! plays it, must give exactly these records and samples. The digests were
-//! taken before the overlapped driver (issue 10) was written, and again for
-//! issue 33's search (draw floor, first-play urgency floored at a loss, draws
+//! taken before the overlapped driver was written, and again for
+//! the trap-proof search (draw floor, first-play urgency floored at a loss, draws
 //! ranked no higher than first-play urgency, draws left out of temperature
 //! sampling), with its new levers off (no solver, no trap proofs); a change to
 //! the driver, the search or the encoding that changes any game shows up here.
@@ -78,7 +78,7 @@ fn cfg() -> (SelfplayConfig, MctsConfig) {
         full_search_prob: 0.5,
         ..Default::default()
     };
-    // The search as before issue 33 (no solver, no trap proofs): the digests pin the driver.
+    // The search as before the trap proofs (no solver, no trap proofs): the digests pin the driver.
     (sp, MctsConfig { leaves_per_batch: 2, solver: false, trap_plies: 0, ..Default::default() })
 }
 

@@ -147,7 +147,7 @@ fn completed_q_targets_are_distributions_over_legal_moves() {
     }
 }
 
-/// Issue 8 item 12: records carry the rules they were played under, replay
+/// Records carry the rules they were played under (so a replay checks the right game), replay
 /// under them, and a rules mismatch names each differing switch.
 #[test]
 fn records_carry_their_rules_and_name_differing_switches() {

@@ -1,4 +1,4 @@
-//! Mixed precision (`model.precision`, issue 10 part 3) on this machine's CPU
+//! Mixed precision (`model.precision`, BENCHMARKS.md "Mixed precision") on this machine's CPU
 //! with bf16: the outputs of a bf16 pass stay close to fp32's on 1,000
 //! self-play positions of each game (policy KL below 1e-3 nats, value
 //! difference below 1e-2), a bf16 training run lowers the loss as fp32 does

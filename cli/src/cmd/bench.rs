@@ -108,7 +108,7 @@ enum What {
         devices: usize,
         /// Also play the same games, in the same invocation, with the uniform
         /// evaluator (no network, no device: the search's own rate) and with the
-        /// lockstep driver before issue 10 (encode, device, decode in turn on one
+        /// lockstep driver (the self-play before the overlapped driver: encode, device, decode in turn on one
         /// thread), and print the ratios. Games are not written in any run.
         #[arg(long)]
         compare: bool,
@@ -782,7 +782,7 @@ fn process_cpu_seconds() -> Option<f64> {
 enum Mode {
     /// The lockstep driver with the uniform evaluator: the search alone.
     Uniform,
-    /// The lockstep driver with the device (the self-play before issue 10).
+    /// The lockstep driver with the device (the self-play before the overlapped driver).
     Lockstep,
     /// The overlapped driver with game groups.
     Overlapped,

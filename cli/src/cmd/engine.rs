@@ -508,7 +508,7 @@ impl Engine {
         };
         let mut hello_lines = vec![device_line];
         if name == "alphabeta" {
-            // The baseline is a versioned yardstick (issue 14): say which version plays.
+            // The baseline is a versioned yardstick (the strength ladder's): say which version plays.
             hello_lines.push(format!("info string alphabeta version {}", martian_search::ALPHABETA_VERSION));
         }
         hello_lines.push(format!(

@@ -368,7 +368,7 @@ mod tests {
         c.iter().map(|c| (c.colour.clone(), c.games, c.wins + c.draws + c.losses)).collect()
     }
 
-    /// Issue 34: the JSON and the report give each player's W/D/L per
+    /// Colour (or seat) matters to a result, so the JSON and the report give each player's W/D/L per
     /// colour, which add up to the totals; in free-for-all per seat.
     #[test]
     fn evaluate_reports_results_per_colour() {

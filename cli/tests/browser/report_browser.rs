@@ -1,5 +1,5 @@
 //! The run report as a person sees it: `martian-zero report` on a run
-//! directory with the awkward cases of issue 9 (a gauntlet not connected to
+//! directory with the awkward cases a report must survive (a gauntlet not connected to
 //! the generations, perfect scores, a gate that always promotes), then the
 //! page in headless Chromium at a desktop and a phone width. A script added
 //! to a copy of the page measures the layout and writes its findings into the

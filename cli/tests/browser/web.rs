@@ -1,4 +1,4 @@
-//! The web page of issue 13 (docs/web.md), end to end:
+//! The web page (docs/web.md), end to end:
 //!
 //! 1. `scripts/build-web` builds the page (the rules and search compiled to
 //!    WebAssembly, ONNX Runtime Web from npm) with two small bundles, one per
@@ -197,7 +197,7 @@ fn web_page_plays_both_games() {
         assert!(d <= 1e-4, "ONNX Runtime Web vs martian-zero: {d}");
         assert!(g["result"].as_str().is_some_and(|r| r.contains("wins") || r.contains("Draw")), "{g}");
     }
-    // A strength level (issue 35): the engine moved with the level's visits.
+    // A strength level (docs/levels.md): the engine moved with the level's visits.
     let level = &summary["level"];
     assert!(level["engine_moves"].as_u64().is_some_and(|n| n > 0), "the level game: {level}");
     for f in ["martian-chess-finished.png", "jetan-finished.png"] {

@@ -1,4 +1,4 @@
-//! Issue 8 items 11 and 12 end to end: one architecture rule for every command
+//! Checkpoints and rules end to end: one architecture rule for every command
 //! that loads a checkpoint, weights checked against the declared architecture,
 //! and rules / architecture mismatches that name each differing field.
 

@@ -1,4 +1,4 @@
-//! Issue 9 items 10-12 end to end: `play` and `analyse` take the rules from
+//! `play` and `analyse` end to end: they take the rules from
 //! the network (checkpoint, bundle or run directory), `play` is a small REPL,
 //! and the commands refuse bad input before they print or create anything.
 

@@ -1,4 +1,4 @@
-//! Fault injection over run directories (issue 36): every file kind of a run
+//! Fault injection over run directories (`docs/training.md`, "Damaged files"): every file kind of a run
 //! directory, damaged every way a disk, a copy or a sync tool can damage it,
 //! then every command that reads run directories. Each command must not panic,
 //! must either succeed or stop with an error that names the damaged file, must

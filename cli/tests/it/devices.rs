@@ -1,4 +1,4 @@
-//! Issue 10 end to end: self-play on several devices (two CPU replicas, each
+//! Several devices end to end: self-play on several devices (two CPU replicas, each
 //! with its own thread and game groups) through `martian-zero selfplay`, the
 //! device settings' errors, and `bench selfplay` with the simulated device.
 

@@ -1,4 +1,4 @@
-//! Run directories on object storage (issue 12, `docs/distributed.md`),
+//! Run directories on object storage (`docs/distributed.md`),
 //! against a real S3-compatible server on 127.0.0.1 (`moto` in server mode,
 //! installed into the project's venv by `scripts/setup`) and against
 //! `file://` URLs:

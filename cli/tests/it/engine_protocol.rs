@@ -383,7 +383,7 @@ fn every_go_gets_one_bestmove_also_with_quit_or_end_of_input() {
     let ab_jetan = ["--engine", "alphabeta", "--game", "jetan"];
     let ab_mc = ["--engine", "alphabeta", "--game", "martian-chess"];
     let cases: &[(&[&str], &str, usize)] = &[
-        // Issue 8 item 7: `quit` after `stop` must not swallow the bestmove.
+        // `quit` after `stop` must not swallow the bestmove (docs/protocol.md).
         (&uniform, "position startpos\ngo visits 1000000\nstop\nquit\n", 1),
         (&model, "position startpos\ngo visits 1000000\nstop\nquit\n", 1),
         // `quit` during a search = stop + bestmove + exit.
@@ -680,7 +680,7 @@ fn bestmove_is_the_first_move_of_the_principal_variation() {
     }
 }
 
-/// Issue 33's Jetan positions T1-T5 through the engine protocol (`engine
+/// The Jetan trap positions T1-T5 through the engine protocol (`engine
 /// --engine mcts-uniform`, the engine's default batch), at 100 and 400
 /// visits: the good-move sets are computed by minimax in
 /// `search/tests/jetan_traps.rs`, which also runs the same search over 20

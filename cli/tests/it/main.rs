@@ -1,5 +1,5 @@
 //! The command line's integration tests, one module per subject, in one test
-//! binary so that libtorch is linked once for all of them (issue 34). Each
+//! binary so that libtorch is linked once for all of them (link time: BENCHMARKS.md). Each
 //! module runs the built `martian-zero` binary; names are module-qualified
 //! (`cargo test -p martian-zero --test it damage::`).
 //!

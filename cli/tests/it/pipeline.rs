@@ -69,7 +69,7 @@ fn pipeline_runs_two_generations_and_resumes() {
     assert!(stdout.contains(" lost per 100); alphabeta:depth=2: +") && stdout.contains("; rules {"), "{stdout}");
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("## Elo against the alpha-beta ladder"), "{report}");
-    // Issue 9: the report of the resumed run counts every match (2 gates, 2 final, 1 ladder
+    // The report of the resumed run counts every match once (2 gates, 2 final, 1 ladder
     // calibration, 2 ladder), its training log has each step once, and the gate says why it promoted.
     assert!(report.contains("7 evaluation matches"), "{report}");
     assert!(report.contains("always promote: gate_score = 0"), "{report}");

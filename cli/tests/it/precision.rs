@@ -1,4 +1,4 @@
-//! Mixed precision end to end (issue 10 part 3): a run in bf16 on the CPU
+//! Mixed precision end to end (BENCHMARKS.md, "Mixed precision"): a run in bf16 on the CPU
 //! plays, trains and gates, writes fp32 checkpoints and exports an fp32
 //! bundle, and may change its precision between generations; `bench
 //! precision` and the `--set` overrides of `bench`.

@@ -1,4 +1,4 @@
-//! Issue 33's Jetan positions T1-T5 through `analyse` (MCTS without a network,
+//! The Jetan trap positions T1-T5 (`search/tests/jetan_traps.rs`) through `analyse` (MCTS without a network,
 //! the same search as `engine --engine mcts-uniform`), at 100 and 400 visits:
 //! the move printed is one of the good moves, which `search/tests/jetan_traps.rs`
 //! computes by minimax over the rules (the positions are those after the

@@ -42,7 +42,7 @@ pub use ordering::{Heuristics, ScoredMove};
 pub use tt::{Bound, TranspositionTable, TtEntry};
 
 /// Version of the alpha-beta baseline (search and both games' evaluations).
-/// The baseline is the fixed yardstick of the strength ladder (issue 14): any
+/// The baseline is the fixed yardstick of the strength ladder (`docs/evaluation.md`): any
 /// change to its search or evaluation that can change a move must bump this
 /// number, which every ladder result and the engine's `hello` report, so
 /// ratings of different versions are never mixed.

@@ -222,7 +222,8 @@ impl<G: GameState> Mcts<G> {
                 }
                 // A proven draw not yet visited ranks no higher than an unvisited
                 // sibling (first-play urgency): an exact "even" must not pull every
-                // simulation from moves nobody has looked at (issue 33, defect 3).
+                // simulation from moves nobody has looked at (measured in
+                // docs/experiments/2026-12-04-jetan-search-without-network.md).
                 (Some(e), 0, _) => self.terminal_for_chooser(e).min(fpu),
                 (Some(e), _, _) => self.terminal_for_chooser(e),
                 // An unvisited terminal child: its exact value for the chooser (a

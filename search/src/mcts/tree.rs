@@ -574,7 +574,7 @@ impl<G: GameState> Mcts<G> {
         // exists, and proven draws (a move that ends the game in a draw, or is
         // proven to) not while an unproven visited move looks at least as good:
         // sampling explores what the search is unsure of, and a draw ends the
-        // game with nothing to learn (issue 33: the early Chief-capture draws).
+        // game with nothing to learn (Jetan's early Chief-capture draws, spec §8.2).
         let lost = |c: &Node| solver && c.exact().is_some_and(|e| -e <= -1.0);
         let drawn = |c: &Node| solver && c.exact().is_some_and(|e| e.abs() < 1.0);
         let for_chooser = |e: f32| self.terminal_for_chooser(e);
