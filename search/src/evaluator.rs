@@ -111,8 +111,8 @@ impl<G: GameState> Evaluator<G> for UniformEvaluator {
 /// after move `k` (a finished game: ±10,000 for a win or loss, 0 for a
 /// draw). A search with a hand-made value (and policy) and no network: the
 /// `mcts:static=SCALE[,static_policy=T]` player, to measure what MCTS does
-/// when its value knows material and its priors know one-ply tactics (issue
-/// 33: docs/training.md), and as a baseline. The policy clones the position
+/// when its value knows material and its priors know one-ply tactics
+/// (`docs/experiments/2026-12-05-jetan-static-evaluation.md`), and as a baseline. The policy clones the position
 /// once per legal move: a diagnostic player, not a self-play evaluator.
 #[derive(Clone, Debug)]
 pub struct StaticValueEvaluator<G: crate::AbGame> {

@@ -3,8 +3,8 @@
 //! fcb9ee3). With both levers off (`forced_playouts_k = 0`,
 //! `leaf_threat_check = false`, the defaults) and the trap-proof search's two new
 //! defaults off (`solver = false`, `trap_plies = 0`, the defaults before it)
-//! the search must stay bit-identical: same visits, same root value. (Issue
-//! 33's floors, of first-play urgency at a loss and of a child's value at
+//! the search must stay bit-identical: same visits, same root value. (The trap-proof
+//! search's floors, of first-play urgency at a loss and of a child's value at
 //! what a drawing move secures, change nothing in these searches.)
 
 use martian_rules::jetan::{Jetan, JetanRules};
