@@ -1,5 +1,5 @@
 //! The layout of a run directory: every file and folder name a run uses, in
-//! one place (`docs/training.md`, "Run directory"). Paths are built from these
+//! one place (`docs/usage.md`, "The run directory"). Paths are built from these
 //! names by [`crate::rundir::RunDir`] and by the storage modules that list a
 //! run's objects by their first path component ([`crate::mirror`]).
 //!

@@ -1,4 +1,4 @@
-//! The evaluation records of a run directory (`docs/training.md`, "Run
+//! The evaluation records of a run directory (`docs/usage.md`, "The run
 //! directory"): the gate match of each generation (`eval/gen<g>.json`), the
 //! final evaluation (`final-eval.json`) and gauntlets (`eval/gauntlet-<name>.json`),
 //! typed, so that the pipeline, `report` and `export` read the same fields.
