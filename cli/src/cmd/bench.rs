@@ -800,7 +800,7 @@ impl Mode {
     fn label(self) -> &'static str {
         match self {
             Mode::Uniform => "uniform evaluator, no device (the search alone)",
-            Mode::Lockstep => "lockstep driver (before issue 10)",
+            Mode::Lockstep => "lockstep driver (one search per game in turn)",
             Mode::Overlapped => "overlapped driver",
         }
     }
