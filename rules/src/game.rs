@@ -564,6 +564,22 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
         out.extend_from_slice(moves);
     }
 
+    /// For each of `moves` (legal moves of the side to move), whether the
+    /// opponent has a move that wins at once after it
+    /// ([`GameState::has_winning_move`] of the position it leaves), written
+    /// to `out` (cleared first, one entry per move); the entry of a move that
+    /// ends the game is unspecified (callers check [`GameState::outcome`]
+    /// first). Returns `false`, leaving `out` to be ignored, when the game
+    /// has no answer cheaper than playing each move: the search then plays
+    /// them. MCTS asks it once per expanded position for its threat check
+    /// of every child (the second ply of exact lookahead), so a game that
+    /// answers from its board saves a position's worth of moves played and
+    /// tested. The default answers `false`.
+    fn winning_replies(&self, moves: &[Move], out: &mut Vec<bool>) -> bool {
+        let _ = (moves, out);
+        false
+    }
+
     /// Whether a random opening (matches' opening books, self-play's random
     /// first plies) may play `mv`, a legal move here: moves that spend a
     /// once-a-game right are left out, so that openings do not decide what

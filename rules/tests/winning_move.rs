@@ -21,6 +21,8 @@ struct Forcing {
     quiet_kept: usize,
     safe: usize,
     safe_missed: usize,
+    /// Positions where `winning_replies` answered (else the search plays).
+    replies_answered: usize,
 }
 
 /// Checks every position of `games` random games from `start(game)`; returns
@@ -38,6 +40,7 @@ fn check_games<G: GameState>(
     let mut rng = StdRng::seed_from_u64(seed);
     let mut moves = Vec::with_capacity(G::MAX_MOVES);
     let (mut forcing, mut forcing_zz, mut replies) = (Vec::new(), Vec::new(), Vec::new());
+    let mut reply_wins = Vec::new();
     let (mut n, mut wins) = (0, 0);
     for game in 0..games {
         let mut g = start(&mut rng);
@@ -80,6 +83,14 @@ fn check_games<G: GameState>(
             if check_zugzwangs {
                 g.forcing_moves(&moves, true, &mut forcing_zz);
             }
+            // `winning_replies`, where the game answers, says for each move
+            // whether the opponent then wins at once (moves that end the game
+            // aside).
+            let answered = g.winning_replies(&moves, &mut reply_wins);
+            if answered {
+                assert_eq!(reply_wins.len(), moves.len(), "one answer per move");
+                counts.replies_answered += 1;
+            }
             let me = g.side_to_move();
             // The proofs ask only positions without a winning move.
             let asked = !g.has_winning_move();
@@ -88,6 +99,10 @@ fn check_games<G: GameState>(
                 s.play_unchecked(m);
                 let threat = s.outcome().is_none() && s.threatens_win();
                 let context = || format!("game {game}: {} then {}", g.to_position(), g.move_to_string(m));
+                if answered && s.outcome().is_none() {
+                    let i = moves.iter().position(|&x| x == m).expect("a legal move");
+                    assert_eq!(reply_wins[i], has_winning_move_by_play(&s), "{}: winning_replies", context());
+                }
                 assert!(!threat || forcing.contains(&m), "{}: a threat left out", context());
                 counts.threats += usize::from(threat && asked);
                 counts.extra += usize::from(asked && !threat && s.outcome().is_none() && forcing.contains(&m));
@@ -173,6 +188,7 @@ fn jetan_fast_test_matches_brute_force() {
             // A safe reply is found wherever one exists (a move that ends
             // the game in a draw counts as safe only when it also parries).
             assert!(counts.safe > 1000, "variant {i}: {counts:?}");
+            assert!(counts.replies_answered > 1000, "variant {i}: {counts:?}");
         }
         assert!(n > 1000, "variant {i}: only {n} positions");
         assert!(wins >= 10, "variant {i}: {wins} of {n} positions have a winning move: the test needs some");

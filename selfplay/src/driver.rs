@@ -342,10 +342,12 @@ impl<G: GameState> Slot<G> {
                 let gumbel = self.tree.config().root_selection == martian_search::RootSelection::Gumbel;
                 let noise = cfg.root_noise && (self.full || gumbel);
                 self.tree.begin_search(noise, sims, &mut self.rng);
-                if !self.full {
-                    // A cheap search only chooses the move to play: its root
+                if self.full {
+                    // A full search's policy target gives every root move its
+                    // proven value (completed Q weighs unvisited moves too); a
+                    // cheap search only chooses the move to play, so its root
                     // moves are proven as the search reaches them.
-                    self.tree.prove_root_moves_lazily();
+                    self.tree.prove_root_moves_eagerly();
                 }
                 self.target = self.tree.child_visits() + sims;
                 self.searching = true;

@@ -65,6 +65,10 @@ enum What {
         /// The MCTS-solver (`search.solver`; default the config default, true).
         #[arg(long)]
         solver: Option<bool>,
+        /// Prove every root move before the first simulation, as self-play's
+        /// full searches do for their policy target (`Mcts::prove_root_moves_eagerly`).
+        #[arg(long)]
+        eager_root_proofs: bool,
     },
     /// Alpha-beta nodes per second: fixed-depth searches along a random game (one thread).
     Alphabeta {
@@ -185,7 +189,16 @@ enum What {
 pub fn run(a: Args) -> Result<()> {
     match a.what {
         What::Perft { game, depth } => with_game!(game, G => bench_perft::<G>(depth)),
-        What::Mcts { game, simulations, searches, leaf_threat_check, forced_playouts_k, trap_plies, solver } => {
+        What::Mcts {
+            game,
+            simulations,
+            searches,
+            leaf_threat_check,
+            forced_playouts_k,
+            trap_plies,
+            solver,
+            eager_root_proofs,
+        } => {
             let d = MctsConfig::default();
             let cfg = MctsConfig {
                 leaf_threat_check,
@@ -195,7 +208,7 @@ pub fn run(a: Args) -> Result<()> {
                 ..d
             };
             cfg.validate().map_err(anyhow::Error::msg)?;
-            with_game!(game, G => bench_mcts::<G>(cfg, simulations, searches))
+            with_game!(game, G => bench_mcts::<G>(cfg, simulations, searches, eager_root_proofs))
         }
         What::Alphabeta { game, depth, searches } => {
             with_game!(game, G => bench_alphabeta::<G>(depth, searches))
@@ -278,13 +291,14 @@ fn bench_perft<G: GameState>(depth: u32) -> Result<()> {
     Ok(())
 }
 
-fn bench_mcts<G: GameState>(cfg: MctsConfig, simulations: u32, searches: u32) -> Result<()> {
+fn bench_mcts<G: GameState>(cfg: MctsConfig, simulations: u32, searches: u32, eager_root_proofs: bool) -> Result<()> {
     let mut pos = G::new_game(&G::Rules::default())?;
     let mut rng = StdRng::seed_from_u64(7);
     let levers = format!(
-        "{}, trap proofs {} plies{}{}",
+        "{}, trap proofs {} plies{}{}{}",
         if cfg.solver { ", solver" } else { "" },
         cfg.trap_plies,
+        if eager_root_proofs { " (root moves proven first)" } else { "" },
         if cfg.leaf_threat_check { ", leaf threat check" } else { "" },
         if cfg.forced_playouts_k > 0.0 {
             format!(", forced playouts k = {}", cfg.forced_playouts_k)
@@ -301,7 +315,11 @@ fn bench_mcts<G: GameState>(cfg: MctsConfig, simulations: u32, searches: u32) ->
             pos = G::new_game(&G::Rules::default())?;
         }
         tree.reset(pos.clone());
-        tree.search(&mut ev, simulations, true, &mut rng)?;
+        tree.begin_search(true, simulations, &mut rng);
+        if eager_root_proofs {
+            tree.prove_root_moves_eagerly();
+        }
+        tree.search_more(&mut ev, simulations, &mut rng)?;
         sims += simulations as u64;
         pos.legal_moves(&mut moves);
         if let Some(&m) = moves.choose(&mut rng) {

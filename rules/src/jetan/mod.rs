@@ -502,6 +502,10 @@ impl GameState for Jetan {
         self.forcing_moves_into(moves, zugzwangs, out);
     }
 
+    fn winning_replies(&self, moves: &[Move], out: &mut Vec<bool>) -> bool {
+        self.winning_replies_into(moves, out)
+    }
+
     /// Every move but an Escape (§6): a random opening keeps both Escapes.
     fn is_opening_move(&self, mv: Move) -> bool {
         !self.is_escape(mv)

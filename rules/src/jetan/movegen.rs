@@ -322,6 +322,114 @@ impl Jetan {
         theirs[Piece::Princess.index()] | if any_chief_capture || piece == Piece::Chief.index() { chief } else { 0 }
     }
 
+    /// [`crate::GameState::winning_replies`] for Jetan, on bitboards: the
+    /// opponent's royal captures (§8.1, §8.2) are computed once for the
+    /// board as it is, with the squares its capturing paths cross (its
+    /// pieces that could reach a royal piece on an empty board, the squares
+    /// their paths need empty, and the royal pieces' squares); a move that
+    /// neither leaves nor enters one of those squares, captures nothing and
+    /// moves no royal piece leaves the answer as it is, and every other move
+    /// is tested on the board it leaves without being played. Under the two
+    /// switches where other moves win ([`Jetan::other_moves_may_win`]) it
+    /// answers `false` (no cheap answer). No allocation beyond `out`.
+    pub(crate) fn winning_replies_into(&self, moves: &[Move], out: &mut Vec<bool>) -> bool {
+        if self.other_moves_may_win() || self.pos.outcome.is_some() {
+            return false;
+        }
+        out.clear();
+        let lines = self.enemy_lines();
+        out.extend(moves.iter().map(|&m| self.enemy_wins_after(m, &lines)));
+        true
+    }
+
+    /// The opponent's royal captures on the board as it is (as
+    /// [`Jetan::captures_a_royal`]), and the squares a move of the side to
+    /// move must leave or enter to change that answer without capturing or
+    /// moving a royal piece: the royal pieces' squares and every square a
+    /// path of an enemy piece to one of them needs empty (only pieces that
+    /// reach one on an empty board, `Tables::origins`; a Flier's jumps and a
+    /// Panthan's steps need none).
+    fn enemy_lines(&self) -> EnemyLines {
+        let me = self.pos.stm;
+        let opp = me.opponent();
+        let t = tables();
+        let tk = self.thoat_kind();
+        let theirs = &self.pos.pieces[opp.index()];
+        let mine = &self.pos.pieces[me.index()];
+        let (princess, chief) = (mine[Piece::Princess.index()], mine[Piece::Chief.index()]);
+        let occ = self.occupied();
+        let mut el = EnemyLines {
+            now: false,
+            lines: princess | chief,
+            royal: princess | chief,
+            panthans: theirs[Piece::Panthan.index()],
+            panthan_goal: self.royal_goal(opp, Piece::Panthan.index()),
+            origins: [0; 6],
+            goals: [0; 6],
+        };
+        el.now = panthan_attacks(opp, el.panthans) & el.panthan_goal != 0;
+        for (i, (p, k)) in PATH_PIECES.into_iter().chain(std::iter::once((Piece::Thoat, tk))).enumerate() {
+            let goal = self.royal_goal(opp, p.index());
+            let origins = theirs[p.index()] & t.origins(k, goal);
+            el.origins[i] = origins;
+            el.goals[i] = goal;
+            let mut b = origins;
+            while b != 0 {
+                let sq = b.trailing_zeros() as usize;
+                b &= b - 1;
+                el.lines |= t.lines_to(k, sq, goal);
+                el.now = el.now || t.reaches(k, sq, occ, goal);
+            }
+        }
+        el
+    }
+
+    /// Whether the opponent reaches a royal piece of the side to move after
+    /// the legal move `m` (the game not ended by it), on the board `m`
+    /// leaves, without playing it: `lines.now` when `m` neither captures,
+    /// moves a royal piece, nor leaves or enters a square of `lines.lines`;
+    /// else, unless a royal piece moves (its squares are the targets), only
+    /// the enemy pieces of `lines.origins` are looked at.
+    #[inline]
+    fn enemy_wins_after(&self, m: Move, lines: &EnemyLines) -> bool {
+        let (fb, tb) = (1u128 << m.from, 1u128 << m.to);
+        let opp = self.pos.stm.opponent();
+        let captures = tb & self.pos.occ[opp.index()] != 0;
+        if (fb | tb) & lines.lines == 0 && !captures && lines.royal & fb == 0 {
+            return lines.now;
+        }
+        let occ = (self.occupied() & !fb) | tb;
+        if lines.royal & fb != 0 {
+            // A royal piece moves: the targets move with it.
+            let mine = &self.pos.pieces[self.pos.stm.index()];
+            let moved = |bb: u128| if bb & fb != 0 { (bb & !fb) | tb } else { bb };
+            let mut theirs = self.pos.pieces[opp.index()];
+            if captures {
+                theirs.iter_mut().for_each(|x| *x &= !tb);
+            }
+            let (princess, chief) = (mine[Piece::Princess.index()], mine[Piece::Chief.index()]);
+            return self.royal_capture_with(opp, &theirs, moved(princess), moved(chief), occ);
+        }
+        // The captured piece (if any) is gone; the targets stay.
+        let keep = !tb;
+        if panthan_attacks(opp, lines.panthans & keep) & lines.panthan_goal != 0 {
+            return true;
+        }
+        let t = tables();
+        let tk = self.thoat_kind();
+        for (i, (_, k)) in PATH_PIECES.into_iter().chain(std::iter::once((Piece::Thoat, tk))).enumerate() {
+            let mut b = lines.origins[i] & keep;
+            while b != 0 {
+                let sq = b.trailing_zeros() as usize;
+                b &= b - 1;
+                if t.reaches(k, sq, occ, lines.goals[i]) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// [`crate::GameState::forcing_moves`] for Jetan, from two masks of the
     /// board before any move (no allocation):
     /// * the *lines* of the side to move: every square that some path of one
@@ -459,26 +567,11 @@ impl Jetan {
             return None;
         }
         let me = self.pos.stm;
-        let opp = me.opponent();
         let mine = &self.pos.pieces[me.index()];
         let royal = mine[Piece::Princess.index()] | mine[Piece::Chief.index()];
-        let theirs_occ = self.pos.occ[opp.index()];
-        let occ = self.occupied();
-        let safe = |m: Move| {
-            let (fb, tb) = (1u128 << m.from, 1u128 << m.to);
-            let mut theirs = self.pos.pieces[opp.index()];
-            for b in theirs.iter_mut() {
-                *b &= !tb;
-            }
-            let (mut princess, mut chief) = (mine[Piece::Princess.index()], mine[Piece::Chief.index()]);
-            if princess & fb != 0 {
-                princess ^= fb | tb;
-            }
-            if chief & fb != 0 {
-                chief ^= fb | tb;
-            }
-            !self.royal_capture_with(opp, &theirs, princess, chief, (occ & !fb) | tb)
-        };
+        let theirs_occ = self.pos.occ[me.opponent().index()];
+        let lines = self.enemy_lines();
+        let safe = |m: Move| !self.enemy_wins_after(m, &lines);
         let first = |m: &Move| royal & (1u128 << m.from) != 0 || theirs_occ & (1u128 << m.to) != 0;
         moves
             .iter()
@@ -522,6 +615,22 @@ impl Jetan {
         }
         matches!(self.princess_dests(t), Some((_, n, e)) if n | e != 0)
     }
+}
+
+/// The opponent's royal captures now and the squares that can change them
+/// ([`Jetan::enemy_lines`]).
+struct EnemyLines {
+    now: bool,
+    lines: u128,
+    /// The side to move's Princess and Chief.
+    royal: u128,
+    /// The enemy Panthans and the squares on which they win.
+    panthans: u128,
+    panthan_goal: u128,
+    /// Per entry of `PATH_PIECES` then the Thoat: the enemy pieces that
+    /// reach a winning square on an empty board, and those squares.
+    origins: [u128; 6],
+    goals: [u128; 6],
 }
 
 /// Whether `side`'s piece on `sq` (table kind `kind`, `None` for a Panthan)

@@ -131,20 +131,28 @@ impl<G: GameState> Mcts<G> {
     pub(super) fn check_children(&mut self, idx: usize) {
         debug_assert_eq!(idx, 0, "only the root's moves are proven all at once");
         self.nodes[idx].children_checked = true;
+        self.prove_root_line();
         let first = self.nodes[idx].first_child as usize;
-        if idx == 0 && self.cfg.trap_plies >= 5 && self.nodes[0].exact().is_none() {
-            // The root's own forced win within five plies (three were proven at
-            // its expansion): the move that starts it is a proven win.
-            if let Some((5, Some(m))) = self.prover.winning_line(&self.scratch, 5, false) {
-                let n = self.nodes[0].num_children as usize;
-                if let Some(c) = self.nodes[first..first + n].iter_mut().find(|c| c.mv == m) {
-                    c.solved = Some(-1.0);
-                    c.plies = 4;
-                }
-            }
-        }
         for k in first..first + self.nodes[idx].num_children as usize {
             self.prove_child(k, 2);
+        }
+    }
+
+    /// With [`MctsConfig::trap_plies`](crate::MctsConfig::trap_plies) = 5,
+    /// the root's own forced win within five plies (three were proven at its
+    /// expansion): the move that starts it is a proven win. The root's
+    /// position is in `self.scratch`.
+    pub(super) fn prove_root_line(&mut self) {
+        if self.cfg.trap_plies < 5 || self.nodes[0].exact().is_some() {
+            return;
+        }
+        let first = self.nodes[0].first_child as usize;
+        if let Some((5, Some(m))) = self.prover.winning_line(&self.scratch, 5, false) {
+            let n = self.nodes[0].num_children as usize;
+            if let Some(c) = self.nodes[first..first + n].iter_mut().find(|c| c.mv == m) {
+                c.solved = Some(-1.0);
+                c.plies = 4;
+            }
         }
     }
 

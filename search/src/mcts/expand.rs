@@ -66,7 +66,10 @@ impl<G: GameState> Mcts<G> {
             let chooser = p.state.player_to_move();
             // More players: the values of a move that wins outright for the leaf's mover.
             let mut win_values: Option<[f32; MAX_PLAYERS]> = None;
-            for (&mv, &prior) in p.moves.iter().zip(&eval.priors) {
+            // The threat check from the leaf's board when the game can answer
+            // it so (one pass for all moves), else by playing each move.
+            let board_replies = threat && p.state.winning_replies(&p.moves[..p.len], &mut self.reply_wins);
+            for (i, (&mv, &prior)) in p.moves.iter().zip(&eval.priors).enumerate() {
                 let mut child = Node { mover: chooser as u8, ..Node::new(mv, prior) };
                 if self.cfg.terminal_children && many {
                     // One ply of exact lookahead, max^n: the child's exact value
@@ -93,7 +96,8 @@ impl<G: GameState> Mcts<G> {
                         if v > -1.0 {
                             floor = floor.max(-v);
                         }
-                    } else if threat && self.scratch.has_winning_move() {
+                    } else if threat && if board_replies { self.reply_wins[i] } else { self.scratch.has_winning_move() }
+                    {
                         // The second ply: the opponent wins at once after this move,
                         // an exact win for the child's side to move.
                         child.solved = Some(1.0);

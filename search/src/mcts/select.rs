@@ -69,22 +69,28 @@ impl<G: GameState> Mcts<G> {
                         }
                     }
                     let traps = self.cfg.trap_plies >= 3;
-                    if idx == 0 && traps && !self.lazy_root_proofs && !node.children_checked {
+                    if idx == 0 && traps && self.eager_root_proofs && !node.children_checked {
                         // Trap proofs for every root move before the first simulation:
                         // the policy target and the result give each its proven value.
                         self.check_children(0);
                         if self.cfg.solver {
                             self.propagate_solved_on_path();
                         }
+                    } else if idx == 0 && traps && !self.eager_root_proofs && !self.root_line_checked {
+                        self.root_line_checked = true;
+                        self.prove_root_line();
+                        if self.cfg.solver {
+                            self.propagate_solved_on_path();
+                        }
                     }
-                    // Elsewhere (and at the root of a lazy search) a move is proven
+                    // Elsewhere (and at the root unless proven eagerly) a move is proven
                     // just before the search first enters it, once the node has
                     // `trap_visits` visits: a move found lost is left for the next
                     // choice, which is the choice a proof of every move first
                     // would have made.
                     let level = if idx == 0 { 2 } else { 1 };
                     let lazy =
-                        traps && if idx == 0 { self.lazy_root_proofs } else { node.visits >= self.cfg.trap_visits };
+                        traps && if idx == 0 { !self.eager_root_proofs } else { node.visits >= self.cfg.trap_visits };
                     let child = loop {
                         let c = if idx == 0 && self.gumbel.ready {
                             self.gumbel_root_child()

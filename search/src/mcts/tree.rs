@@ -102,13 +102,20 @@ pub struct Mcts<G: GameState> {
     /// Forced playouts ([`MctsConfig::forced_playouts_k`]) act in the current
     /// search: it began with root noise, PUCT root selection and k > 0.
     pub(super) forced: bool,
-    /// This search proves the root's moves one by one, each just before its
-    /// first visit ([`Mcts::prove_root_moves_lazily`]).
-    pub(super) lazy_root_proofs: bool,
+    /// This search proves every root move before its first simulation
+    /// ([`Mcts::prove_root_moves_eagerly`]); else each just before its first
+    /// visit.
+    pub(super) eager_root_proofs: bool,
+    /// This search has asked for the root's own five-ply win
+    /// ([`MctsConfig::trap_plies`] = 5).
+    pub(super) root_line_checked: bool,
     /// Scratch of the shallow proofs ([`MctsConfig::trap_plies`]).
     pub(super) prover: Prover<G>,
     /// A child's position for [`Mcts::check_children`].
     pub(super) probe: G,
+    /// Per child of the leaf being expanded: whether the opponent wins at
+    /// once after it ([`GameState::winning_replies`]), when the game answers.
+    pub(super) reply_wins: Vec<bool>,
     /// The value of a finished drawn game for its side to move, by side
     /// index ([`Side`] as `usize`): [`MctsConfig::draw_penalty`] plus the
     /// contempt (`-contempt` for the contempt side, `+contempt` for the
@@ -177,9 +184,11 @@ impl<G: GameState> Mcts<G> {
             tie_seed: 0,
             gumbel: GumbelRoot::default(),
             forced: false,
-            lazy_root_proofs: false,
+            eager_root_proofs: false,
+            root_line_checked: false,
             prover,
             probe,
+            reply_wins: Vec::with_capacity(G::MAX_MOVES),
             draw_values: [0.0; 2],
             contempt_side: Side::South,
         };
@@ -427,7 +436,8 @@ impl<G: GameState> Mcts<G> {
         self.gumbel.pending = false;
         self.gumbel.ready = false;
         self.forced = false;
-        self.lazy_root_proofs = false;
+        self.eager_root_proofs = false;
+        self.root_line_checked = false;
     }
 
     /// Starts a search of `simulations` simulations for the move at the root.
@@ -438,7 +448,8 @@ impl<G: GameState> Mcts<G> {
     /// playouts ([`MctsConfig::forced_playouts_k`]) act in PUCT searches with
     /// `noise` only.
     pub fn begin_search<R: Rng>(&mut self, noise: bool, simulations: u32, rng: &mut R) {
-        self.lazy_root_proofs = false;
+        self.eager_root_proofs = false;
+        self.root_line_checked = false;
         self.noise_pending = false;
         self.gumbel.ready = false;
         self.gumbel.pending = false;
@@ -461,18 +472,22 @@ impl<G: GameState> Mcts<G> {
     }
 
     /// For the search begun last ([`Mcts::begin_search`] resets it): the
-    /// trap proofs of the root's moves ([`MctsConfig::trap_plies`]) run
-    /// for each move just before its first visit, instead of for all of them
-    /// before the first simulation. A move the search never visits is never
-    /// played ([`Mcts::choose_move`] picks among visited moves), so the move
-    /// played is proven as before; what is lost is the proven value of the
-    /// moves left unvisited ([`Mcts::improved_policy`], [`Mcts::result`]),
-    /// and the root's own five-ply proof. For searches whose only product
-    /// is the move to play, such as self-play's cheap searches (KataGo's
-    /// playout cap randomization), where a few simulations visit a few of
-    /// ~80 Jetan moves.
-    pub fn prove_root_moves_lazily(&mut self) {
-        self.lazy_root_proofs = true;
+    /// trap proofs of the root's moves ([`MctsConfig::trap_plies`]) run for
+    /// every move before the first simulation, instead of for each move just
+    /// before its first visit. The visits are the same either way (a move
+    /// found lost as the search reaches it makes the search choose again,
+    /// the choice it would have made had every move been proven first), and
+    /// a move the search never visits is never played
+    /// ([`Mcts::choose_move`] picks among visited moves); what the eager
+    /// proofs add is the proven value of the moves left unvisited, for the
+    /// policy targets that give unvisited moves weight
+    /// ([`Mcts::improved_policy`], Gumbel MuZero's completed Q) and for
+    /// [`Mcts::result`]'s `exact`. Self-play asks it of its full searches;
+    /// at 64 simulations of Jetan, where ~80 moves share the visits, the
+    /// eager proofs cost about a third of the search (`BENCHMARKS.md`,
+    /// "Trap proofs that cost little").
+    pub fn prove_root_moves_eagerly(&mut self) {
+        self.eager_root_proofs = true;
     }
 
     /// Completed visits of the root's children (simulations since the root was expanded,
