@@ -43,16 +43,19 @@ fn git_commit() -> String {
     if let Ok(c) = std::env::var("MARTIAN_ZERO_GIT_COMMIT") {
         return c;
     }
-    // Files whose change means another commit (in a worktree, HEAD is per worktree).
-    for rel in ["HEAD", "packed-refs"] {
-        if let Some(p) = git(&["rev-parse", "--git-path", rel]) {
+    // Files whose change means another commit (in a worktree, HEAD is per
+    // worktree). Only files that exist: cargo takes a missing one as changed
+    // on every build, which would rebuild this crate each time (a packed
+    // branch has no file of its own; `packed-refs` then holds it).
+    let mut watch = |rel: &str| {
+        if let Some(p) = git(&["rev-parse", "--git-path", rel]).filter(|p| Path::new(p).exists()) {
             println!("cargo:rerun-if-changed={p}");
         }
-    }
+    };
+    watch("HEAD");
+    watch("packed-refs");
     if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        if let Some(p) = git(&["rev-parse", "--git-path", &branch]) {
-            println!("cargo:rerun-if-changed={p}");
-        }
+        watch(&branch);
     }
     git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into())
 }
