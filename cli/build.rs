@@ -47,7 +47,7 @@ fn git_commit() -> String {
     // worktree). Only files that exist: cargo takes a missing one as changed
     // on every build, which would rebuild this crate each time (a packed
     // branch has no file of its own; `packed-refs` then holds it).
-    let mut watch = |rel: &str| {
+    let watch = |rel: &str| {
         if let Some(p) = git(&["rev-parse", "--git-path", rel]).filter(|p| Path::new(p).exists()) {
             println!("cargo:rerun-if-changed={p}");
         }

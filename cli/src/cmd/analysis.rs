@@ -64,7 +64,7 @@ const MAX_MOVES: usize = 10;
 
 /// One query, as sent (KataGo's field names where they fit; `docs/protocol.md`).
 #[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 struct Query {
     /// Echoed in the answer (a string or a number).
     #[allow(dead_code)]
@@ -74,19 +74,63 @@ struct Query {
     /// A position string of the game (default: the initial position).
     position: Option<String>,
     /// Moves played from `position` before the search.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     moves: Vec<String>,
     /// Visit limit (default: `--visits`).
+    #[serde(default, deserialize_with = "whole")]
     max_visits: Option<u32>,
     /// Time limit in milliseconds (with the visit limit: the first reached).
+    #[serde(default, deserialize_with = "whole")]
     movetime: Option<u64>,
     /// Moves reported, most visited first (default 10; 0 = every visited move).
+    #[serde(default, deserialize_with = "whole")]
     max_moves: Option<usize>,
     /// Report every legal move's prior (`policy`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     include_policy: bool,
     /// Longest line per move (default 16).
+    #[serde(default, deserialize_with = "whole")]
     pv_length: Option<usize>,
+}
+
+/// The fields a query may have: any other gets a `warning` answer naming it,
+/// and the query is analysed without it (as KataGo's analysis engine does).
+const QUERY_FIELDS: [&str; 9] =
+    ["id", "game", "position", "moves", "maxVisits", "movetime", "maxMoves", "includePolicy", "pvLength"];
+
+/// `null` is the field left out (JSON clients write `null` for "none").
+fn null_as_default<'de, D: serde::Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// A count: a JSON integer, or a number with no fractional part (`1.0`,
+/// which JSON writers such as Python's produce for floats); `null` = absent.
+/// A fraction, a negative number or one out of range is refused.
+fn whole<'de, D: serde::Deserializer<'de>, T: TryFrom<u64>>(d: D) -> Result<Option<T>, D::Error> {
+    use serde::de::Error;
+    let Some(v) = Option::<serde_json::Number>::deserialize(d)? else { return Ok(None) };
+    let n = match (v.as_u64(), v.as_f64()) {
+        (Some(n), _) => n,
+        (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => f as u64,
+        _ => return Err(D::Error::custom(format!("expected a whole number >= 0, got {v}"))),
+    };
+    T::try_from(n).map(Some).map_err(|_| D::Error::custom(format!("{n} is out of range")))
+}
+
+/// A line's first character may be a UTF-8 byte order mark (some editors
+/// and Windows tools write one): it is not part of the JSON.
+fn strip_bom(line: &str) -> &str {
+    line.strip_prefix('\u{feff}').unwrap_or(line)
+}
+
+/// The query's `id` from the start of a line that is not a whole JSON
+/// object (too long, or not UTF-8): the value after the first `"id":`, when
+/// it reads as a string or a number, so that the error answer carries it.
+fn id_in_prefix(text: &str) -> Option<Value> {
+    let at = text.find("\"id\"")?;
+    let rest = text[at + 4..].trim_start().strip_prefix(':')?;
+    let v = serde_json::Deserializer::from_str(rest).into_iter::<Value>().next()?.ok()?;
+    (v.is_string() || v.is_number()).then_some(v)
 }
 
 /// An error answer: the message, the query's `id` when it was read, and the
@@ -126,7 +170,7 @@ struct InFlight<G: GameState> {
 
 /// Reads queries from stdin on a thread of its own (bounded lines: `engine`'s
 /// 1 MiB), so that searches go on while a frontend writes; `None` at the end.
-fn read_lines() -> mpsc::Receiver<std::result::Result<String, String>> {
+fn read_lines() -> mpsc::Receiver<std::result::Result<String, (String, Option<Value>)>> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
@@ -137,10 +181,16 @@ fn read_lines() -> mpsc::Receiver<std::result::Result<String, String>> {
             buf.clear();
             let line = match super::engine::read_line_bounded(&mut lock, &mut buf, max) {
                 Ok((0, _)) | Err(_) => break,
-                Ok((n, true)) => Err(format!("a line of {n} bytes is longer than {max}; ignored")),
+                Ok((n, true)) => Err((
+                    format!("a line of {n} bytes is longer than {max}; ignored"),
+                    id_in_prefix(strip_bom(&String::from_utf8_lossy(&buf))),
+                )),
                 Ok((_, false)) => match std::str::from_utf8(&buf) {
-                    Ok(s) => Ok(s.trim().to_string()),
-                    Err(_) => Err("a line that is not UTF-8; ignored".to_string()),
+                    Ok(s) => Ok(strip_bom(s).trim().to_string()),
+                    Err(e) => Err((
+                        format!("a line that is not UTF-8 (byte {}); ignored", e.valid_up_to()),
+                        id_in_prefix(strip_bom(&String::from_utf8_lossy(&buf))),
+                    )),
                 },
             };
             if tx.send(line).is_err() {
@@ -176,15 +226,20 @@ fn serve<G: AbGame>(a: &Args, model: Option<&LoadedModel>, device: tch::Device) 
             match next {
                 Ok(Ok(line)) if line.is_empty() => {}
                 Ok(Ok(line)) => match start::<G>(&line, &rules, &config, a.visits, pace) {
-                    Ok(q) => waiting.push_back(q),
+                    Ok((q, warnings)) => {
+                        if !warnings.iter().all(answer) {
+                            return Ok(());
+                        }
+                        waiting.push_back(q);
+                    }
                     Err(now) => {
                         if !answer(&now) {
                             return Ok(());
                         }
                     }
                 },
-                Ok(Err(message)) => {
-                    if !answer(&error_answer(None, None, &message)) {
+                Ok(Err((message, id))) => {
+                    if !answer(&error_answer(id.as_ref(), None, &message)) {
                         return Ok(());
                     }
                 }
@@ -224,22 +279,32 @@ fn serve<G: AbGame>(a: &Args, model: Option<&LoadedModel>, device: tch::Device) 
     }
 }
 
-/// Reads a query line and sets up its search; `Err` holds an answer to write
-/// at once instead: an error (naming the field when there is one), or the
-/// answer for a finished position (`gameOver`, no moves).
+/// Reads a query line and sets up its search, with a `warning` answer for
+/// each field it does not know (ignored); `Err` holds an answer to write at
+/// once instead: an error (naming the field when there is one), or the
+/// answer for a finished position (the answer's shape, with `gameOver`, no
+/// moves and no `bestMove`).
 fn start<G: AbGame>(
     line: &str,
     rules: &G::Rules,
     config: &MctsConfig,
     default_visits: u32,
     pace: Pace,
-) -> std::result::Result<InFlight<G>, Value> {
+) -> std::result::Result<(InFlight<G>, Vec<Value>), Value> {
     let v: Value = serde_json::from_str(line)
         .map_err(|e| error_answer(None, None, &format!("the line is not JSON ({e}); ignored")))?;
     let id = v.get("id").cloned();
     let Some(id) = id.filter(|id| id.is_string() || id.is_number()) else {
         return Err(error_answer(None, Some("id"), "a query needs an \"id\" (a string or a number)"));
     };
+    let Some(fields) = v.as_object() else {
+        return Err(error_answer(Some(&id), None, "a query is a JSON object"));
+    };
+    let warnings: Vec<Value> = fields
+        .keys()
+        .filter(|k| !QUERY_FIELDS.contains(&k.as_str()))
+        .map(|k| json!({ "id": id, "warning": format!("unknown field `{k}`: ignored"), "field": k }))
+        .collect();
     let query: Query = serde_json::from_value(v.clone()).map_err(|e| {
         let field = bad_field(&v, &e);
         error_answer(Some(&id), field.as_deref(), &format!("bad query: {e}"))
@@ -268,13 +333,23 @@ fn start<G: AbGame>(
     }
     if let Some(o) = position.outcome() {
         let winner = martian_selfplay::winner_name(&position);
-        let a = json!({
+        let value = position_value(&position);
+        let mut a = json!({
             "id": id,
             "turnNumber": position.ply(),
+            "isDuringSearch": false,
             "gameOver": { "winner": winner, "reason": format!("{:?}", o.reason) },
-            "rootInfo": { "visits": 0, "value": position_value(&position), "currentPlayer": G::side_name(position.side_to_move()) },
+            "rootInfo": {
+                "visits": 0,
+                "value": value,
+                "winrate": (value + 1.0) / 2.0,
+                "currentPlayer": G::side_name(position.side_to_move()),
+            },
             "moveInfos": [],
         });
+        if query.include_policy {
+            a["policy"] = json!([]);
+        }
         return Err(a);
     }
     let limits = SearchLimits {
@@ -284,7 +359,7 @@ fn start<G: AbGame>(
     };
     let job = MctsJob::new(config, position.clone(), limits, Instant::now(), pace)
         .map_err(|e| error_answer(Some(&id), None, &e.to_string()))?;
-    Ok(InFlight { id, query, position, job })
+    Ok((InFlight { id, query, position, job }, warnings))
 }
 
 /// The field a query failed on: an unknown field's name (serde names it),

@@ -7,18 +7,23 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::common::{err, mz_stdin, out};
+use crate::common::{err, mz_stdin, mz_stdin_bytes, out};
 
 /// Runs `analysis args` on `input` (the queries, one a line) and returns the
 /// answers, one JSON object a line, after checking a clean exit.
 fn analyse(args: &[&str], input: &str) -> Vec<Value> {
+    analyse_bytes(args, input.as_bytes())
+}
+
+/// [`analyse`] with any bytes as input.
+fn analyse_bytes(args: &[&str], input: &[u8]) -> Vec<Value> {
     let mut full = vec!["analysis"];
     full.extend_from_slice(args);
     // Without a network unless the test names one (not the game's bundled model).
     if !args.contains(&"--model") {
         full.extend_from_slice(&["--model", "none"]);
     }
-    let o = mz_stdin(&full, input);
+    let o = mz_stdin_bytes(&full, input);
     assert!(o.status.success(), "analysis failed: {}", err(&o));
     out(&o)
         .lines()
@@ -134,10 +139,15 @@ fn bad_lines_get_error_answers_and_the_engine_goes_on() {
     ]
     .join("\n")
         + "\n";
-    let answers = analyse(&["--game", "martian-chess"], &input);
+    let all = analyse(&["--game", "martian-chess"], &input);
+    // An unknown field gets a warning naming it, and the query is analysed
+    // without it (KataGo's analysis engine does the same).
+    let (warnings, answers): (Vec<Value>, Vec<Value>) = all.into_iter().partition(|a| a.get("warning").is_some());
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!((warnings[0]["id"].as_str(), warnings[0]["field"].as_str()), (Some("b"), Some("maxVisit")));
     assert_eq!(answers.len(), 11, "one answer per non-empty line: {answers:?}");
     let errors: Vec<&Value> = answers.iter().filter(|a| a.get("error").is_some()).collect();
-    assert_eq!(errors.len(), 9, "{answers:?}");
+    assert_eq!(errors.len(), 8, "{answers:?}");
     let no_id: Vec<&&Value> = errors.iter().filter(|a| a.get("id").is_none()).collect();
     assert_eq!(no_id.len(), 2, "the non-JSON line and the query without an id: {errors:?}");
     assert!(no_id.iter().any(|a| a["error"].as_str().unwrap().contains("not JSON")));
@@ -145,7 +155,7 @@ fn bad_lines_get_error_answers_and_the_engine_goes_on() {
     let m = by_id(&answers.iter().filter(|a| a.get("id").is_some()).cloned().collect::<Vec<_>>());
     let field = |id: &str| m[&format!("\"{id}\"")]["field"].as_str().unwrap_or("").to_string();
     let message = |id: &str| m[&format!("\"{id}\"")]["error"].as_str().unwrap_or("").to_string();
-    assert_eq!(field("b"), "maxVisit", "{}", message("b"));
+    check_search_answer(&m["\"b\""], 20);
     assert_eq!(field("c"), "moves");
     assert!(message("c").contains("moves[0] \"a1a1\""), "{}", message("c"));
     assert_eq!(field("d"), "position");
@@ -162,7 +172,8 @@ fn bad_lines_get_error_answers_and_the_engine_goes_on() {
 fn a_finished_position_answers_game_over() {
     // Jetan spec E2: the Dwar takes the Chief, a draw under the standard rules.
     let input = "{\"id\":\"over\",\"position\":\"P9/10/4C5/10/10/4d5/10/10/10/c8p b OB - 0 0\",\"moves\":[\"e5e8\"]}\n\
-                 {\"id\":\"late\",\"position\":\"P9/10/4C5/10/10/4d5/10/10/10/c8p b OB - 0 0\",\"moves\":[\"e5e8\",\"a1a2\"]}\n";
+                 {\"id\":\"late\",\"position\":\"P9/10/4C5/10/10/4d5/10/10/10/c8p b OB - 0 0\",\"moves\":[\"e5e8\",\"a1a2\"]}\n\
+                 {\"id\":\"policy\",\"position\":\"P9/10/4C5/10/10/4d5/10/10/10/c8p b OB - 0 0\",\"moves\":[\"e5e8\"],\"includePolicy\":true}\n";
     let answers = by_id(&analyse(&["--game", "jetan"], input));
     let over = &answers["\"over\""];
     assert!(over.get("error").is_none(), "{over}");
@@ -170,6 +181,12 @@ fn a_finished_position_answers_game_over() {
     assert_eq!(over["gameOver"]["reason"], "ChiefCapturedByNonChief", "{over}");
     assert_eq!(over["rootInfo"]["value"], 0.0);
     assert_eq!(over["moveInfos"].as_array().unwrap().len(), 0);
+    // The answer's shape of a search (what a client reads is there), with
+    // `gameOver` added and no `bestMove`.
+    assert_eq!(over["rootInfo"]["winrate"], 0.5, "{over}");
+    assert_eq!(over["isDuringSearch"], false, "{over}");
+    assert!(over.get("bestMove").is_none(), "{over}");
+    assert_eq!(answers["\"policy\""]["policy"], serde_json::json!([]), "includePolicy: {}", answers["\"policy\""]);
     let late = &answers["\"late\""];
     assert_eq!(late["field"], "moves", "{late}");
     assert!(late["error"].as_str().unwrap().contains("already over"), "{late}");
@@ -248,4 +265,35 @@ fn the_bundled_model_is_used_without_a_model() {
     let a: Value = serde_json::from_str(out(&o).lines().next().unwrap()).unwrap();
     let p = priors(&a);
     assert!(p.windows(2).all(|w| (w[0] - w[1]).abs() < 1e-6), "uniform priors: {p:?}");
+}
+
+/// What JSON clients write is taken as they mean it: a UTF-8 byte order mark
+/// before a query, whole numbers written as floats (`8.0`, as Python's json
+/// writes a float), `null` for a field left out; a fraction is refused; a
+/// line that is not UTF-8 or is too long is answered with the query's `id`
+/// when its start holds one.
+#[test]
+fn queries_are_read_as_json_clients_write_them() {
+    let mut input = Vec::new();
+    input.extend_from_slice(b"\xef\xbb\xbf{\"id\":\"bom\",\"maxVisits\":8}\n");
+    input.extend_from_slice(b"{\"id\":\"float\",\"maxVisits\":8.0,\"maxMoves\":2.0,\"pvLength\":3.0}\n");
+    input.extend_from_slice(
+        b"{\"id\":\"nulls\",\"maxVisits\":8,\"moves\":null,\"includePolicy\":null,\"position\":null,\"game\":null}\n",
+    );
+    input.extend_from_slice(b"{\"id\":\"fraction\",\"maxVisits\":1.5}\n");
+    input.extend_from_slice(b"{\"id\":\"bytes\",\"position\":\"QQD\xff\"}\n");
+    input.extend_from_slice(b"{\"id\":17,\"position\":\"");
+    input.extend(std::iter::repeat_n(b'x', 1_100_000));
+    input.extend_from_slice(b"\"}\n");
+    let m = by_id(&analyse_bytes(&["--game", "martian-chess"], &input));
+    assert_eq!(m.len(), 6, "{m:?}");
+    for id in ["bom", "float", "nulls"] {
+        let a = &m[&format!("\"{id}\"")];
+        assert!(a.get("error").is_none(), "{id}: {a}");
+        check_search_answer(a, 8);
+    }
+    assert!(m["\"float\""]["moveInfos"].as_array().unwrap().len() <= 2);
+    assert_eq!(m["\"fraction\""]["field"], "maxVisits", "{}", m["\"fraction\""]);
+    assert!(m["\"bytes\""]["error"].as_str().unwrap().contains("not UTF-8"), "{}", m["\"bytes\""]);
+    assert!(m["17"]["error"].as_str().unwrap().contains("longer than"), "{}", m["17"]);
 }

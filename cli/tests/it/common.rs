@@ -104,6 +104,11 @@ pub fn mz(args: &[&str]) -> Output {
 
 /// Runs `martian-zero args` with `input` on stdin.
 pub fn mz_stdin(args: &[&str], input: &str) -> Output {
+    mz_stdin_bytes(args, input.as_bytes())
+}
+
+/// Runs `martian-zero args` with `input` (any bytes, not only UTF-8) on stdin.
+pub fn mz_stdin_bytes(args: &[&str], input: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
         .args(args)
         .stdin(Stdio::piped())
@@ -111,7 +116,7 @@ pub fn mz_stdin(args: &[&str], input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run martian-zero");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    child.stdin.take().expect("stdin").write_all(input).expect("write stdin");
     child.wait_with_output().expect("wait")
 }
 
