@@ -547,6 +547,15 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// A legal move after which the opponent has no move that wins at once
+    /// (as [`GameState::safe_reply`]), found from the board without the
+    /// list of legal moves: the trap proofs ask it first, and generate the
+    /// replies only when it finds none. `None` says only that none was found
+    /// this way. The default finds none.
+    fn safe_reply_from_board(&self) -> Option<Move> {
+        None
+    }
+
     /// The moves among `moves` (legal moves of the side to move) that may
     /// start a forced win of three or more plies, written to `out` (cleared
     /// first): every move after which the position is unfinished and the

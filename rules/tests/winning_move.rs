@@ -21,6 +21,8 @@ struct Forcing {
     quiet_kept: usize,
     safe: usize,
     safe_missed: usize,
+    /// Positions where `safe_reply_from_board` named a move.
+    safe_from_board: usize,
     /// Positions where `winning_replies` answered (else the search plays).
     replies_answered: usize,
 }
@@ -62,6 +64,12 @@ fn check_games<G: GameState>(
                 s.play_unchecked(m);
                 s.outcome().map_or_else(|| !s.has_winning_move(), |o| o.winner != Some(them))
             };
+            // `safe_reply_from_board` names a legal, safe move without the list.
+            if let Some(r) = g.safe_reply_from_board() {
+                assert!(moves.contains(&r), "game {game}: {r:?} not legal in {}", g.to_position());
+                assert!(safe_after(r), "game {game}: {} is no safe reply in {}", g.move_to_string(r), g.to_position());
+                counts.safe_from_board += 1;
+            }
             match g.safe_reply(&moves) {
                 Some(r) => {
                     assert!(moves.contains(&r), "game {game}: {r:?} not legal in {}", g.to_position());
@@ -189,6 +197,7 @@ fn jetan_fast_test_matches_brute_force() {
             // the game in a draw counts as safe only when it also parries).
             assert!(counts.safe > 1000, "variant {i}: {counts:?}");
             assert!(counts.replies_answered > 1000, "variant {i}: {counts:?}");
+            assert!(counts.safe_from_board > 500, "variant {i}: {counts:?}");
         }
         assert!(n > 1000, "variant {i}: only {n} positions");
         assert!(wins >= 10, "variant {i}: {wins} of {n} positions have a winning move: the test needs some");

@@ -498,6 +498,10 @@ impl GameState for Jetan {
         self.safe_reply_in(moves)
     }
 
+    fn safe_reply_from_board(&self) -> Option<Move> {
+        self.safe_reply_from_board()
+    }
+
     fn forcing_moves(&self, moves: &[Move], zugzwangs: bool, out: &mut Vec<Move>) {
         self.forcing_moves_into(moves, zugzwangs, out);
     }

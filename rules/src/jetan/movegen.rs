@@ -581,6 +581,78 @@ impl Jetan {
             .or_else(|| moves.iter().copied().filter(|m| !first(m)).find(|&m| safe(m)))
     }
 
+    /// [`crate::GameState::safe_reply_from_board`] for Jetan: the moves of
+    /// [`Jetan::safe_reply_in`]'s first group (the Princess's and the
+    /// Chief's moves, then every capture), generated from the board as
+    /// [`Jetan::gen_moves`] generates them (so each is legal) and tested on
+    /// the board each leaves ([`Jetan::enemy_wins_after`]), without the list
+    /// of legal moves. `None` when none of them parries (a quiet move of
+    /// another piece may: the caller then asks `safe_reply` with the list),
+    /// and always under the two switches where other moves win.
+    pub(crate) fn safe_reply_from_board(&self) -> Option<Move> {
+        if self.other_moves_may_win() || self.pos.outcome.is_some() {
+            return None;
+        }
+        let t = tables();
+        let s = self.pos.stm;
+        let pcs = &self.pos.pieces[s.index()];
+        let own = self.pos.occ[s.index()];
+        let theirs = self.pos.occ[s.opponent().index()];
+        let occ = self.occupied();
+        let lines = self.enemy_lines();
+        let first_safe = |from: usize, mut d: u128| {
+            while d != 0 {
+                let m = Move::new(from as u8, d.trailing_zeros() as u8);
+                d &= d - 1;
+                if !self.enemy_wins_after(m, &lines) {
+                    return Some(m);
+                }
+            }
+            None
+        };
+        if let Some((psq, normal, escape)) = self.princess_dests(t) {
+            if let Some(m) = first_safe(psq as usize, normal | escape) {
+                return Some(m);
+            }
+        }
+        let mut b = pcs[Piece::Chief.index()];
+        while b != 0 {
+            let sq = b.trailing_zeros() as usize;
+            b &= b - 1;
+            if let Some(m) = first_safe(sq, t.reach(K_CHIEF, sq, occ) & !own & BOARD) {
+                return Some(m);
+            }
+        }
+        // Captures by the other pieces (§4.1-§4.7).
+        let pan = pcs[Piece::Panthan.index()];
+        for (d, mask) in panthan_dirs(s) {
+            let mut c = shift(pan & !mask, d) & theirs;
+            while c != 0 {
+                let to = c.trailing_zeros() as i32;
+                c &= c - 1;
+                let m = Move::new((to - d) as u8, to as u8);
+                if !self.enemy_wins_after(m, &lines) {
+                    return Some(m);
+                }
+            }
+        }
+        let tk = self.thoat_kind();
+        for (p, k) in PATH_PIECES.into_iter().chain(std::iter::once((Piece::Thoat, tk))) {
+            if p == Piece::Chief {
+                continue;
+            }
+            let mut b = pcs[p.index()];
+            while b != 0 {
+                let sq = b.trailing_zeros() as usize;
+                b &= b - 1;
+                if let Some(m) = first_safe(sq, t.reach(k, sq, occ) & theirs) {
+                    return Some(m);
+                }
+            }
+        }
+        None
+    }
+
     /// The table kind of piece index `p` (`None` for a Panthan, whose moves
     /// are shifts, and for the Princess).
     #[inline]

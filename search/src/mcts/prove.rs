@@ -172,6 +172,15 @@ fn every_reply_loses<G: GameState>(
     me: martian_rules::Side,
     plies: u32,
 ) -> bool {
+    // A one-ply remainder is refuted by any reply that leaves `me` no win at
+    // once: the game looks for one on its board before the replies are
+    // generated (the proof's answer is the same whichever refutes).
+    if plies < 3 {
+        if let Some(r) = lv.a.safe_reply_from_board() {
+            lv.killer = Some(r);
+            return false;
+        }
+    }
     let mut replies = std::mem::take(&mut lv.replies);
     lv.a.legal_moves(&mut replies);
     // The killer first: it usually refutes this candidate too.
