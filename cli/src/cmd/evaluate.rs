@@ -80,6 +80,36 @@ fn free_path(path: &Path, force: bool) -> PathBuf {
 
 /// Stores `bytes` as the run directory's record `path` (see [`free_path`]),
 /// saying where it went and whether an earlier result was kept or replaced.
+/// Refuses, before any game is played, a run directory whose `eval/` folder
+/// cannot take the result ([`store_in_run`]): not a folder, or no file can be
+/// created in it (a read-only directory), as `--out` is checked up front.
+///
+/// # Errors
+/// Naming the folder and why.
+fn check_result_store(r: &Path) -> Result<()> {
+    let eval = r.join(martian_run::layout::EVAL);
+    let dir = if eval.exists() {
+        anyhow::ensure!(
+            eval.is_dir(),
+            "run directory {}: {} is not a folder, so the result cannot be stored there; move it aside, or \
+             evaluate with --out FILE and a checkpoint outside the run",
+            r.display(),
+            eval.display()
+        );
+        eval
+    } else {
+        r.to_path_buf()
+    };
+    tempfile::Builder::new().prefix(".probe-").tempfile_in(&dir).map(drop).with_context(|| {
+        format!(
+            "run directory {}: no file can be created in {} (read-only?), where evaluate stores its result; \
+             nothing was played",
+            r.display(),
+            dir.display()
+        )
+    })
+}
+
 fn store_in_run(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
     let existed = path.exists();
     let target = free_path(path, force);
@@ -199,6 +229,9 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
                 r.join(martian_run::layout::CONFIG).display()
             );
         }
+    }
+    if let (Some(r), false) = (&run_dir, a.ladder) {
+        check_result_store(r)?;
     }
     let book = run_dir.as_ref().map(|r| r.join(martian_run::layout::OPENINGS));
     // Every result names the rules it was played under (a ladder: the run's).

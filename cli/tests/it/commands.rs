@@ -296,6 +296,41 @@ fn evaluate_names_unknown_keys_and_keeps_earlier_results() {
     assert_eq!(std::fs::read_to_string(&res).unwrap(), first, "replaced with --force (same seed, same games)");
 }
 
+/// A run directory that cannot take `evaluate`'s result is refused before
+/// the first game (as `--out` is), not after the last: here its `eval`
+/// folder is a file (a permission bit would not stop root, which CI may be);
+/// without root, a read-only `eval` folder too.
+#[test]
+fn evaluate_refuses_a_run_directory_it_cannot_store_in_before_playing() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = jetan_run(dir.path());
+    let cfg = run.join("config.toml");
+    let (c, r) = (cfg.to_str().unwrap(), run.to_str().unwrap());
+    let args = ["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--games", "2", "--run-dir", r];
+    let eval = run.join("eval");
+    let aside = dir.path().join("eval-aside");
+    std::fs::create_dir_all(&eval).unwrap();
+    std::fs::rename(&eval, &aside).unwrap();
+    std::fs::write(&eval, "not a folder").unwrap();
+    let o = mz(&args);
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(err(&o).contains("is not a folder"), "{}", err(&o));
+    assert!(!out(&o).contains("score"), "no game is played: {}", out(&o));
+    std::fs::remove_file(&eval).unwrap();
+    std::fs::rename(&aside, &eval).unwrap();
+    let root = std::process::Command::new("id").arg("-u").output().map(|o| out(&o).trim() == "0").unwrap_or(true);
+    if !root {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&eval, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let o = mz(&args);
+        std::fs::set_permissions(&eval, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(!o.status.success() && err(&o).contains("no file can be created"), "{}", err(&o));
+    }
+    let o = mz(&args);
+    assert!(o.status.success(), "a writable run directory: {}", err(&o));
+    assert!(out(&o).contains("result stored in"), "{}", out(&o));
+}
+
 /// `evaluate --gauntlet --anchor X` with X not among the players fails before
 /// any game, naming the players (as `report --anchor` does).
 #[test]
