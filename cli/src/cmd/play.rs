@@ -179,7 +179,7 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     println!(
         "You play {} against {against}; your side is at the bottom. Type a move (e.g. {}), or help.",
         G::side_name(human),
-        example_move(&pos)
+        example_move(&pos, human)
     );
     if model.is_some() && rules != G::Rules::default() {
         println!("Rules of the network: {}", serde_json::to_string(&rules)?);
@@ -206,13 +206,24 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
         std::io::stdout().flush()?;
         let Some(line) = lines.next() else {
             println!();
+            println!("{}", goodbye(&pos, human));
             return Ok(());
         };
         let line = String::from_utf8_lossy(&line?).into_owned();
+        if line.trim().len() > MAX_ECHO {
+            println!(
+                "a line of {} bytes is no move (type moves for the legal moves, help for the commands)",
+                line.trim().len()
+            );
+            continue;
+        }
         match parse_input(&line) {
             Input::Empty => {}
             Input::Help => println!("{HELP}"),
-            Input::Quit => return Ok(()),
+            Input::Quit => {
+                println!("{}", goodbye(&pos, human));
+                return Ok(());
+            }
             Input::Moves => {
                 let mut moves = Vec::new();
                 pos.legal_moves(&mut moves);
@@ -248,11 +259,37 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     Ok(())
 }
 
-/// The first legal move's text, as an example of the notation.
-fn example_move<G: GameState>(pos: &G) -> String {
+/// Longest input echoed back in a message: a longer line is no move, and is
+/// not printed back whole.
+const MAX_ECHO: usize = 64;
+
+/// The line printed when the person leaves an unfinished game (`quit` or
+/// the end of input): the plies played and who leads, by the game's own
+/// measure (`GameState::material_leader`: Martian Chess's points, Jetan's
+/// material in Seed 000's order).
+fn goodbye<G: GameState>(pos: &G, human: Side) -> String {
+    let lead = match pos.material_leader() {
+        Some(s) if s == human => "you lead".to_string(),
+        Some(s) => format!("{} leads", G::side_name(s)),
+        None => "neither side leads".to_string(),
+    };
+    format!("goodbye: the game is left unfinished after {} plies; {lead}", pos.ply())
+}
+
+/// The first legal move of `human`'s side, as an example of the notation:
+/// in the position itself when `human` is to move, else after the first
+/// legal move of the other side.
+fn example_move<G: GameState>(pos: &G, human: Side) -> String {
     let mut moves = Vec::new();
-    pos.legal_moves(&mut moves);
-    moves.first().map_or_else(|| "d3d5".to_string(), |&m| pos.move_to_string(m))
+    let mut p = pos.clone();
+    if p.side_to_move() != human {
+        p.legal_moves(&mut moves);
+        if let Some(&m) = moves.first() {
+            p.play_unchecked(m);
+        }
+    }
+    p.legal_moves(&mut moves);
+    moves.first().map_or_else(|| "d3d5".to_string(), |&m| p.move_to_string(m))
 }
 
 #[cfg(test)]

@@ -101,6 +101,26 @@ fn play_is_a_small_repl() {
     assert!(text.contains("bad move text \"nonsense\""), "{text}");
     // The empty line asked again: one prompt per input line, no error for it.
     assert_eq!(text.matches("your move>").count(), input.lines().count(), "{text}");
+    // Leaving says so, with the result so far.
+    assert!(text.contains("goodbye: the game is left unfinished after 0 plies"), "{text}");
+
+    // The end of input leaves as `quit` does; a long line is not echoed whole.
+    let long = "x".repeat(100_000);
+    let o = mz_stdin(&["play", "--game", "martian-chess", "--engine", "greedy"], &format!("{long}\nd3d5\n"));
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    assert!(text.contains("a line of 100000 bytes is no move"), "{}", &text[..text.len().min(2000)]);
+    assert!(text.len() < 20_000, "the line is not printed back: {} bytes", text.len());
+    assert!(text.contains("goodbye: the game is left unfinished after 2 plies"), "{text}");
+
+    // Martian Chess, the person second (North): the example move in the
+    // introduction is one of North's (from ranks 5-8).
+    let o = mz_stdin(&["play", "--game", "martian-chess", "--engine", "greedy", "--second"], "quit\n");
+    let text = out(&o);
+    let intro = text.lines().next().unwrap_or("");
+    let example = intro.split("(e.g. ").nth(1).and_then(|t| t.split(')').next()).expect("an example move");
+    let rank: u32 = example[1..2].parse().unwrap();
+    assert!(rank >= 5, "North's pieces stand on ranks 5-8: {intro}");
 
     // Jetan, the person second (Black): Black's home rank is drawn at the bottom.
     let o = mz_stdin(&["play", "--game", "jetan", "--engine", "greedy", "--second"], "quit\n");
