@@ -691,6 +691,13 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// Name of a side in this game ("Black"/"Orange", "South"/"North").
     fn side_name(side: Side) -> &'static str;
 
+    /// Name of the player to move: the side's name ([`GameState::side_name`])
+    /// in two-player games; the seat (`SW`, `NW`, `NE`, `SE`, martian-chess
+    /// §14.3) in the four-player games, where the side is the seat's team.
+    fn mover_name(&self) -> &'static str {
+        Self::side_name(self.side_to_move())
+    }
+
     /// Name of value player `player` (in `0..num_players()`, as indexed by
     /// [`GameState::player_values`]): by default the name of the side with
     /// that index ([`GameState::side_name`]); four-player free-for-all names

@@ -343,7 +343,8 @@ fn start<G: AbGame>(
                 "visits": 0,
                 "value": value,
                 "winrate": (value + 1.0) / 2.0,
-                "currentPlayer": G::side_name(position.side_to_move()),
+                "currentPlayer": position.mover_name(),
+                "currentTeam": G::side_name(position.side_to_move()),
             },
             "moveInfos": [],
         });
@@ -429,7 +430,8 @@ fn result_answer<G: GameState>(q: &InFlight<G>) -> Value {
             "visits": info.visits.unwrap_or(0),
             "value": value,
             "winrate": (value + 1.0) / 2.0,
-            "currentPlayer": G::side_name(pos.side_to_move()),
+            "currentPlayer": pos.mover_name(),
+            "currentTeam": G::side_name(pos.side_to_move()),
         },
         "moveInfos": move_infos,
     });

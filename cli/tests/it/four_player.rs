@@ -142,3 +142,22 @@ fn perft_show_and_evaluate_know_the_four_player_game() {
     let sides: Vec<&str> = games.iter().map(|g| g["a_side"].as_str().unwrap()).collect();
     assert_eq!(sides.iter().filter(|s| **s == "South").count(), 2, "{sides:?}");
 }
+
+/// The analysis engine names the seat to move as `currentPlayer` and its
+/// team as `currentTeam` (the side the values are for).
+#[test]
+fn analysis_names_the_seat_to_move_and_its_team() {
+    let input = "{\"id\":1,\"maxVisits\":4}\n{\"id\":2,\"maxVisits\":4,\"moves\":[]}\n";
+    let o = mz_stdin(&["analysis", "--game", "martian-chess-4p", "--model", "none"], input);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().expect("an answer")).unwrap();
+    assert_eq!(first["rootInfo"]["currentPlayer"], "SW", "{first}");
+    assert_eq!(first["rootInfo"]["currentTeam"], "SW+NE", "{first}");
+    let best = first["bestMove"].as_str().expect("a best move");
+    let after = format!("{{\"id\":3,\"maxVisits\":4,\"moves\":[\"{best}\"]}}\n");
+    let o = mz_stdin(&["analysis", "--game", "martian-chess-4p", "--model", "none"], &after);
+    let a: serde_json::Value = serde_json::from_str(String::from_utf8(o.stdout).unwrap().trim()).unwrap();
+    assert_ne!(a["rootInfo"]["currentPlayer"], "SW", "the next seat moves: {a}");
+    assert_eq!(a["rootInfo"]["currentTeam"], "NW+SE", "{a}");
+}

@@ -472,6 +472,11 @@ impl GameState for MartianChess4 {
         ["SW+NE", "NW+SE"][side.index()]
     }
 
+    /// The seat to move (§14.3), in both variants.
+    fn mover_name(&self) -> &'static str {
+        self.seat.name()
+    }
+
     /// The team (as [`GameState::side_name`]) in the team game; the seat
     /// with index `player` in free-for-all.
     fn player_name(&self, player: usize) -> &'static str {
