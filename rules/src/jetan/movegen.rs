@@ -408,7 +408,11 @@ impl Jetan {
                 theirs.iter_mut().for_each(|x| *x &= !tb);
             }
             let (princess, chief) = (mine[Piece::Princess.index()], mine[Piece::Chief.index()]);
-            return self.royal_capture_with(opp, &theirs, moved(princess), moved(chief), occ);
+            // A legal move of the Princess never ends on a square the enemy
+            // attacks with her origin emptied (§5, `princess_dests`), and
+            // captures nothing: only the Chief can be reached after it.
+            let princess_after = if princess & fb != 0 { 0 } else { princess };
+            return self.royal_capture_with(opp, &theirs, princess_after, moved(chief), occ);
         }
         // The captured piece (if any) is gone; the targets stay.
         let keep = !tb;
