@@ -280,7 +280,7 @@ fn run_game<G: AbGame>(a: &PipelineOptions, cfg: &RunConfig) -> Result<()> {
             // A kill between the gate and the ladder: play the ladder now.
             if crate::ladder::due(&cfg.evaluate, g, cfg.pipeline.generations) && !crate::ladder::record_usable(&run, g)
             {
-                ladder_step::<G>(cfg, &rules, &run, g, device)?;
+                ladder_step::<G>(cfg, &rules, &run, g, device, true)?;
             }
             continue;
         }
@@ -299,8 +299,10 @@ fn run_game<G: AbGame>(a: &PipelineOptions, cfg: &RunConfig) -> Result<()> {
             );
             final_evaluation::<G>(cfg, &rules, &run, device)?;
             if g > 1 && cfg.evaluate.ladder_every > 0 {
-                let rec = ladder_step::<G>(cfg, &rules, &run, g - 1, device)?;
-                println!("{}", crate::ladder::describe(&rec));
+                // The last generation's ladder (its record when its generation
+                // played it), printed once as the run's result.
+                let rec = ladder_step::<G>(cfg, &rules, &run, g - 1, device, false)?;
+                println!("final {}", crate::ladder::describe(&rec));
             }
             finish(&run, total, t0, ran, &log);
             return sync(&remote);
@@ -457,7 +459,7 @@ fn run_game<G: AbGame>(a: &PipelineOptions, cfg: &RunConfig) -> Result<()> {
             if promoted { "promoted" } else { "not promoted" }
         );
         if crate::ladder::due(&cfg.evaluate, g, cfg.pipeline.generations) {
-            ladder_step::<G>(cfg, &rules, &run, g, device)?;
+            ladder_step::<G>(cfg, &rules, &run, g, device, true)?;
         }
         write_report_quietly(run.root());
         ran += 1;
@@ -480,7 +482,7 @@ fn run_game<G: AbGame>(a: &PipelineOptions, cfg: &RunConfig) -> Result<()> {
     let newest = (1..=cfg.pipeline.generations).rev().find(|&g| crate::ladder::record_path(&run, g).exists());
     if let Some(g) = newest {
         let rec = crate::ladder::play::<G>(cfg, &rules, &run, g, &run.checkpoint(g), device)?;
-        println!("{}", crate::ladder::describe(&rec));
+        println!("final {}", crate::ladder::describe(&rec));
     }
     finish(&run, total, t0, ran, &log);
     sync(&remote)
@@ -583,17 +585,21 @@ pub fn promotion_reason(
 }
 
 /// Plays generation `g`'s ladder with the promoted network and prints its rating.
+/// `announce`: print the rating line (else the caller prints it).
 fn ladder_step<G: AbGame>(
     cfg: &RunConfig,
     rules: &G::Rules,
     run: &RunDir,
     g: u32,
     device: tch::Device,
+    announce: bool,
 ) -> Result<crate::ladder::LadderRecord> {
     let best = run.best().context("run has no best checkpoint")?;
     let rec = crate::ladder::play::<G>(cfg, rules, run, g, &best, device)?;
     crate::metrics::after_ladder(run, &rec);
-    eprintln!("generation {g}: {}", crate::ladder::describe(&rec));
+    if announce {
+        eprintln!("generation {g}: {}", crate::ladder::describe(&rec));
+    }
     Ok(rec)
 }
 

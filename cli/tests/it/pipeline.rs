@@ -64,6 +64,10 @@ fn pipeline_runs_two_generations_and_resumes() {
     assert_eq!(ladder["rating"]["games"], 4);
     assert!(ladder["alphabeta_version"].as_u64().is_some());
     assert!(stdout.contains("ladder Elo of gen0002.safetensors after generation 2"), "{stdout}");
+    // The last generation's ladder is the run's result line, printed once
+    // (its generation's own line goes with the progress, to stderr).
+    assert_eq!(stdout.matches("ladder Elo of gen0002").count(), 1, "{stdout}");
+    assert!(stdout.contains("final ladder Elo of gen0002"), "{stdout}");
     // The record and the line name the rules; the line gives each rung's W/D/L per 100 games.
     assert!(ladder["rules"].as_str().is_some_and(|r| r.contains("max_plies")), "{ladder}");
     assert!(stdout.contains(" lost per 100); alphabeta:depth=2: +") && stdout.contains("; rules {"), "{stdout}");
@@ -264,7 +268,9 @@ fn time_limit_ends_with_final_evaluation_and_ladder() {
         serde_json::from_str(&std::fs::read_to_string(run.join("final-eval.json")).unwrap()).unwrap();
     assert_eq!(fe["trained"], "gen0001.safetensors");
     assert!(run.join("eval/ladder-gen0001.json").exists());
-    assert!(String::from_utf8_lossy(&out.stdout).contains("ladder Elo of gen0001.safetensors after generation 1"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("final ladder Elo of gen0001.safetensors after generation 1"), "{stdout}");
+    assert_eq!(stdout.matches("ladder Elo of").count() + err.matches("ladder Elo of").count(), 1, "{stdout}{err}");
 }
 
 /// The bootstrap from the baseline (`pipeline.bootstrap_games`): generation 1's
