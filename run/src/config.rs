@@ -132,6 +132,13 @@ pub struct PipelineConfig {
     /// The teacher of `bootstrap_games`: a fixed alpha-beta player spec
     /// (`alphabeta:depth=N` or `nodes=N`). Default `alphabeta:depth=2`.
     pub bootstrap_player: String,
+    /// A curriculum of rules: when > 0, only generations `1..=N` play their
+    /// self-play under `[selfplay_rules]`; later generations play under
+    /// `[rules]`, the network carrying over (e.g. Jetan's decisive Zillions
+    /// rule first, then the standard rule: only the Chief-capture result
+    /// differs, spec §8.2). 0 = every generation under `[selfplay_rules]`.
+    /// Default 0.
+    pub selfplay_rules_generations: u32,
 }
 
 impl Default for PipelineConfig {
@@ -142,6 +149,7 @@ impl Default for PipelineConfig {
             max_minutes: 0.0,
             bootstrap_games: 0,
             bootstrap_player: "alphabeta:depth=2".into(),
+            selfplay_rules_generations: 0,
         }
     }
 }
@@ -408,6 +416,20 @@ impl RunConfig {
     /// Unknown switch or value in either table (named, with its table), or a
     /// switch value not implemented.
     pub fn selfplay_rules<G: GameState>(&self) -> Result<G::Rules> {
+        self.selfplay_rules_at::<G>(1)
+    }
+
+    /// The rules of generation `g`'s self-play games: [`Self::selfplay_rules`]
+    /// up to `pipeline.selfplay_rules_generations` (all generations when it is
+    /// 0), `[rules]` after.
+    ///
+    /// # Errors
+    /// As [`Self::selfplay_rules`].
+    pub fn selfplay_rules_at<G: GameState>(&self, g: u32) -> Result<G::Rules> {
+        let n = self.pipeline.selfplay_rules_generations;
+        if n > 0 && g > n {
+            return self.rules::<G>();
+        }
         if self.selfplay_rules.is_empty() {
             return self.rules::<G>();
         }

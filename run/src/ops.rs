@@ -55,7 +55,7 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
 ///
 /// # Errors
 /// Evaluation or I/O errors.
-pub fn selfplay_games<G: GameState>(
+pub fn selfplay_games<G: martian_search::AbGame>(
     cfg: &RunConfig,
     rules: &G::Rules,
     model: Option<(&Checkpoint, &str)>,
@@ -65,6 +65,14 @@ pub fn selfplay_games<G: GameState>(
     replay_done: bool,
 ) -> Result<SelfplayStats> {
     let start = G::new_game(rules)?;
+    let label = cfg.selfplay.label_params();
+    if label.depth > 0 && start.num_players() > 2 {
+        bail!(
+            "selfplay.label_depth needs a two-sided game: the alpha-beta plays the team view, \
+             not the {} value players of free-for-all",
+            start.num_players()
+        );
+    }
     let mut pending = spool::recover(out, G::INPUT_SHAPE, G::NUM_ACTIONS)?;
     let mut seq = out.next_seq();
     let per_shard = cfg.selfplay.games_per_shard as usize;
@@ -87,11 +95,12 @@ pub fn selfplay_games<G: GameState>(
     let params = PlayParams { start: &start, game_ids: &ids, seed: cfg.seed, model_name };
     let pb = progress(ids.len() as u64, "self-play");
     let mut io_err: Option<anyhow::Error> = None;
-    let mut on_game = |g: FinishedGame, st: &SelfplayStats| -> Result<(), String> {
+    let mut on_game = |mut g: FinishedGame, st: &SelfplayStats| -> Result<(), String> {
         pb.inc(1);
         if done.contains(&g.record.game_id) {
             return Ok(());
         }
+        martian_selfplay::label_game::<G>(&mut g, rules, &label)?;
         let samples: Vec<(u64, &martian_selfplay::Sample)> = g.samples.iter().map(|s| (g.record.game_id, s)).collect();
         let data = pack_samples(&samples, G::INPUT_SHAPE, G::NUM_ACTIONS);
         let sg = SpooledGame { data, record: g.record };
@@ -245,6 +254,7 @@ pub fn bootstrap_games<G: AbGame>(cfg: &RunConfig, rules: &G::Rules, run: &RunDi
             model: format!("{} (bootstrap)", cfg.pipeline.bootstrap_player),
             contempt: None,
             draw_aversion: None,
+            label_scores: Vec::new(),
         };
         let refs: Vec<(u64, &martian_selfplay::Sample)> = samples.iter().map(|x| (id, x)).collect();
         let sg = SpooledGame { data: pack_samples(&refs, G::INPUT_SHAPE, G::NUM_ACTIONS), record };
@@ -567,13 +577,14 @@ fn mcts_side<'a, G: GameState>(
     c: &'a Option<Checkpoint>,
     device: Device,
 ) -> Result<Option<(String, SideEval<'a, G>, u32)>> {
-    // Timed players, strength levels (sampled moves) and static values play in the sequential arena.
-    let Some(MctsParts { name, model, visits, movetime: None, temperature, statics }) =
+    // Timed players, strength levels (sampled moves), static values and the
+    // play-time check play in the sequential arena.
+    let Some(MctsParts { name, model, visits, movetime: None, temperature, statics, veto_depth }) =
         s.mcts_parts(cfg.evaluate.simulations)
     else {
         return Ok(None);
     };
-    if temperature > 0.0 || statics.is_some() {
+    if temperature > 0.0 || statics.is_some() || veto_depth > 0 {
         return Ok(None);
     }
     let ev = match (model, c) {
@@ -669,7 +680,7 @@ pub fn make_player<'a, G: AbGame>(
         }
         PlayerSpec::Random => Box::new(RandomPlayer::new(seed)),
         PlayerSpec::Net(_) | PlayerSpec::Mcts { .. } | PlayerSpec::Uniform => {
-            let Some(MctsParts { name, model, visits, movetime, temperature, statics }) =
+            let Some(MctsParts { name, model, visits, movetime, temperature, statics, veto_depth }) =
                 s.mcts_parts(cfg.evaluate.simulations)
             else {
                 bail!("player {s:?} is not an MCTS player");
@@ -679,7 +690,8 @@ pub fn make_player<'a, G: AbGame>(
                     MctsPlayer::new(name, match_evaluator::<G>(cfg, ck, device, 256)?, search, visits, seed)
                         .with_temperature(temperature),
                     movetime,
-                ),
+                    veto_depth,
+                )?,
                 (Some(p), None) => bail!("player {}: checkpoint not loaded", p.display()),
                 (None, _) => match statics {
                     Some(st) => timed(
@@ -692,26 +704,35 @@ pub fn make_player<'a, G: AbGame>(
                         )
                         .with_temperature(temperature),
                         movetime,
-                    ),
+                        veto_depth,
+                    )?,
                     None => timed(
                         MctsPlayer::new(name, UniformEvaluator, search, visits, seed).with_temperature(temperature),
                         movetime,
-                    ),
+                        veto_depth,
+                    )?,
                 },
             }
         }
     })
 }
 
-/// `p`, with a time limit per move when `movetime` (milliseconds) is given.
-fn timed<'a, G: GameState, E: martian_search::Evaluator<G> + 'a>(
+/// `p`, with a time limit per move when `movetime` (milliseconds) is given,
+/// and the play-time check of `veto_depth` plies (0 = none).
+///
+/// # Errors
+/// A `veto_depth` out of range (the message names the player).
+fn timed<'a, G: AbGame, E: martian_search::Evaluator<G> + 'a>(
     p: MctsPlayer<G, E>,
     movetime: Option<u64>,
-) -> Box<dyn Player<G> + 'a> {
-    match movetime {
+    veto_depth: u32,
+) -> Result<Box<dyn Player<G> + 'a>> {
+    let name = p.name();
+    let p = p.with_veto(veto_depth).map_err(|e| anyhow!("player {name:?}: {e}"))?;
+    Ok(match movetime {
         Some(ms) => Box::new(p.with_movetime(std::time::Duration::from_millis(ms))),
         None => Box::new(p),
-    }
+    })
 }
 
 /// One line summary of a match.

@@ -379,7 +379,8 @@ fn run_game<G: AbGame>(a: &PipelineOptions, cfg: &RunConfig) -> Result<()> {
             let out = run.selfplay_out(g, "0");
             let name = file_name(&best);
             let replay = cfg.selfplay.exact_resume && cfg.selfplay.fixed_batch == 0;
-            let st = selfplay_games::<G>(cfg, &sp_rules, Some((&ck, &name)), &sp_devices, want - have, &out, replay)?;
+            let gen_rules = cfg.selfplay_rules_at::<G>(g)?;
+            let st = selfplay_games::<G>(cfg, &gen_rules, Some((&ck, &name)), &sp_devices, want - have, &out, replay)?;
             let (h, top, kl, ln_legal) = st.targets.means();
             eprintln!(
                 "generation {g}: {} games, {} positions, {:.1} positions/s, network {:.0}% of the time; \

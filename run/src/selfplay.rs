@@ -212,9 +212,9 @@ fn latest_generation(run: &RunDir) -> u32 {
     (0..10_000).take_while(|&g| RunDir::complete(&run.checkpoint(g))).last().unwrap_or(0)
 }
 
-fn run_game<G: GameState>(a: &SelfplayOptions, cfg: &RunConfig, worker: &str) -> Result<()> {
+fn run_game<G: martian_search::AbGame>(a: &SelfplayOptions, cfg: &RunConfig, worker: &str) -> Result<()> {
     let rules = cfg.rules::<G>()?;
-    let sp_rules = cfg.selfplay_rules::<G>()?;
+    cfg.selfplay_rules::<G>()?;
     if let Some(g) = a.generation {
         // Games of generation g train network g: generation 0 (the initial
         // network) has none, and a run has no generation past its last.
@@ -293,7 +293,7 @@ fn run_game<G: GameState>(a: &SelfplayOptions, cfg: &RunConfig, worker: &str) ->
         let out = SelfplayOut::new(out_root, gen, worker);
         let name = path.as_ref().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or("uniform").to_string();
         let model = loaded.as_ref().filter(|_| path.is_some()).map(|(_, c)| (c, name.as_str()));
-        let st = selfplay_games::<G>(cfg, &sp_rules, model, &sp_devices, n, &out, false)?;
+        let st = selfplay_games::<G>(cfg, &cfg.selfplay_rules_at::<G>(gen)?, model, &sp_devices, n, &out, false)?;
         games += st.games;
         moves += st.moves;
         remaining -= n;
@@ -379,7 +379,7 @@ fn latest_listed(index: &std::collections::BTreeMap<String, crate::store::Listed
 /// # Errors
 /// Store errors, a live worker with the same id, a run with another config,
 /// a `best` naming a missing checkpoint, self-play errors.
-pub fn worker_loop<G: GameState>(
+pub fn worker_loop<G: martian_search::AbGame>(
     cfg: &RunConfig,
     url: &str,
     worker: &str,
@@ -387,7 +387,7 @@ pub fn worker_loop<G: GameState>(
     dist: &WorkerOptions,
 ) -> Result<()> {
     let rules = cfg.rules::<G>()?;
-    let sp_rules = cfg.selfplay_rules::<G>()?;
+    cfg.selfplay_rules::<G>()?;
     let poll = dist.poll()?;
     let store = Arc::new(RunStore::open(url, poll)?);
     // `/r` and `file:///r` are one run: the plain path's claim first.
@@ -458,7 +458,7 @@ pub fn worker_loop<G: GameState>(
         let n = remaining.min(per_shard);
         let out = SelfplayOut::new(run.root(), gen, worker);
         let ck = loaded.as_ref().map(|(n, c)| (c, n.as_str()));
-        let st = selfplay_games::<G>(cfg, &sp_rules, ck, &sp_devices, n, &out, false)?;
+        let st = selfplay_games::<G>(cfg, &cfg.selfplay_rules_at::<G>(gen)?, ck, &sp_devices, n, &out, false)?;
         lease.check()?;
         mirror.push()?;
         played += st.games;

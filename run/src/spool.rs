@@ -571,6 +571,7 @@ mod tests {
             model: "test".into(),
             contempt: None,
             draw_aversion: None,
+            label_scores: Vec::new(),
             rules: None,
         };
         SpooledGame { data, record }

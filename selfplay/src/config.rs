@@ -112,6 +112,22 @@ pub struct SelfplayConfig {
     /// "visits"`, `search.forced_playouts_k > 0` and `root_noise = true`
     /// (else a config error). Default false.
     pub policy_target_pruning: bool,
+    /// Targets from a deeper search (**not zero**: an alpha-beta with the
+    /// game's hand-made evaluation teaches): every sample is searched by
+    /// `alphabeta:depth=label_depth` under the run's rules, its best move
+    /// mixed into the policy target with weight `label_policy_weight` and its
+    /// score, through the logistic curve of `label_score_scale`, into the
+    /// value target with weight `label_value_weight` (the `label` module).
+    /// Labelled on the rayon threads as each game finishes, before it is
+    /// written. 0 = off. Range 0..=6. Default 0.
+    pub label_depth: u32,
+    /// The alpha-beta's best move's weight in the policy target. Range 0..=1. Default 0.5.
+    pub label_policy_weight: f32,
+    /// The alpha-beta score's weight in the value target. Range 0..=1. Default 0.5.
+    pub label_value_weight: f32,
+    /// The score (centi-units of the game's evaluation) that maps to a win
+    /// probability of 0.73 (`1 / (1 + e^-1)`). Range (0, 100000]. Default 400.
+    pub label_score_scale: f32,
 }
 
 /// What a sample's policy target is.
@@ -149,11 +165,25 @@ impl Default for SelfplayConfig {
             draw_value: 0.0,
             policy_surprise_weight: 0.0,
             policy_target_pruning: false,
+            label_depth: 0,
+            label_policy_weight: 0.5,
+            label_value_weight: 0.5,
+            label_score_scale: 400.0,
         }
     }
 }
 
 impl SelfplayConfig {
+    /// The labelling settings (`label_*`).
+    pub fn label_params(&self) -> crate::LabelParams {
+        crate::LabelParams {
+            depth: self.label_depth,
+            policy_weight: self.label_policy_weight,
+            value_weight: self.label_value_weight,
+            score_scale: self.label_score_scale,
+        }
+    }
+
     /// Checks ranges; the error names the field.
     ///
     /// # Errors
@@ -208,6 +238,19 @@ impl SelfplayConfig {
         }
         if !(0.0..=1.0).contains(&self.value_target_q_weight) {
             return Err(format!("selfplay.value_target_q_weight must be in 0..=1, got {}", self.value_target_q_weight));
+        }
+        if self.label_depth > 6 {
+            return Err(format!("selfplay.label_depth must be in 0..=6, got {}", self.label_depth));
+        }
+        for (name, w) in
+            [("label_policy_weight", self.label_policy_weight), ("label_value_weight", self.label_value_weight)]
+        {
+            if !(0.0..=1.0).contains(&w) {
+                return Err(format!("selfplay.{name} must be in 0..=1, got {w}"));
+            }
+        }
+        if !(self.label_score_scale > 0.0 && self.label_score_scale <= 100_000.0) {
+            return Err(format!("selfplay.label_score_scale must be in (0, 100000], got {}", self.label_score_scale));
         }
         Ok(())
     }

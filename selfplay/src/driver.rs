@@ -476,6 +476,7 @@ impl<G: GameState> Slot<G> {
                 _ => None,
             },
             draw_aversion: Some(self.tree.config().draw_aversion).filter(|&a| a > 0.0),
+            label_scores: Vec::new(),
         };
         FinishedGame { record, samples, targets: std::mem::take(&mut self.targets) }
     }

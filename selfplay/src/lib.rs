@@ -9,6 +9,7 @@
 
 mod config;
 mod driver;
+pub mod label;
 pub mod names;
 mod overlap;
 pub mod record;
@@ -18,6 +19,7 @@ pub use config::{PolicyTarget, SelfplayConfig};
 pub use driver::{
     play_games, set_end_targets, surprise_weights, FinishedGame, PlayParams, Sample, SelfplayStats, TargetStats,
 };
+pub use label::{label_game, LabelParams};
 pub use overlap::play_games_on_devices;
 pub use record::{winner_name, Contempt, GameRecord};
 pub use shard::{

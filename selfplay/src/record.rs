@@ -70,6 +70,11 @@ pub struct GameRecord {
     /// absent when off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draw_aversion: Option<f32>,
+    /// The alpha-beta scores of the samples' positions (centi-units, side to
+    /// move, one per sample in ply order) when self-play labelled them
+    /// (`selfplay.label_depth`, the `label` module); absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub label_scores: Vec<i32>,
 }
 
 /// The draw utility one self-play game searched with ([`GameRecord::contempt`]).

@@ -145,6 +145,7 @@ fn ffa_records_with_seats_or_the_old_team_view_replay() {
         model: "uniform".into(),
         contempt: None,
         draw_aversion: None,
+        label_scores: Vec::new(),
     };
     let line = serde_json::to_string(&record(Some("NW,NE,SE"))).unwrap();
     assert!(line.contains(r#""winner":"NW,NE,SE""#), "{line}");

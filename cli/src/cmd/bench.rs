@@ -469,7 +469,7 @@ fn selfplay_line(what: &str, st: &SelfplayStats) -> String {
     line
 }
 
-fn bench_selfplay<G: GameState>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()> {
+fn bench_selfplay<G: martian_search::AbGame>(cfg: &RunConfig, o: &SelfplayBench) -> Result<()> {
     let device = martian_run::runtime::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let sp_rules = cfg.selfplay_rules::<G>()?;
@@ -824,7 +824,7 @@ impl Mode {
     }
 }
 
-fn bench_train<G: GameState>(cfg: &RunConfig, steps: u32, json: Option<&Path>) -> Result<()> {
+fn bench_train<G: martian_search::AbGame>(cfg: &RunConfig, steps: u32, json: Option<&Path>) -> Result<()> {
     let device = martian_run::runtime::setup_runtime(cfg)?;
     let rules = cfg.rules::<G>()?;
     let dir = std::env::temp_dir().join(format!("mz-bench-train-{}", std::process::id()));

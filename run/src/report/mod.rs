@@ -401,6 +401,7 @@ mod tests {
             model: model.into(),
             contempt: None,
             draw_aversion: None,
+            label_scores: Vec::new(),
         };
         serde_json::to_string(&r).unwrap() + "\n"
     }
