@@ -28,6 +28,9 @@ pub enum EngineKind {
         visits: u32,
         /// Move-choice temperature (a strength level's; 0 = the best move).
         temperature: f32,
+        /// Plies of the play-time tactical check of the chosen move
+        /// ([`martian_search::Veto`], `--veto-depth`); 0 = none.
+        veto_depth: u32,
     },
     /// The alpha-beta baseline.
     AlphaBeta {
@@ -55,14 +58,16 @@ impl EngineKind {
     /// A short description: `mcts (network, 200 visits)`, `alphabeta (depth 4)`.
     pub fn describe(&self, with_net: bool) -> String {
         match self {
-            EngineKind::Mcts { visits, temperature } => {
+            EngineKind::Mcts { visits, temperature, veto_depth } => {
                 let net = if with_net { "network" } else { "uniform priors, no network" };
-                let visits = format!("{visits} visit{}", if *visits == 1 { "" } else { "s" });
+                let mut parts = vec![net.to_string(), format!("{visits} visit{}", if *visits == 1 { "" } else { "s" })];
                 if *temperature > 0.0 {
-                    format!("mcts ({net}, {visits}, move temperature {temperature})")
-                } else {
-                    format!("mcts ({net}, {visits})")
+                    parts.push(format!("move temperature {temperature}"));
                 }
+                if *veto_depth > 0 {
+                    parts.push(format!("veto depth {veto_depth}"));
+                }
+                format!("mcts ({})", parts.join(", "))
             }
             EngineKind::AlphaBeta { limits, .. } => {
                 let mut parts = Vec::new();
@@ -114,10 +119,13 @@ pub type PlaySession<'a, G> = Session<'a, G, Priors<'a, G>>;
 const LEAVES_PER_BATCH: u32 = 8;
 
 /// A session searching `pos` with the engine `kind`; MCTS uses `net` on
-/// `device` when given. Random and greedy moves are seeded (seed 1).
+/// `device` when given, and checks its moves with the play-time check of
+/// `veto_depth` plies ([`Session::with_veto`]). Random and greedy moves are
+/// seeded (seed 1).
 ///
 /// # Errors
-/// Alpha-beta's transposition table of `tt_mib` MiB cannot be allocated.
+/// Alpha-beta's transposition table of `tt_mib` MiB cannot be allocated; a
+/// veto depth out of range or in a game of more than two value players.
 pub fn session<'a, G: AbGame>(
     kind: &EngineKind,
     net: Option<&'a Checkpoint>,
@@ -143,8 +151,10 @@ pub fn session<'a, G: AbGame>(
         EngineKind::Greedy => pick(Box::new(GreedyPlayer::new(1))),
     };
     Ok(match kind {
-        EngineKind::Mcts { temperature, .. } if *temperature > 0.0 => {
-            Session::new(engine, pos).with_temperature(*temperature, 1)
+        EngineKind::Mcts { temperature, veto_depth, .. } => {
+            let s = Session::new(engine, pos);
+            let s = if *temperature > 0.0 { s.with_temperature(*temperature, 1) } else { s };
+            s.with_veto(*veto_depth).map_err(|e| anyhow!("--veto-depth: {e}"))?
         }
         _ => Session::new(engine, pos),
     })
@@ -188,7 +198,7 @@ mod tests {
     #[test]
     fn sessions_of_every_engine_kind() {
         let pos = MartianChess::new_game(&MartianRules::default()).expect("start");
-        let mcts = EngineKind::Mcts { visits: 64, temperature: 0.0 };
+        let mcts = EngineKind::Mcts { visits: 64, temperature: 0.0, veto_depth: 0 };
         let (_, t) = think(&mut session(&mcts, None, Device::Cpu, pos).unwrap(), &pos, &mcts.limits(), |_| {}).unwrap();
         assert_eq!(effort(&t), format!("64 visits, {} nodes", t.nodes));
         assert!(matches!(t.score, Some(Score::Value(v)) if (-1.0..=1.0).contains(&v)));

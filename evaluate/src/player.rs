@@ -1,7 +1,9 @@
 //! The [`Player`] interface (the shape of OpenSpiel's `Bot`) and the simple players.
 
 use martian_rules::{GameState, Move};
-use martian_search::{AbGame, AlphaBeta, AlphaBetaConfig, EvalError, Evaluator, Limits, Mcts, MctsConfig};
+use martian_search::{
+    AbGame, AlphaBeta, AlphaBetaConfig, EvalError, Evaluator, Limits, Mcts, MctsConfig, Veto, VetoOutcome,
+};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -16,6 +18,9 @@ pub enum PlayerError {
     /// It was asked to move in a finished game.
     #[error("no legal move: the game is over")]
     NoMove,
+    /// A setting the game does not support (the message names it).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// Anything that picks moves: MCTS with a network, a baseline, a person.
@@ -123,6 +128,42 @@ pub struct MctsPlayer<G: GameState, E> {
     /// The move this player last chose (from the tree's root), for tree reuse.
     last_move: Option<Move>,
     rng: StdRng,
+    /// The play-time tactical check ([`MctsPlayer::with_veto`]).
+    veto: Option<Box<dyn MoveCheck<G>>>,
+    /// Moves the check replaced so far.
+    vetoes: u64,
+}
+
+/// The play-time check of [`MctsPlayer`], behind a trait so that the player
+/// itself needs no [`AbGame`] bound.
+trait MoveCheck<G> {
+    fn check(&mut self, root: &G, chosen: Move, ranked: &[(Move, Option<f32>)]) -> VetoOutcome;
+}
+
+impl<G: AbGame> MoveCheck<G> for Veto<G> {
+    fn check(&mut self, root: &G, chosen: Move, ranked: &[(Move, Option<f32>)]) -> VetoOutcome {
+        Veto::check(self, root, chosen, ranked)
+    }
+}
+
+impl<G: AbGame, E: Evaluator<G>> MctsPlayer<G, E> {
+    /// Checks each chosen move with the play-time tactical check
+    /// ([`martian_search::Veto`], `veto_depth=D` of a player spec): a move an
+    /// alpha-beta search `depth` plies deep after it proves lost is replaced
+    /// by the most visited move that is not a proven loss, when there is one
+    /// (after the temperature's draw, if any). 0 = no check (the default).
+    /// For matches only: self-play's players never check.
+    ///
+    /// # Errors
+    /// A depth above [`martian_search::VETO_MAX_DEPTH`].
+    pub fn with_veto(mut self, depth: u32) -> Result<Self, String> {
+        martian_search::check_veto_depth(depth)?;
+        self.veto = match depth {
+            0 => None,
+            d => Some(Box::new(Veto::<G>::new(d)?)),
+        };
+        Ok(self)
+    }
 }
 
 impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
@@ -180,7 +221,14 @@ impl<G: GameState, E: Evaluator<G>> MctsPlayer<G, E> {
             tree: None,
             last_move: None,
             rng: StdRng::seed_from_u64(seed),
+            veto: None,
+            vetoes: 0,
         }
+    }
+
+    /// Moves the play-time check ([`MctsPlayer::with_veto`]) replaced so far.
+    pub fn vetoes(&self) -> u64 {
+        self.vetoes
     }
 
     /// The evaluator (e.g. to read its counters).
@@ -230,7 +278,21 @@ impl<G: GameState, E: Evaluator<G>> Player<G> for MctsPlayer<G, E> {
                 res
             }
         };
-        let mv = res.sample_move(self.temperature, &mut self.rng).ok_or(PlayerError::NoMove)?;
+        let mut mv = res.sample_move(self.temperature, &mut self.rng).ok_or(PlayerError::NoMove)?;
+        if let Some(veto) = &mut self.veto {
+            if state.num_players() != 2 {
+                return Err(PlayerError::Unsupported(format!(
+                    "player {}: veto_depth needs a two-player game; this one has {} value players",
+                    self.name,
+                    state.num_players()
+                )));
+            }
+            let check = veto.check(state, mv, &res.ranked());
+            if check.vetoed.is_some() {
+                self.vetoes += 1;
+                mv = check.played;
+            }
+        }
         self.last_move = Some(mv);
         Ok(mv)
     }

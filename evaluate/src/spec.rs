@@ -18,7 +18,9 @@ pub struct SpecError(pub String);
 /// * `mcts:model=PATH,visits=N,movetime=MS` (every key optional; no model = uniform priors;
 ///   with `movetime` the move ends at the first batch after MS milliseconds, or at N visits);
 ///   `level=L` instead of `visits`: a strength level ([`martian_search::Level`]: its visits
-///   and move-choice temperature);
+///   and move-choice temperature); `veto_depth=D` (0 to 8, default 0 = off): the play-time
+///   tactical check ([`martian_search::Veto`]), an alpha-beta search `D` plies deep after the
+///   chosen move that replaces a proven loss by the most visited move not proven lost;
 /// * `uniform` (MCTS without a network), `random`, `greedy`;
 /// * `alphabeta:depth=N`, `alphabeta:movetime=MS`, `alphabeta:nodes=N`, with
 ///   optional `tt=MIB` and evaluation options (Jetan: `values=seed000`).
@@ -43,6 +45,9 @@ pub enum PlayerSpec {
         /// (and policy) instead of uniform priors and value 0
         /// (`static=SCALE[,static_policy=T]`).
         statics: Option<StaticValues>,
+        /// Plies of the play-time tactical check ([`martian_search::Veto`],
+        /// `veto_depth=D`); 0 = none.
+        veto_depth: u32,
     },
     /// MCTS with the uniform evaluator.
     Uniform,
@@ -176,6 +181,7 @@ impl PlayerSpec {
             _ if s.starts_with("mcts:") || s == "mcts" => {
                 let (mut model, mut visits, mut movetime, mut level) = (None, None, None, None);
                 let (mut static_scale, mut static_policy) = (None, None);
+                let mut veto_depth = 0;
                 for (k, v) in kv(s.strip_prefix("mcts").unwrap_or("").trim_start_matches(':'))? {
                     match k.as_str() {
                         "model" => model = Some(PathBuf::from(v)),
@@ -196,9 +202,13 @@ impl PlayerSpec {
                         "static_policy" => {
                             static_policy = Some(parse_positive(s, &k, &v, "static_policy (the policy temperature)")?)
                         }
+                        "veto_depth" => {
+                            veto_depth = parse_num(s, &k, &v)?;
+                            martian_search::check_veto_depth(veto_depth).map_err(|e| SpecError(format!("player {s:?}: {e}")))?;
+                        }
                         _ => {
                             return Err(SpecError(format!(
-                                "player {s:?}: unknown key {k:?} (known: model, visits, movetime, level, static, static_policy)"
+                                "player {s:?}: unknown key {k:?} (known: model, visits, movetime, level, static, static_policy, veto_depth)"
                             )))
                         }
                     }
@@ -220,7 +230,7 @@ impl PlayerSpec {
                     }
                     (None, None) => None,
                 };
-                PlayerSpec::Mcts { model, visits, movetime, level, statics }
+                PlayerSpec::Mcts { model, visits, movetime, level, statics, veto_depth }
             }
             p if p.contains(':') && !Path::new(p).exists() => {
                 return Err(SpecError(format!("unknown player {p:?}: expected a checkpoint path, random, greedy, uniform, mcts:model=PATH,visits=N,movetime=MS or alphabeta:depth=N|movetime=MS|nodes=N")))
@@ -297,6 +307,10 @@ pub struct MctsParts {
     pub temperature: f32,
     /// Without a model: the hand-made evaluation (`static=SCALE[,static_policy=T]`).
     pub statics: Option<StaticValues>,
+    /// Plies of the play-time tactical check (`veto_depth=D`,
+    /// [`martian_search::Veto`]); 0 = none. Only the sequential arena's
+    /// players check ([`crate::MctsPlayer::with_veto`]).
+    pub veto_depth: u32,
 }
 
 impl PlayerSpec {
@@ -307,12 +321,16 @@ impl PlayerSpec {
     /// only the time. Checkpoints are named by their file name.
     pub fn mcts_parts(&self, default_visits: u32) -> Option<MctsParts> {
         let file = |p: &Path| p.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+        let veto_depth = match self {
+            PlayerSpec::Mcts { veto_depth, .. } => *veto_depth,
+            _ => 0,
+        };
         let (mut base, model, mut visits, movetime, level, statics) = match self {
             PlayerSpec::Net(p) => (format!("mcts:model={}", file(p)), Some(p.clone()), None, None, None, None),
             PlayerSpec::Mcts { model: Some(p), visits, movetime, level, .. } => {
                 (format!("mcts:model={}", file(p)), Some(p.clone()), *visits, *movetime, *level, None)
             }
-            PlayerSpec::Mcts { model: None, visits, movetime, level, statics } => {
+            PlayerSpec::Mcts { model: None, visits, movetime, level, statics, .. } => {
                 let name = match statics {
                     Some(StaticValues { scale, policy: Some(t) }) => format!("mcts:static={scale},static_policy={t}"),
                     Some(StaticValues { scale, policy: None }) => format!("mcts:static={scale}"),
@@ -342,7 +360,8 @@ impl PlayerSpec {
             Some(_) => name.replace(&format!(",visits={visits}"), ""),
             None => name,
         };
-        Some(MctsParts { name, model, visits, movetime, temperature, statics })
+        let name = if veto_depth > 0 { format!("{name},veto_depth={veto_depth}") } else { name };
+        Some(MctsParts { name, model, visits, movetime, temperature, statics, veto_depth })
     }
 }
 
@@ -412,10 +431,20 @@ mod tests {
             }
             s => panic!("{s:?}"),
         }
-        assert_eq!(l[3], PlayerSpec::Mcts { model: None, visits: Some(8), movetime: None, level: None, statics: None });
+        assert_eq!(
+            l[3],
+            PlayerSpec::Mcts { model: None, visits: Some(8), movetime: None, level: None, statics: None, veto_depth: 0 }
+        );
         assert_eq!(
             PlayerSpec::parse("mcts:visits=400,movetime=200").unwrap(),
-            PlayerSpec::Mcts { model: None, visits: Some(400), movetime: Some(200), level: None, statics: None }
+            PlayerSpec::Mcts {
+                model: None,
+                visits: Some(400),
+                movetime: Some(200),
+                level: None,
+                statics: None,
+                veto_depth: 0
+            }
         );
         assert!(PlayerSpec::parse("mcts:movetime=0").is_err());
         assert_eq!(l[4], PlayerSpec::Random);
@@ -436,6 +465,27 @@ mod tests {
             "alphabeta:depth=2,,tt=4",
         ] {
             assert!(PlayerSpec::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// `veto_depth=D`: the play-time check's plies, in the player's name; 0
+    /// is the default (no check, the name unchanged); outside 0..=8 refused.
+    #[test]
+    fn veto_depth_is_parsed_named_and_range_checked() {
+        let p = PlayerSpec::parse("mcts:static=600,visits=400,veto_depth=4").unwrap().mcts_parts(64).unwrap();
+        assert_eq!((p.name.as_str(), p.veto_depth), ("mcts:static=600,visits=400,veto_depth=4", 4));
+        let off = PlayerSpec::parse("mcts:visits=8,veto_depth=0").unwrap().mcts_parts(64).unwrap();
+        assert_eq!((off.name.as_str(), off.veto_depth), ("mcts:uniform,visits=8", 0));
+        let net = PlayerSpec::parse("mcts:model=net.safetensors,level=3,veto_depth=2").unwrap().mcts_parts(64).unwrap();
+        assert_eq!((net.name.as_str(), net.veto_depth), ("mcts:model=net.safetensors,level=3,veto_depth=2", 2));
+        assert_eq!(PlayerSpec::parse("uniform").unwrap().mcts_parts(8).unwrap().veto_depth, 0);
+        for (bad, why) in [
+            ("mcts:veto_depth=9", "veto_depth must be in 0..=8"),
+            ("mcts:veto_depth=-1", "must not be negative"),
+            ("mcts:veto_depth=x", "not a whole number"),
+        ] {
+            let e = PlayerSpec::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
         }
     }
 

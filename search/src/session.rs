@@ -102,6 +102,7 @@ use thiserror::Error;
 use crate::alphabeta::{AbGame, AlphaBeta, Limits, MATE, MATE_BOUND};
 use crate::evaluator::{Evaluation, Evaluator, UniformEvaluator};
 use crate::mcts::{Mcts, NodeKind};
+use crate::veto::{check_veto_depth, Veto};
 use crate::MctsConfig;
 
 /// Longest principal variation an [`Info`] carries, in plies.
@@ -288,6 +289,10 @@ pub struct Info {
     pub root_moves: Vec<RootMove>,
     /// `None` while the search runs; on the last info of a search, why it ended.
     pub end: Option<End>,
+    /// MCTS with the play-time check ([`Session::with_veto`]), on the last
+    /// info only: the move the search chose, when the check proved it lost
+    /// and `best_move` is the replacement; `None` otherwise.
+    pub vetoed: Option<Move>,
 }
 
 impl Info {
@@ -399,6 +404,8 @@ pub struct Session<'a, G: AbGame, E: Evaluator<G> = UniformEvaluator> {
     /// Move-choice temperature of MCTS ([`Session::with_temperature`]) and its generator.
     temperature: f32,
     choice: StdRng,
+    /// The play-time check of MCTS moves ([`Session::with_veto`]).
+    veto: Option<Veto<G>>,
 }
 
 impl<'a, G: AbGame> Session<'a, G> {
@@ -429,6 +436,7 @@ impl<'a, G: AbGame, E: Evaluator<G>> Session<'a, G, E> {
             pace: Pace::default(),
             temperature: 0.0,
             choice: StdRng::seed_from_u64(0),
+            veto: None,
         }
     }
 
@@ -443,6 +451,35 @@ impl<'a, G: AbGame, E: Evaluator<G>> Session<'a, G, E> {
         self
     }
 
+    /// MCTS moves get the play-time tactical check ([`Veto`]): the move the
+    /// search chose (after the temperature's draw) is replaced by the first
+    /// move of the MCTS order that is not a proven loss when an alpha-beta
+    /// search `depth` plies deep after it proves it lost
+    /// ([`Info::vetoed`] then names it, and the principal variation starts
+    /// with the replacement). 0 (the default) checks nothing; the other
+    /// engines ignore it. The check listens to the session's stop flag.
+    ///
+    /// # Errors
+    /// A depth above [`crate::VETO_MAX_DEPTH`], or a position of a game with
+    /// more than two value players (the check's scores are negamax).
+    pub fn with_veto(mut self, depth: u32) -> Result<Self, String> {
+        check_veto_depth(depth)?;
+        if depth == 0 {
+            self.veto = None;
+            return Ok(self);
+        }
+        if self.position.num_players() != 2 {
+            return Err(format!(
+                "veto_depth needs a two-player game; this one has {} value players (set it to 0)",
+                self.position.num_players()
+            ));
+        }
+        let mut veto = Veto::new(depth)?;
+        veto.set_stop_signal(Some(Arc::clone(&self.stop)));
+        self.veto = Some(veto);
+        Ok(self)
+    }
+
     /// The interval between MCTS infos during a search (checked after each
     /// batch); alpha-beta reports each completed iteration instead.
     pub fn with_info_interval(mut self, every: Duration) -> Self {
@@ -452,6 +489,9 @@ impl<'a, G: AbGame, E: Evaluator<G>> Session<'a, G, E> {
 
     /// Uses `stop` as the stop flag (e.g. one made before the session).
     pub fn with_stop_signal(mut self, stop: Arc<AtomicBool>) -> Self {
+        if let Some(v) = &mut self.veto {
+            v.set_stop_signal(Some(Arc::clone(&stop)));
+        }
         self.stop = stop;
         self
     }
@@ -532,10 +572,24 @@ impl<'a, G: AbGame, E: Evaluator<G>> Session<'a, G, E> {
                     info_every: self.info_every,
                     pace: &mut self.pace,
                 };
-                let (tree, mut info) = run.search(config, evaluator, &mut on_info);
+                let (mut tree, mut info) = run.search(config, evaluator, &mut on_info);
                 if self.temperature > 0.0 && info.best_move.is_some() {
                     if let Some(m) = tree.result().sample_move(self.temperature, &mut self.choice) {
                         info.best_move = Some(m);
+                    }
+                }
+                if let (Some(veto), Some(chosen)) = (&mut self.veto, info.best_move) {
+                    let check = veto.check(&self.position, chosen, &tree.result().ranked());
+                    if check.vetoed.is_some() {
+                        info.best_move = Some(check.played);
+                        info.vetoed = check.vetoed;
+                        // The replacement's line (a tree with leaves still pending, after an
+                        // evaluator failure, cannot advance: the move alone).
+                        info.pv = vec![check.played];
+                        if tree.num_pending() == 0 {
+                            tree.advance(check.played);
+                            info.pv.extend(tree.principal_variation(PV_MAX - 1));
+                        }
                     }
                 }
                 info
@@ -621,6 +675,7 @@ fn alphabeta<G: AbGame>(
         pv: r.pv.clone(),
         root_moves: Vec::new(),
         end: None,
+        vetoed: None,
     };
     let r = ab.search_with(root, &l, |r| on_info(&info(r)));
     let end = if stop.load(Ordering::Relaxed) { End::Stopped } else { End::Limit };
@@ -783,6 +838,7 @@ impl<G: GameState> MctsJob<G> {
             pv: tree.principal_variation(PV_MAX),
             root_moves,
             end: self.end.clone(),
+            vetoed: None,
         }
     }
 }

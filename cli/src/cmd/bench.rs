@@ -82,6 +82,24 @@ enum What {
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         searches: u32,
     },
+    /// The play-time tactical check (`veto_depth`, `martian_search::Veto`):
+    /// milliseconds per move of the check of the network-free MCTS's move
+    /// (uniform evaluator, the default search) at positions along a random
+    /// game (one thread; the MCTS's own time is not counted).
+    Veto {
+        /// Which game (two-player games).
+        #[arg(long, value_parser = crate::game_parser())]
+        game: GameKind,
+        /// Depths of the check, plies after the move (comma-separated, 1..=8).
+        #[arg(long, value_delimiter = ',', default_value = "2,3,4")]
+        depths: Vec<u32>,
+        /// Positions along a random game (the same positions at every depth).
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+        positions: u32,
+        /// MCTS visits of the move the check checks.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+        visits: u32,
+    },
     /// Self-play with the config's (untrained) network, or a simulated accelerator:
     /// positions/s, evaluations/s, device busy share, mean batch, CPU time per phase.
     Selfplay {
@@ -212,6 +230,13 @@ pub fn run(a: Args) -> Result<()> {
         }
         What::Alphabeta { game, depth, searches } => {
             with_game!(game, G => bench_alphabeta::<G>(depth, searches))
+        }
+        What::Veto { game, depths, positions, visits } => {
+            for &d in &depths {
+                martian_search::check_veto_depth(d).map_err(|e| anyhow::anyhow!("--depths: {e}"))?;
+                anyhow::ensure!(d >= 1, "--depths: a depth of 0 checks nothing");
+            }
+            with_game!(game, G => bench_veto::<G>(&depths, positions, visits))
         }
         What::Selfplay {
             config,
@@ -365,6 +390,60 @@ fn bench_alphabeta<G: martian_search::AbGame>(depth: u32, searches: u32) -> Resu
         nodes as f64 / secs.max(1e-9),
         depth_sum as f64 / searches.max(1) as f64
     );
+    Ok(())
+}
+
+/// `bench veto`: the check's milliseconds per move at each depth, over the
+/// MCTS moves of `positions` positions along a random game (two random plies
+/// apart, a new game when one ends).
+fn bench_veto<G: martian_search::AbGame>(depths: &[u32], positions: u32, visits: u32) -> Result<()> {
+    let start = G::new_game(&G::Rules::default())?;
+    anyhow::ensure!(start.num_players() == 2, "the check is for two-player games");
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut moves = Vec::new();
+    // The positions and their MCTS moves first (the same for every depth).
+    let mut cases = Vec::new();
+    let mut pos = start.clone();
+    while cases.len() < positions as usize {
+        if pos.outcome().is_some() {
+            pos = start.clone();
+        }
+        let mut tree = Mcts::new(MctsConfig::default(), pos.clone());
+        let res = tree.search(&mut UniformEvaluator, visits, false, &mut StdRng::seed_from_u64(cases.len() as u64))?;
+        if let Some(chosen) = res.best_move() {
+            cases.push((pos.clone(), chosen, res.ranked()));
+        }
+        for _ in 0..2 {
+            pos.legal_moves(&mut moves);
+            if let Some(&m) = moves.choose(&mut rng) {
+                pos.play_unchecked(m);
+            }
+        }
+    }
+    for &depth in depths {
+        let mut veto = martian_search::Veto::<G>::new(depth).map_err(anyhow::Error::msg)?;
+        let mut ms: Vec<f64> = Vec::with_capacity(cases.len());
+        let (mut vetoes, mut searches) = (0u32, 0u64);
+        for (p, chosen, ranked) in &cases {
+            let t0 = Instant::now();
+            let out = veto.check(p, *chosen, ranked);
+            ms.push(t0.elapsed().as_secs_f64() * 1e3);
+            vetoes += u32::from(out.vetoed.is_some());
+            searches += u64::from(out.searches);
+        }
+        ms.sort_by(f64::total_cmp);
+        let n = ms.len();
+        let q = |f: f64| ms[((n - 1) as f64 * f).round() as usize];
+        println!(
+            "{} veto depth {depth}: {:.2} ms per move (median {:.2}, p90 {:.2}, max {:.1}; {n} positions, {vetoes} vetoed, {:.2} searches per move; MCTS {visits} visits, one thread, 4 MiB TT)",
+            G::KIND,
+            ms.iter().sum::<f64>() / n as f64,
+            q(0.5),
+            q(0.9),
+            q(1.0),
+            searches as f64 / n as f64
+        );
+    }
     Ok(())
 }
 

@@ -65,6 +65,12 @@ pub struct Args {
     /// `docs/levels.md` gives each level's measured Elo. Instead of --visits.
     #[arg(long, conflicts_with = "visits")]
     level: Option<u32>,
+    /// Play-time tactical check of the MCTS engine's `bestmove`, 0 (off, the
+    /// default) to 8 plies: an alpha-beta search this deep after the chosen
+    /// move; a proven loss is replaced by the most visited move not proven
+    /// lost, and an `info string veto` line says so (`docs/protocol.md`).
+    #[arg(long, default_value_t = 0)]
+    veto_depth: u32,
     /// Leaves gathered per network batch (MCTS with virtual loss; 1 = sequential), 1..=256.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
     batch: u32,
@@ -112,9 +118,9 @@ impl<G: AbGame> Position for G {
         match net {
             Some(n) => {
                 let ev = NetEvaluator::<G>::new(&n.ck.net, s.device, s.batch as usize);
-                job.run(Session::mcts(config, ev, self.clone()).with_temperature(s.temperature, 1), pace, out)
+                job.run_checked(Session::mcts(config, ev, self.clone()).with_temperature(s.temperature, 1), pace, out)
             }
-            None => job.run(
+            None => job.run_checked(
                 Session::mcts(config, UniformEvaluator, self.clone()).with_temperature(s.temperature, 1),
                 pace,
                 out,
@@ -218,6 +224,8 @@ struct Settings {
     default_visits: u32,
     /// Move-choice temperature of `--level` (0 = the best move).
     temperature: f32,
+    /// Plies of the play-time check (`--veto-depth`; 0 = none).
+    veto_depth: u32,
     batch: u32,
     max_nodes: usize,
     info_every: Duration,
@@ -486,6 +494,10 @@ impl Engine {
         if level.is_some() && name == "alphabeta" {
             bail!("--level sets the MCTS engine's search; --engine alphabeta does not use it");
         }
+        if a.veto_depth > 0 && name == "alphabeta" {
+            bail!("--veto-depth checks the MCTS engine's moves; --engine alphabeta does not use it");
+        }
+        martian_search::check_veto_depth(a.veto_depth).map_err(|e| anyhow::anyhow!("--veto-depth: {e}"))?;
         let mut game = a.game.or(net.as_ref().map(|n| n.game));
         if let (Some(g), Some(n)) = (game, &net) {
             if g != n.game {
@@ -532,6 +544,7 @@ impl Engine {
                 device,
                 default_visits: level.map_or(a.visits.max(1), |l| l.visits),
                 temperature: level.map_or(0.0, |l| l.temperature),
+                veto_depth: a.veto_depth,
                 batch: a.batch.clamp(1, 256),
                 max_nodes: a.max_nodes.max(1000),
                 info_every: Duration::from_millis(a.info_ms.max(10)),
@@ -777,6 +790,19 @@ impl Job {
         SearchLimits { visits, nodes: Some(s.max_nodes as u64), ..*l }
     }
 
+    /// [`Job::run`] of an MCTS session with the play-time check of
+    /// `--veto-depth` (an `error` line and `bestmove none` when the game
+    /// cannot have it: more than two value players).
+    fn run_checked<G: AbGame, E: Evaluator<G>>(&self, session: Session<'_, G, E>, pace: &mut Pace, out: &mut Out) {
+        match session.with_veto(self.settings.veto_depth) {
+            Ok(s) => self.run(s, pace, out),
+            Err(e) => {
+                out.say(&format!("error --veto-depth: {e}"));
+                out.say("bestmove none");
+            }
+        }
+    }
+
     /// Searches with `session` (its stop flag raised by the main thread, or
     /// here when stdout is gone): `info` lines (MCTS every `--info-ms` and at
     /// the end, alpha-beta each completed iteration), then `bestmove`.
@@ -804,6 +830,9 @@ impl Job {
             }
         });
         *pace = session.pace();
+        if let Ok(Info { vetoed: Some(v), .. }) = &r {
+            out.say(&format!("info string veto {} proven lost (play-time check)", root.move_to_string(*v)));
+        }
         match r {
             Ok(Info { best_move: Some(m), .. }) => out.say(&format!("bestmove {}", root.move_to_string(m))),
             Ok(_) => out.say("bestmove none"),

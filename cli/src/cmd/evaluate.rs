@@ -180,8 +180,8 @@ fn with_run_best(s: PlayerSpec) -> Result<PlayerSpec> {
     };
     Ok(match s {
         PlayerSpec::Net(p) => PlayerSpec::Net(resolve(p)?),
-        PlayerSpec::Mcts { model: Some(p), visits, movetime, level, statics } => {
-            PlayerSpec::Mcts { model: Some(resolve(p)?), visits, movetime, level, statics }
+        PlayerSpec::Mcts { model: Some(p), visits, movetime, level, statics, veto_depth } => {
+            PlayerSpec::Mcts { model: Some(resolve(p)?), visits, movetime, level, statics, veto_depth }
         }
         s => s,
     })

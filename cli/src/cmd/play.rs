@@ -41,6 +41,12 @@ pub struct Args {
     /// Instead of --visits.
     #[arg(long, conflicts_with = "visits")]
     level: Option<u32>,
+    /// Play-time tactical check of the mcts engine's move, 0 (off, the
+    /// default) to 8 plies: an alpha-beta search this deep after the chosen
+    /// move; a proven loss is replaced by the most visited move not proven
+    /// lost (`docs/usage.md`).
+    #[arg(long, default_value_t = 0)]
+    veto_depth: u32,
     /// Alpha-beta search depth in plies (`--engine alphabeta`; default 4 without --movetime).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     depth: Option<u32>,
@@ -114,16 +120,17 @@ fn engine_kind(a: &Args) -> Result<EngineKind> {
     if a.engine != "alphabeta" && (a.depth.is_some() || a.movetime.is_some()) {
         bail!("--depth and --movetime limit the alphabeta engine; --engine {} does not use them", a.engine);
     }
-    if a.engine != "mcts" && (a.visits.is_some() || a.level.is_some()) {
-        bail!("--visits and --level set the mcts engine's search; --engine {} does not use them", a.engine);
+    if a.engine != "mcts" && (a.visits.is_some() || a.level.is_some() || a.veto_depth > 0) {
+        bail!("--visits, --level and --veto-depth set the mcts engine's search; --engine {} does not use them", a.engine);
     }
+    martian_search::check_veto_depth(a.veto_depth).map_err(|e| anyhow::anyhow!("--veto-depth: {e}"))?;
     Ok(match a.engine.as_str() {
         "mcts" => match a.level {
             Some(n) => {
                 let l = martian_search::Level::get(n).map_err(|e| anyhow::anyhow!("--level: {e}"))?;
-                EngineKind::Mcts { visits: l.visits, temperature: l.temperature }
+                EngineKind::Mcts { visits: l.visits, temperature: l.temperature, veto_depth: a.veto_depth }
             }
-            None => EngineKind::Mcts { visits: a.visits.unwrap_or(200), temperature: 0.0 },
+            None => EngineKind::Mcts { visits: a.visits.unwrap_or(200), temperature: 0.0, veto_depth: a.veto_depth },
         },
         "alphabeta" => {
             let mut limits = SearchLimits {
@@ -193,6 +200,9 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     while pos.outcome().is_none() {
         if pos.side_to_move() != human {
             let (best, t) = think(&mut engine, &pos, &limits, |_| {})?;
+            if let Some(v) = t.vetoed {
+                println!("engine vetoed {}: a forced loss (the play-time check)", pos.move_to_string(v));
+            }
             println!("engine plays {}  ({})", pos.move_to_string(best), thought_text(&pos, &t));
             pos.play_unchecked(best);
             show_board = true;

@@ -183,6 +183,22 @@ impl SearchResult {
         (0..n).rev().find(|&i| weight(i) > 0.0).map(|i| self.visits[i].0)
     }
 
+    /// Every root move with its proven value for the side to move
+    /// ([`SearchResult::exact`]; `None` when unproven), in the MCTS order:
+    /// most visits, then the higher prior, then the higher Q, then the
+    /// smaller [`tie_rank`] (the order [`SearchResult::best_move`] ranks
+    /// moves by among moves not proven). The play-time check
+    /// ([`crate::Veto`]) takes its replacement moves in this order.
+    pub fn ranked(&self) -> Vec<(Move, Option<f32>)> {
+        let seed = self.tie_seed;
+        let mut idx: Vec<usize> = (0..self.visits.len()).collect();
+        idx.sort_by(|&a, &b| {
+            compare_stats(self.stats(b), self.stats(a))
+                .then_with(|| tie_rank(seed, self.visits[a].0).cmp(&tie_rank(seed, self.visits[b].0)))
+        });
+        idx.into_iter().map(|i| (self.visits[i].0, self.exact_at(i))).collect()
+    }
+
     /// The best of the moves `keep` admits, by visits, prior, Q, then [`tie_rank`].
     fn best_among(&self, keep: impl Fn(usize) -> bool) -> Option<Move> {
         let seed = self.tie_seed;
