@@ -12,16 +12,25 @@
 //! play the same move. A line that is not a query (not JSON, an unknown
 //! field, an illegal move, a position that does not parse) gets an error
 //! answer, with the query's `id` when it could be read, and the engine goes on.
+//!
+//! Besides queries, a line may be an **action** (KataGo's special action
+//! queries): `query_version`, `query_models`, `clear_cache`, `terminate` and
+//! `terminate_all`. The searches advance a round at a time on this thread
+//! and stdin is read between rounds, so a `terminate` stops a search after
+//! the round under way, and the reports of `reportDuringSearchEvery` are
+//! written between rounds too.
 
 use std::collections::VecDeque;
 use std::io::Write;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use martian_rules::{GameKind, GameState};
 use martian_run::checkpoints::{model_and_game, model_rules, LoadedModel};
+use martian_search::mcts::NodeKind;
 use martian_search::{search_together, AbGame, MctsConfig, MctsJob, Pace, SearchLimits};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -55,6 +64,10 @@ pub struct Args {
     /// libtorch intra-op CPU threads (0 = all cores), as `engine --threads`.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1024))]
     threads: u32,
+    /// A search stops when its tree holds this many nodes (bounds each
+    /// query's memory, as `engine --max-nodes`), at least 1000.
+    #[arg(long, default_value_t = 10_000_000, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1000..))]
+    max_nodes: u64,
 }
 
 /// Longest principal variation of a move, unless the query asks for another (`pvLength`).
@@ -91,12 +104,42 @@ struct Query {
     /// Longest line per move (default 16).
     #[serde(default, deserialize_with = "whole")]
     pv_length: Option<usize>,
+    /// The turns to analyse, each answered on its own: 0 is `position`, `k`
+    /// the position after `moves[k - 1]` (default: the last, after every move).
+    #[serde(default, deserialize_with = "whole_list")]
+    analyze_turns: Option<Vec<u64>>,
+    /// Seconds between the answers written while a turn is searched
+    /// (`isDuringSearch: true`); none without it.
+    report_during_search_every: Option<f64>,
+    /// Seconds before the first of those answers (default: `reportDuringSearchEvery`).
+    first_report_during_search_after: Option<f64>,
 }
 
 /// The fields a query may have: any other gets a `warning` answer naming it,
 /// and the query is analysed without it (as KataGo's analysis engine does).
-const QUERY_FIELDS: [&str; 9] =
-    ["id", "game", "position", "moves", "maxVisits", "movetime", "maxMoves", "includePolicy", "pvLength"];
+const QUERY_FIELDS: [&str; 13] = [
+    "id",
+    "game",
+    "position",
+    "moves",
+    "maxVisits",
+    "movetime",
+    "maxMoves",
+    "includePolicy",
+    "pvLength",
+    "analyzeTurns",
+    "reportDuringSearchEvery",
+    "firstReportDuringSearchAfter",
+    "action",
+];
+
+/// The actions a line may ask for instead of a search (`"action"`), as KataGo's analysis engine names them.
+const ACTIONS: [&str; 5] = ["query_version", "query_models", "clear_cache", "terminate", "terminate_all"];
+
+/// The longest `reportDuringSearchEvery` and `firstReportDuringSearchAfter`, seconds (KataGo's bound).
+const MAX_REPORT_SECONDS: f64 = 1e6;
+/// The shortest `reportDuringSearchEvery`, seconds (KataGo's bound).
+const MIN_REPORT_SECONDS: f64 = 0.001;
 
 /// `null` is the field left out (JSON clients write `null` for "none").
 fn null_as_default<'de, D: serde::Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> Result<T, D::Error> {
@@ -109,12 +152,24 @@ fn null_as_default<'de, D: serde::Deserializer<'de>, T: Default + Deserialize<'d
 fn whole<'de, D: serde::Deserializer<'de>, T: TryFrom<u64>>(d: D) -> Result<Option<T>, D::Error> {
     use serde::de::Error;
     let Some(v) = Option::<serde_json::Number>::deserialize(d)? else { return Ok(None) };
-    let n = match (v.as_u64(), v.as_f64()) {
-        (Some(n), _) => n,
-        (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => f as u64,
-        _ => return Err(D::Error::custom(format!("expected a whole number >= 0, got {v}"))),
-    };
+    let n = whole_number(&v).map_err(D::Error::custom)?;
     T::try_from(n).map(Some).map_err(|_| D::Error::custom(format!("{n} is out of range")))
+}
+
+/// A list of counts, each read as [`whole`] reads one; `null` = absent.
+fn whole_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<u64>>, D::Error> {
+    use serde::de::Error;
+    let Some(v) = Option::<Vec<serde_json::Number>>::deserialize(d)? else { return Ok(None) };
+    v.iter().map(whole_number).collect::<Result<Vec<_>, _>>().map(Some).map_err(D::Error::custom)
+}
+
+/// A JSON number as a whole number >= 0 (`8` or `8.0`), or why it is not one.
+fn whole_number(v: &serde_json::Number) -> Result<u64, String> {
+    match (v.as_u64(), v.as_f64()) {
+        (Some(n), _) => Ok(n),
+        (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => Ok(f as u64),
+        _ => Err(format!("expected a whole number >= 0, got {v}")),
+    }
 }
 
 /// A line's first character may be a UTF-8 byte order mark (some editors
@@ -146,10 +201,13 @@ fn error_answer(id: Option<&Value>, field: Option<&str>, message: &str) -> Value
     a
 }
 
-/// Writes one answer line and flushes; false once stdout is gone.
-fn answer(v: &Value) -> bool {
+/// Stdout is gone (the frontend went away): the engine ends, without an error.
+struct Gone;
+
+/// Writes one answer line and flushes; [`Gone`] once stdout is gone.
+fn answer(v: &Value) -> std::result::Result<(), Gone> {
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{v}").and_then(|()| out.flush()).is_ok()
+    writeln!(out, "{v}").and_then(|()| out.flush()).map_err(|_| Gone)
 }
 
 /// Runs `analysis`.
@@ -160,12 +218,53 @@ pub fn run(a: Args) -> Result<()> {
     with_game!(game, G => serve::<G>(&a, model.as_ref(), device))
 }
 
-/// A query being searched.
-struct InFlight<G: GameState> {
+/// What every query's search shares: the rules, the search's settings and limits.
+struct Settings<G: GameState> {
+    rules: G::Rules,
+    config: MctsConfig,
+    /// Visits of a query without `maxVisits` (`--visits`).
+    default_visits: u32,
+    /// `--max-nodes`.
+    max_nodes: u64,
+}
+
+/// One turn of a query (the query itself without `analyzeTurns`), waiting for its search.
+struct Turn<G> {
     id: Value,
-    query: Query,
+    /// KataGo's turn number: the `moves` played from `position` before it.
+    turn: u64,
+    query: Rc<Query>,
     position: G,
+}
+
+/// A turn being searched.
+struct Searching<G: GameState> {
+    turn: Turn<G>,
     job: MctsJob<G>,
+    /// With `reportDuringSearchEvery`: when the next `isDuringSearch` answer
+    /// is due, and the interval after it.
+    report: Option<(Instant, Duration)>,
+}
+
+/// What a line asks for.
+enum Request<G> {
+    /// A query: answers to write at once (warnings, finished positions), then the turns to search.
+    Query { now: Vec<Value>, turns: Vec<Turn<G>> },
+    /// An action: the line as read (its answer echoes it) and what it asks.
+    Action(Value, Action),
+}
+
+/// An action line (`"action"`), after KataGo's analysis engine.
+enum Action {
+    /// `query_version`: the version and the commit built.
+    Version,
+    /// `query_models`: the network loaded.
+    Models,
+    /// `clear_cache`: the engine keeps no cache (each search builds its own tree).
+    ClearCache,
+    /// `terminate` (the queries with the id `target`) and `terminate_all`
+    /// (`target` none: every query), of the turns `turns` only when given.
+    Terminate { target: Option<Value>, turns: Option<Vec<u64>> },
 }
 
 /// Reads queries from stdin on a thread of its own (bounded lines: `engine`'s
@@ -202,16 +301,37 @@ fn read_lines() -> mpsc::Receiver<std::result::Result<String, (String, Option<Va
 }
 
 fn serve<G: AbGame>(a: &Args, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
-    let rules: G::Rules = model_rules::<G>(model)?;
-    let config = MctsConfig { leaves_per_batch: a.batch, ..MctsConfig::default() };
+    let settings = Settings::<G> {
+        rules: model_rules::<G>(model)?,
+        config: MctsConfig { leaves_per_batch: a.batch, ..MctsConfig::default() },
+        default_visits: a.visits,
+        max_nodes: a.max_nodes,
+    };
     let max_in_flight = a.max_in_flight as usize;
+    let max_batch = a.batch as usize * max_in_flight;
     let mut ev: Priors<G> = match model {
-        Some(m) => Priors::Net(martian_model::NetEvaluator::new(&m.ck.net, device, a.batch as usize * max_in_flight)),
+        Some(m) => Priors::Net(martian_model::NetEvaluator::new(&m.ck.net, device, max_batch)),
         None => Priors::Uniform,
     };
-    let lines = read_lines();
-    let mut waiting: VecDeque<InFlight<G>> = VecDeque::new();
-    let mut running: Vec<InFlight<G>> = Vec::new();
+    let models = models_answer(model, device, max_batch);
+    match serve_lines(&settings, &mut ev, &models, max_in_flight, read_lines()) {
+        Ok(()) | Err(Gone) => Ok(()),
+    }
+}
+
+/// The loop of [`serve`]: reads the lines that have come, starts waiting
+/// turns up to `max_in_flight`, searches one round, answers the searches
+/// that ended and the reports that are due; at the end of input, once every
+/// turn is answered, it returns.
+fn serve_lines<G: AbGame>(
+    settings: &Settings<G>,
+    ev: &mut Priors<G>,
+    models: &Value,
+    max_in_flight: usize,
+    lines: mpsc::Receiver<std::result::Result<String, (String, Option<Value>)>>,
+) -> std::result::Result<(), Gone> {
+    let mut waiting: VecDeque<Turn<G>> = VecDeque::new();
+    let mut running: Vec<Searching<G>> = Vec::new();
     let mut evals = Vec::new();
     let mut open = true;
     let mut pace = Pace::default();
@@ -225,24 +345,17 @@ fn serve<G: AbGame>(a: &Args, model: Option<&LoadedModel>, device: tch::Device) 
             };
             match next {
                 Ok(Ok(line)) if line.is_empty() => {}
-                Ok(Ok(line)) => match start::<G>(&line, &rules, &config, a.visits, pace) {
-                    Ok((q, warnings)) => {
-                        if !warnings.iter().all(answer) {
-                            return Ok(());
+                Ok(Ok(line)) => match read_request::<G>(&line, settings) {
+                    Ok(Request::Query { now, turns }) => {
+                        for v in &now {
+                            answer(v)?;
                         }
-                        waiting.push_back(q);
+                        waiting.extend(turns);
                     }
-                    Err(now) => {
-                        if !answer(&now) {
-                            return Ok(());
-                        }
-                    }
+                    Ok(Request::Action(echo, action)) => act(echo, action, &mut waiting, &mut running, models)?,
+                    Err(e) => answer(&e)?,
                 },
-                Ok(Err((message, id))) => {
-                    if !answer(&error_answer(id.as_ref(), None, &message)) {
-                        return Ok(());
-                    }
-                }
+                Ok(Err((message, id))) => answer(&error_answer(id.as_ref(), None, &message))?,
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
                     open = false;
@@ -251,46 +364,143 @@ fn serve<G: AbGame>(a: &Args, model: Option<&LoadedModel>, device: tch::Device) 
             }
         }
         while running.len() < max_in_flight {
-            let Some(q) = waiting.pop_front() else { break };
-            running.push(q);
+            let Some(t) = waiting.pop_front() else { break };
+            match begin(t, settings, pace) {
+                Ok(s) => running.push(s),
+                Err(e) => answer(&e)?,
+            }
         }
         if running.is_empty() {
-            if open {
+            if open || !waiting.is_empty() {
                 continue;
             }
             return Ok(());
         }
         {
-            let mut jobs: Vec<&mut MctsJob<G>> = running.iter_mut().map(|q| &mut q.job).collect();
-            search_together(&mut jobs, &mut ev, false, &mut evals);
+            let mut jobs: Vec<&mut MctsJob<G>> = running.iter_mut().map(|s| &mut s.job).collect();
+            search_together(&mut jobs, ev, false, &mut evals);
         }
+        let now = Instant::now();
         let mut k = 0;
         while k < running.len() {
-            if running[k].job.end().is_some() {
-                let q = running.swap_remove(k);
-                pace = q.job.pace();
-                if !answer(&result_answer(&q)) {
-                    return Ok(());
-                }
-            } else {
-                k += 1;
+            let s = &mut running[k];
+            if s.job.end().is_some() {
+                let s = running.swap_remove(k);
+                pace = s.job.pace();
+                answer(&result_answer(&s, false))?;
+                continue;
             }
+            if let Some((due, every)) = s.report {
+                if due <= now {
+                    answer(&result_answer(s, true))?;
+                    s.report = Some((now + every, every));
+                }
+            }
+            k += 1;
         }
     }
 }
 
-/// Reads a query line and sets up its search, with a `warning` answer for
-/// each field it does not know (ignored); `Err` holds an answer to write at
-/// once instead: an error (naming the field when there is one), or the
-/// answer for a finished position (the answer's shape, with `gameOver`, no
-/// moves and no `bestMove`).
-fn start<G: AbGame>(
-    line: &str,
-    rules: &G::Rules,
-    config: &MctsConfig,
-    default_visits: u32,
-    pace: Pace,
-) -> std::result::Result<(InFlight<G>, Vec<Value>), Value> {
+/// Starts the search of a turn (its `movetime` counts from now); `Err`: the error answer.
+fn begin<G: AbGame>(t: Turn<G>, settings: &Settings<G>, pace: Pace) -> std::result::Result<Searching<G>, Value> {
+    let q = &t.query;
+    let limits = SearchLimits {
+        visits: Some(q.max_visits.unwrap_or(settings.default_visits)),
+        movetime: q.movetime.map(Duration::from_millis),
+        nodes: Some(settings.max_nodes),
+        ..SearchLimits::default()
+    };
+    let start = Instant::now();
+    let job = MctsJob::new(&settings.config, t.position.clone(), limits, start, pace)
+        .map_err(|e| error_answer(Some(&t.id), None, &e.to_string()))?;
+    let report = q.report_during_search_every.map(|every| {
+        let every = Duration::from_secs_f64(every);
+        let first = q.first_report_during_search_after.map_or(every, Duration::from_secs_f64);
+        (start + first, every)
+    });
+    Ok(Searching { turn: t, job, report })
+}
+
+/// Carries out an action and answers it: the line echoed, with what the
+/// action reports added. `terminate` answers each turn it stops first: a
+/// waiting one with `noResults`, a searching one with what its search found
+/// (`noResults` when its root has no evaluation yet).
+fn act<G: AbGame>(
+    mut echo: Value,
+    action: Action,
+    waiting: &mut VecDeque<Turn<G>>,
+    running: &mut Vec<Searching<G>>,
+    models: &Value,
+) -> std::result::Result<(), Gone> {
+    match action {
+        Action::Version => {
+            echo["version"] = json!(env!("CARGO_PKG_VERSION"));
+            echo["git_hash"] = json!(env!("MARTIAN_ZERO_GIT_COMMIT"));
+        }
+        Action::Models => echo["models"] = models.clone(),
+        Action::ClearCache => {}
+        Action::Terminate { target, turns } => {
+            let hit = |id: &Value, turn: u64| {
+                target.as_ref().is_none_or(|t| t == id) && turns.as_ref().is_none_or(|ts| ts.contains(&turn))
+            };
+            let mut kept = VecDeque::with_capacity(waiting.len());
+            for t in waiting.drain(..) {
+                if hit(&t.id, t.turn) {
+                    answer(&no_results(&t))?;
+                } else {
+                    kept.push_back(t);
+                }
+            }
+            *waiting = kept;
+            let mut k = 0;
+            while k < running.len() {
+                if !hit(&running[k].turn.id, running[k].turn.turn) {
+                    k += 1;
+                    continue;
+                }
+                let mut s = running.remove(k);
+                if s.job.tree().root().kind == NodeKind::Expanded {
+                    // Between rounds no leaf is pending: this only marks the search stopped.
+                    s.job.gather(true);
+                    answer(&result_answer(&s, false))?;
+                } else {
+                    answer(&no_results(&s.turn))?;
+                }
+            }
+        }
+    }
+    answer(&echo)
+}
+
+/// The answer of a turn stopped before its search found anything (KataGo's `noResults`).
+fn no_results<G>(t: &Turn<G>) -> Value {
+    json!({ "id": t.id, "turnNumber": t.turn, "isDuringSearch": false, "noResults": true })
+}
+
+/// The network loaded, for `query_models` (an empty list without one).
+fn models_answer(model: Option<&LoadedModel>, device: tch::Device, max_batch: usize) -> Value {
+    let Some(m) = model else { return json!([]) };
+    let device = match device {
+        tch::Device::Cpu => "cpu".to_string(),
+        tch::Device::Cuda(n) => format!("cuda:{n}"),
+        d => format!("{d:?}").to_lowercase(),
+    };
+    json!([{
+        "name": m.source.display().to_string(),
+        "game": m.game.to_string(),
+        "rules": m.rules,
+        "trainingSteps": m.ck.meta.step,
+        "device": device,
+        "maxBatchSize": max_batch,
+    }])
+}
+
+/// Reads a line: a query (its turns to search, with a `warning` answer for
+/// each field it does not know, ignored, and the answer of each turn whose
+/// game is over: the answer's shape, with `gameOver`, no moves and no
+/// `bestMove`) or an action; `Err` holds the error answer (naming the field
+/// when there is one).
+fn read_request<G: AbGame>(line: &str, settings: &Settings<G>) -> std::result::Result<Request<G>, Value> {
     let v: Value = serde_json::from_str(line)
         .map_err(|e| error_answer(None, None, &format!("the line is not JSON ({e}); ignored")))?;
     let id = v.get("id").cloned();
@@ -300,7 +510,11 @@ fn start<G: AbGame>(
     let Some(fields) = v.as_object() else {
         return Err(error_answer(Some(&id), None, "a query is a JSON object"));
     };
-    let warnings: Vec<Value> = fields
+    if let Some(action) = fields.get("action").filter(|a| !a.is_null()) {
+        let action = read_action(&v, &id, action)?;
+        return Ok(Request::Action(v, action));
+    }
+    let mut now: Vec<Value> = fields
         .keys()
         .filter(|k| !QUERY_FIELDS.contains(&k.as_str()))
         .map(|k| json!({ "id": id, "warning": format!("unknown field `{k}`: ignored"), "field": k }))
@@ -317,50 +531,97 @@ fn start<G: AbGame>(
             Err(e) => return Err(bad("game", e.to_string())),
         }
     }
-    let mut position = match &query.position {
-        Some(text) => G::from_position(text, rules).map_err(|e| bad("position", format!("bad position: {e}")))?,
-        None => G::new_game(rules).map_err(|e| bad("position", format!("no initial position: {e}")))?,
+    for (field, value, min) in [
+        ("reportDuringSearchEvery", query.report_during_search_every, MIN_REPORT_SECONDS),
+        ("firstReportDuringSearchAfter", query.first_report_during_search_after, 0.0),
+    ] {
+        if let Some(x) = value.filter(|x| !(min..=MAX_REPORT_SECONDS).contains(x)) {
+            return Err(bad(field, format!("{field} is {x}: seconds from {min} to {MAX_REPORT_SECONDS}")));
+        }
+    }
+    let last = query.moves.len() as u64;
+    let wanted: Vec<u64> = match &query.analyze_turns {
+        None => vec![last],
+        Some(t) if t.is_empty() => {
+            return Err(bad("analyzeTurns", format!("analyzeTurns is empty: give turns from 0 to {last}")))
+        }
+        Some(t) => {
+            if let Some(&far) = t.iter().find(|&&t| t > last) {
+                return Err(bad(
+                    "analyzeTurns",
+                    format!("turn {far} is not in 0..={last} (0: `position`; {last}: after every move)"),
+                ));
+            }
+            let mut t = t.clone();
+            t.sort_unstable();
+            t.dedup();
+            t
+        }
     };
+    let mut position = match &query.position {
+        Some(text) => {
+            G::from_position(text, &settings.rules).map_err(|e| bad("position", format!("bad position: {e}")))?
+        }
+        None => G::new_game(&settings.rules).map_err(|e| bad("position", format!("no initial position: {e}")))?,
+    };
+    let mut want = wanted.iter().copied().peekable();
+    let mut positions: Vec<(u64, G)> = Vec::with_capacity(wanted.len());
+    if want.next_if_eq(&0).is_some() {
+        positions.push((0, position.clone()));
+    }
     for (i, text) in query.moves.iter().enumerate() {
         if position.outcome().is_some() {
             return Err(bad("moves", format!("moves[{i}] {text:?}: the game is already over")));
         }
         let mv = position.parse_move(text).map_err(|e| bad("moves", format!("moves[{i}] {text:?}: {e}")))?;
         position.play(mv).map_err(|e| bad("moves", format!("moves[{i}] {text:?}: {e}")))?;
+        if want.next_if_eq(&(i as u64 + 1)).is_some() {
+            positions.push((i as u64 + 1, position.clone()));
+        }
     }
     if query.max_visits == Some(0) {
         return Err(bad("maxVisits", "maxVisits must be at least 1".into()));
     }
-    if let Some(o) = position.outcome() {
-        let winner = martian_selfplay::winner_name(&position);
-        let value = position_value(&position);
-        let mut a = json!({
-            "id": id,
-            "turnNumber": position.ply(),
-            "isDuringSearch": false,
-            "gameOver": { "winner": winner, "reason": format!("{:?}", o.reason) },
-            "rootInfo": {
-                "visits": 0,
-                "value": value,
-                "winrate": (value + 1.0) / 2.0,
-                "currentPlayer": position.mover_name(),
-                "currentTeam": G::side_name(position.side_to_move()),
-            },
-            "moveInfos": [],
-        });
-        if query.include_policy {
-            a["policy"] = json!([]);
+    let query = Rc::new(query);
+    let mut turns = Vec::with_capacity(positions.len());
+    for (turn, position) in positions {
+        if position.outcome().is_some() {
+            now.push(game_over_answer(&id, turn, &position, query.include_policy));
+        } else {
+            turns.push(Turn { id: id.clone(), turn, query: Rc::clone(&query), position });
         }
-        return Err(a);
     }
-    let limits = SearchLimits {
-        visits: Some(query.max_visits.unwrap_or(default_visits)),
-        movetime: query.movetime.map(Duration::from_millis),
-        ..SearchLimits::default()
+    Ok(Request::Query { now, turns })
+}
+
+/// Reads an action line (`action` the field's value); `Err`: the error
+/// answer, naming `action` for an unknown one.
+fn read_action(v: &Value, id: &Value, action: &Value) -> std::result::Result<Action, Value> {
+    let bad = |field: &str, message: String| error_answer(Some(id), Some(field), &message);
+    let Some(name) = action.as_str() else {
+        return Err(bad("action", format!("`action` is a string, one of {}", ACTIONS.join(", "))));
     };
-    let job = MctsJob::new(config, position.clone(), limits, Instant::now(), pace)
-        .map_err(|e| error_answer(Some(&id), None, &e.to_string()))?;
-    Ok((InFlight { id, query, position, job }, warnings))
+    let turns = || match v.get("turnNumbers").filter(|t| !t.is_null()) {
+        None => Ok(None),
+        Some(t) => serde_json::from_value::<Vec<serde_json::Number>>(t.clone())
+            .map_err(|e| e.to_string())
+            .and_then(|list| list.iter().map(whole_number).collect::<std::result::Result<Vec<_>, _>>())
+            .map(Some)
+            .map_err(|e| bad("turnNumbers", format!("turnNumbers is a list of turn numbers: {e}"))),
+    };
+    match name {
+        "query_version" => Ok(Action::Version),
+        "query_models" => Ok(Action::Models),
+        "clear_cache" => Ok(Action::ClearCache),
+        "terminate" => {
+            let target = v.get("terminateId").filter(|t| t.is_string() || t.is_number()).cloned().ok_or_else(|| {
+                bad("terminateId", "terminate needs a \"terminateId\": the id of the query to stop".into())
+            })?;
+            Ok(Action::Terminate { target: Some(target), turns: turns()? })
+        }
+        "terminate_all" => Ok(Action::Terminate { target: None, turns: turns()? }),
+        other => Err(bad("action", format!("unknown action {other:?}: one of {}", ACTIONS.join(", ")))),
+    }
 }
 
 /// The field a query failed on: the first field that fails alone (with the
@@ -379,17 +640,44 @@ fn position_value<G: GameState>(s: &G) -> f32 {
     s.outcome().map_or(0.0, |o| o.value_for(s.side_to_move()))
 }
 
-/// The answer of a finished search.
-fn result_answer<G: GameState>(q: &InFlight<G>) -> Value {
-    let tree = q.job.tree();
-    let info = q.job.info();
-    let pos = &q.position;
+/// The answer of a turn whose game is over: a search's shape with
+/// `gameOver`, no moves, no `bestMove`, and `policy: []` with `includePolicy`.
+fn game_over_answer<G: AbGame>(id: &Value, turn: u64, position: &G, include_policy: bool) -> Value {
+    let reason = position.outcome().map(|o| format!("{:?}", o.reason));
+    let value = position_value(position);
+    let mut a = json!({
+        "id": id,
+        "turnNumber": turn,
+        "isDuringSearch": false,
+        "gameOver": { "winner": martian_selfplay::winner_name(position), "reason": reason },
+        "rootInfo": {
+            "visits": 0,
+            "value": value,
+            "winrate": (value + 1.0) / 2.0,
+            "currentPlayer": position.mover_name(),
+            "currentTeam": G::side_name(position.side_to_move()),
+        },
+        "moveInfos": [],
+    });
+    if include_policy {
+        a["policy"] = json!([]);
+    }
+    a
+}
+
+/// The answer of a search: its final one (`during` false) or one written
+/// while it runs (`isDuringSearch: true`, the same shape).
+fn result_answer<G: GameState>(s: &Searching<G>, during: bool) -> Value {
+    let tree = s.job.tree();
+    let info = s.job.info();
+    let pos = &s.turn.position;
+    let query = &s.turn.query;
     let value = info.score.map_or(0.0, |s| match s {
         martian_search::Score::Value(v) => v,
         _ => 0.0,
     }) + 0.0; // no `-0.0` in the answer
-    let pv_len = q.query.pv_length.unwrap_or(PV_LEN);
-    let max_moves = q.query.max_moves.unwrap_or(MAX_MOVES);
+    let pv_len = query.pv_length.unwrap_or(PV_LEN);
+    let max_moves = query.max_moves.unwrap_or(MAX_MOVES);
     let visited: Vec<_> = info.root_moves.iter().filter(|m| m.visits > 0 || Some(m.mv) == info.best_move).collect();
     let shown = if max_moves == 0 { visited.len() } else { visited.len().min(max_moves) };
     let move_infos: Vec<Value> = visited[..shown]
@@ -419,9 +707,9 @@ fn result_answer<G: GameState>(q: &InFlight<G>) -> Value {
         })
         .collect();
     let mut a = json!({
-        "id": q.id,
-        "turnNumber": pos.ply(),
-        "isDuringSearch": false,
+        "id": s.turn.id,
+        "turnNumber": s.turn.turn,
+        "isDuringSearch": during,
         "rootInfo": {
             "visits": info.visits.unwrap_or(0),
             "value": value,
@@ -437,7 +725,7 @@ fn result_answer<G: GameState>(q: &InFlight<G>) -> Value {
     if let Some(martian_search::End::EvalError(e)) = &info.end {
         a["warning"] = json!(format!("the network failed during the search ({e}); the answer holds what was searched"));
     }
-    if q.query.include_policy {
+    if query.include_policy {
         let mut order: Vec<_> = info.root_moves.iter().collect();
         order.sort_by(|x, y| y.prior.total_cmp(&x.prior));
         a["policy"] =

@@ -1,9 +1,15 @@
 //! `martian-zero analysis` (docs/protocol.md, "Analysis engine"): one query,
 //! ten at once, malformed lines between queries, an illegal move, a bad
 //! position, a finished position, the best move against `engine`'s, and the
-//! documentation's Python client.
+//! documentation's Python client; the actions (`query_version`,
+//! `query_models`, `clear_cache`, `terminate`, `terminate_all`, an unknown
+//! one), `reportDuringSearchEvery`, `analyzeTurns` and the node cap.
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -296,4 +302,312 @@ fn queries_are_read_as_json_clients_write_them() {
     assert_eq!(m["\"fraction\""]["field"], "maxVisits", "{}", m["\"fraction\""]);
     assert!(m["\"bytes\""]["error"].as_str().unwrap().contains("not UTF-8"), "{}", m["\"bytes\""]);
     assert!(m["17"]["error"].as_str().unwrap().contains("longer than"), "{}", m["17"]);
+}
+
+/// An `analysis` process driven line by line (for the actions that act on
+/// searches under way): queries written as they are needed, answers read as
+/// they come.
+struct Live {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    answers: Receiver<Value>,
+}
+
+impl Live {
+    /// Starts `analysis args` (without a network unless `args` names one).
+    fn start(args: &[&str]) -> Live {
+        let mut full = vec!["analysis"];
+        full.extend_from_slice(args);
+        if !args.contains(&"--model") {
+            full.extend_from_slice(&["--model", "none"]);
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_martian-zero"))
+            .args(&full)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("analysis starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, answers) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v =
+                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("an answer that is not JSON ({e}): {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Live { child, stdin, answers }
+    }
+
+    /// Writes one line.
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").and_then(|()| stdin.flush()).expect("write to analysis");
+    }
+
+    /// The next answer (within two minutes: the machine may be loaded).
+    fn next(&self) -> Value {
+        self.answers.recv_timeout(Duration::from_secs(120)).expect("an answer in time (and no exit)")
+    }
+
+    /// Closes stdin and returns the answers still to come, after a clean exit.
+    fn finish(mut self) -> Vec<Value> {
+        drop(self.stdin.take());
+        let rest: Vec<Value> = self.answers.iter().collect();
+        assert!(self.child.wait().expect("wait").success(), "analysis exits cleanly");
+        rest
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        // A failed test must not leave a search running.
+        if self.stdin.is_some() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `query_version` (the crate's version and the commit built), `query_models`
+/// (none here; the network's path and game with `--model`), `clear_cache`
+/// (echoed) and the errors: an unknown action and a `terminate` without its
+/// `terminateId`, each naming its field. Every answer echoes the action's
+/// fields, as KataGo's analysis engine does.
+#[test]
+fn actions_answer_as_katagos_analysis_engine() {
+    let input = [
+        "{\"id\":\"v\",\"action\":\"query_version\"}",
+        "{\"id\":\"m\",\"action\":\"query_models\"}",
+        "{\"id\":\"c\",\"action\":\"clear_cache\"}",
+        "{\"id\":\"x\",\"action\":\"fly\"}",
+        "{\"id\":\"y\",\"action\":3}",
+        "{\"id\":\"t\",\"action\":\"terminate\"}",
+        "{\"id\":\"n\",\"action\":\"terminate\",\"terminateId\":\"nothing\",\"turnNumbers\":[1,2]}",
+        "{\"id\":\"b\",\"action\":\"terminate_all\",\"turnNumbers\":\"all\"}",
+        "{\"id\":\"q\",\"maxVisits\":8}",
+    ]
+    .join("\n")
+        + "\n";
+    let m = by_id(&analyse(&["--game", "martian-chess"], &input));
+    let v = &m["\"v\""];
+    assert_eq!((v["action"].as_str(), v["version"].as_str()), (Some("query_version"), Some(env!("CARGO_PKG_VERSION"))));
+    assert!(!v["git_hash"].as_str().unwrap().is_empty(), "{v}");
+    assert_eq!(m["\"m\""]["models"], serde_json::json!([]), "no network: {}", m["\"m\""]);
+    assert_eq!(m["\"c\""], serde_json::json!({"id": "c", "action": "clear_cache"}));
+    for (id, field) in [("x", "action"), ("y", "action"), ("t", "terminateId"), ("b", "turnNumbers")] {
+        let a = &m[&format!("\"{id}\"")];
+        assert!(a.get("error").is_some(), "{a}");
+        assert_eq!(a["field"], field, "{a}");
+    }
+    assert!(m["\"x\""]["error"].as_str().unwrap().contains("query_version"), "the actions are listed: {}", m["\"x\""]);
+    assert_eq!(m["\"n\""]["terminateId"], "nothing", "a terminate of nothing is answered: {}", m["\"n\""]);
+    check_search_answer(&m["\"q\""], 8);
+
+    // With a network: its file, game and rules.
+    use martian_rules::martian::MartianChess;
+    let dir = tempfile::tempdir().unwrap();
+    let weights = crate::common::tiny_checkpoint::<MartianChess>(dir.path(), 5);
+    let w = weights.to_str().unwrap();
+    let a = analyse(&["--model", w, "--device", "cpu"], "{\"id\":1,\"action\":\"query_models\"}\n");
+    let model = &a[0]["models"][0];
+    assert_eq!(model["name"], w, "{}", a[0]);
+    assert_eq!(model["game"], "martian-chess", "{}", a[0]);
+    assert!(model["rules"].is_object(), "{}", a[0]);
+}
+
+/// `reportDuringSearchEvery`: answers with `isDuringSearch: true` while the
+/// search runs (the final answer's shape, visits growing), then one final
+/// answer with `false`, the last.
+#[test]
+fn reports_come_during_the_search_then_the_final_answer() {
+    // A search of 600 ms (the movetime; the visit limit is not reached)
+    // reported every 50 ms: at least two reports however loaded the machine.
+    let q =
+        "{\"id\":\"r\",\"maxVisits\":4294967295,\"movetime\":600,\"reportDuringSearchEvery\":0.05,\"maxMoves\":2}\n";
+    let answers = analyse(&["--game", "martian-chess"], q);
+    let (last, during) = answers.split_last().expect("answers");
+    assert!(during.len() >= 2, "{} reports during the search", during.len());
+    let mut visits = 0;
+    for a in during {
+        assert_eq!((a["id"].as_str(), a["isDuringSearch"].as_bool()), (Some("r"), Some(true)), "{a}");
+        assert!(a["bestMove"].is_string() && !a["moveInfos"].as_array().unwrap().is_empty(), "{a}");
+        let n = a["rootInfo"]["visits"].as_u64().unwrap();
+        assert!(n >= visits, "visits grow: {a}");
+        visits = n;
+    }
+    assert_eq!(last["isDuringSearch"], false, "{last}");
+    let n = last["rootInfo"]["visits"].as_u64().unwrap();
+    assert!(n >= visits, "{last}");
+    check_search_answer(last, n);
+    // Bad intervals name the field.
+    let bad = by_id(&analyse(
+        &["--game", "martian-chess"],
+        "{\"id\":1,\"reportDuringSearchEvery\":0}\n{\"id\":2,\"reportDuringSearchEvery\":\"often\"}\n\
+         {\"id\":3,\"reportDuringSearchEvery\":1,\"firstReportDuringSearchAfter\":-1}\n",
+    ));
+    assert_eq!(bad["1"]["field"], "reportDuringSearchEvery", "{}", bad["1"]);
+    assert_eq!(bad["2"]["field"], "reportDuringSearchEvery", "{}", bad["2"]);
+    assert_eq!(bad["3"]["field"], "firstReportDuringSearchAfter", "{}", bad["3"]);
+}
+
+/// `terminate` stops a search under way soon (its answer holds what it
+/// found) and a query still waiting for its turn (`noResults`); every turn
+/// it stops is answered before the terminate's own answer (the query
+/// echoed); the engine goes on with the next query.
+#[test]
+fn terminate_stops_a_running_and_a_waiting_query() {
+    let mut e = Live::start(&["--game", "martian-chess", "--max-in-flight", "1"]);
+    e.send("{\"id\":\"long\",\"maxVisits\":4294967295,\"reportDuringSearchEvery\":0.05}");
+    e.send("{\"id\":\"queued\",\"maxVisits\":4294967295}");
+    let report = e.next();
+    assert_eq!((report["id"].as_str(), report["isDuringSearch"].as_bool()), (Some("long"), Some(true)), "{report}");
+    let sent = Instant::now();
+    e.send("{\"id\":\"stop\",\"action\":\"terminate\",\"terminateId\":\"long\"}");
+    let mut a = e.next();
+    while a["isDuringSearch"] == true {
+        a = e.next();
+    }
+    let took = sent.elapsed();
+    assert_eq!((a["id"].as_str(), a["isDuringSearch"].as_bool()), (Some("long"), Some(false)), "{a}");
+    assert!(a.get("noResults").is_none(), "a search under way answers what it found: {a}");
+    let visits = a["rootInfo"]["visits"].as_u64().unwrap();
+    assert!(visits > 0 && visits < 4_294_967_295, "{a}");
+    check_search_answer(&a, visits);
+    // Well above the ~1 ms measured (docs/protocol.md): a loaded machine may stall a process.
+    assert!(took < Duration::from_secs(2), "terminate took {took:?}");
+    let ack = e.next();
+    assert_eq!(ack, serde_json::json!({"id": "stop", "action": "terminate", "terminateId": "long"}));
+    // The waiting query now searches; stopped before it has a result... or after
+    // its first round: either way one final answer, before the terminate's.
+    e.send("{\"id\":\"stop2\",\"action\":\"terminate\",\"terminateId\":\"queued\",\"turnNumbers\":[0]}");
+    let q = e.next();
+    assert_eq!((q["id"].as_str(), q["isDuringSearch"].as_bool()), (Some("queued"), Some(false)), "{q}");
+    assert_eq!(e.next()["id"], "stop2");
+    // A query waiting behind another is stopped with `noResults`.
+    e.send("{\"id\":\"first\",\"maxVisits\":4294967295}");
+    e.send("{\"id\":\"second\",\"maxVisits\":4294967295}");
+    e.send("{\"id\":\"stop3\",\"action\":\"terminate\",\"terminateId\":\"second\"}");
+    assert_eq!(
+        e.next(),
+        serde_json::json!({"id": "second", "turnNumber": 0, "isDuringSearch": false, "noResults": true})
+    );
+    assert_eq!(e.next()["id"], "stop3");
+    e.send("{\"id\":\"stop4\",\"action\":\"terminate\",\"terminateId\":\"first\"}");
+    assert_eq!(e.next()["id"], "first");
+    assert_eq!(e.next()["id"], "stop4");
+    e.send("{\"id\":\"after\",\"maxVisits\":8}");
+    let rest = e.finish();
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    check_search_answer(&rest[0], 8);
+}
+
+/// `terminate_all` stops every query, searching or waiting, each answered
+/// once, then itself.
+#[test]
+fn terminate_all_stops_every_query() {
+    let mut e = Live::start(&["--game", "jetan", "--max-in-flight", "2"]);
+    for id in 0..4 {
+        e.send(&format!("{{\"id\":{id},\"maxVisits\":4294967295,\"reportDuringSearchEvery\":0.05}}"));
+    }
+    // Both searches under way have reported.
+    let mut reported = std::collections::BTreeSet::new();
+    while reported.len() < 2 {
+        let a = e.next();
+        assert_eq!(a["isDuringSearch"], true, "{a}");
+        reported.insert(a["id"].as_u64().unwrap());
+    }
+    e.send("{\"id\":\"all\",\"action\":\"terminate_all\"}");
+    let mut finals = BTreeMap::new();
+    loop {
+        let a = e.next();
+        if a["id"] == "all" {
+            assert_eq!(a["action"], "terminate_all");
+            break;
+        }
+        if a["isDuringSearch"] == false {
+            assert!(finals.insert(a["id"].as_u64().unwrap(), a).is_none(), "one final answer each");
+        }
+    }
+    assert_eq!(finals.keys().copied().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    for (id, a) in &finals {
+        if reported.contains(id) {
+            assert!(a["rootInfo"]["visits"].as_u64().unwrap() > 0, "{a}");
+        } else {
+            assert_eq!(a["noResults"], true, "{a}");
+        }
+    }
+    assert!(e.finish().is_empty());
+}
+
+/// `analyzeTurns` over a 20-ply game: one answer per turn, each with its
+/// `turnNumber` (0 = the start, k = after `moves[k - 1]`), the same search
+/// as a query of that position alone; turns out of range name the field.
+#[test]
+fn analyze_turns_answers_each_turn() {
+    use martian_rules::jetan::Jetan;
+    use martian_rules::GameState;
+    let mut s = Jetan::new_game(&Default::default()).unwrap();
+    let mut moves = Vec::new();
+    let mut legal = Vec::new();
+    let mut movers = Vec::new();
+    for ply in 0..20 {
+        movers.push(s.mover_name());
+        s.legal_moves(&mut legal);
+        let mv = legal[ply * 7 % legal.len()];
+        moves.push(s.move_to_string(mv));
+        s.play(mv).unwrap();
+        assert!(s.outcome().is_none());
+    }
+    movers.push(s.mover_name());
+    let list = serde_json::to_string(&moves).unwrap();
+    let turns: Vec<u64> = (0..=20).collect();
+    let q = format!("{{\"id\":\"game\",\"moves\":{list},\"maxVisits\":12,\"analyzeTurns\":{turns:?}}}\n");
+    let answers = analyse(&["--game", "jetan", "--max-in-flight", "4"], &q);
+    assert_eq!(answers.len(), 21, "{answers:?}");
+    let mut seen: Vec<u64> = answers.iter().map(|a| a["turnNumber"].as_u64().unwrap()).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, turns);
+    for a in &answers {
+        assert_eq!(a["id"], "game");
+        check_search_answer(a, 12);
+        let turn = a["turnNumber"].as_u64().unwrap() as usize;
+        assert_eq!(a["rootInfo"]["currentPlayer"], movers[turn], "{a}");
+    }
+    for turn in [0usize, 7, 20] {
+        let alone = serde_json::to_string(&moves[..turn]).unwrap();
+        let one = analyse(&["--game", "jetan"], &format!("{{\"id\":1,\"moves\":{alone},\"maxVisits\":12}}\n"));
+        let same = answers.iter().find(|a| a["turnNumber"] == turn as u64).unwrap();
+        assert_eq!(one[0]["turnNumber"], turn as u64, "without analyzeTurns: the last turn");
+        assert_eq!(one[0]["moveInfos"], same["moveInfos"], "turn {turn}");
+    }
+    let bad = by_id(&analyse(
+        &["--game", "jetan"],
+        &format!(
+            "{{\"id\":1,\"moves\":{list},\"analyzeTurns\":[3,21]}}\n{{\"id\":2,\"analyzeTurns\":[]}}\n\
+                  {{\"id\":3,\"analyzeTurns\":[-1]}}\n"
+        ),
+    ));
+    for id in ["1", "2", "3"] {
+        assert_eq!(bad[id]["field"], "analyzeTurns", "{}", bad[id]);
+    }
+}
+
+/// A query with no limit but visits of 2^32 - 1 ends at `--max-nodes`
+/// (the tree's node count) instead of growing until the engine is killed.
+#[test]
+fn a_huge_visit_limit_stops_at_the_node_cap() {
+    let a =
+        analyse(&["--game", "martian-chess", "--max-nodes", "3000"], "{\"id\":\"huge\",\"maxVisits\":4294967295}\n");
+    assert_eq!(a.len(), 1, "{a:?}");
+    let visits = a[0]["rootInfo"]["visits"].as_u64().unwrap();
+    assert!(visits > 0 && visits < 3000, "{}", a[0]);
+    check_search_answer(&a[0], visits);
+    let o = mz_stdin(&["analysis", "--game", "martian-chess", "--model", "none", "--max-nodes", "999"], "");
+    assert!(!o.status.success() && err(&o).contains("max-nodes"), "{}", err(&o));
 }
