@@ -95,12 +95,13 @@ pub fn selfplay_games<G: martian_search::AbGame>(
     let params = PlayParams { start: &start, game_ids: &ids, seed: cfg.seed, model_name };
     let pb = progress(ids.len() as u64, "self-play");
     let mut io_err: Option<anyhow::Error> = None;
+    let mut label_points: Vec<(i32, f32)> = Vec::new();
     let mut on_game = |mut g: FinishedGame, st: &SelfplayStats| -> Result<(), String> {
         pb.inc(1);
         if done.contains(&g.record.game_id) {
             return Ok(());
         }
-        martian_selfplay::label_game::<G>(&mut g, rules, &label)?;
+        label_points.extend(martian_selfplay::label_game::<G>(&mut g, rules, &label)?);
         let samples: Vec<(u64, &martian_selfplay::Sample)> = g.samples.iter().map(|s| (g.record.game_id, s)).collect();
         let data = pack_samples(&samples, G::INPUT_SHAPE, G::NUM_ACTIONS);
         let sg = SpooledGame { data, record: g.record };
@@ -137,6 +138,17 @@ pub fn selfplay_games<G: martian_search::AbGame>(
     let stats = stats.map_err(|e| anyhow!("self-play: {e}"))?;
     spool::merge(out, &mut pending, &mut seq)?;
     pb.finish_and_clear();
+    if label.depth > 0 {
+        let fit = martian_selfplay::fit_score_scale(&label_points)
+            .map_or_else(|| "no fit (too few points, or no decisive result)".to_string(), |s| format!("{s:.0}"));
+        eprintln!(
+            "self-play labels: {} positions by alphabeta:depth={}; label_score_scale fitted to their results: {fit} \
+             (the config's: {})",
+            label_points.len(),
+            label.depth,
+            label.score_scale
+        );
+    }
     Ok(stats)
 }
 

@@ -19,7 +19,7 @@ pub use config::{PolicyTarget, SelfplayConfig};
 pub use driver::{
     play_games, set_end_targets, surprise_weights, FinishedGame, PlayParams, Sample, SelfplayStats, TargetStats,
 };
-pub use label::{label_game, LabelParams};
+pub use label::{fit_score_scale, label_game, LabelParams};
 pub use overlap::play_games_on_devices;
 pub use record::{winner_name, Contempt, GameRecord};
 pub use shard::{

@@ -40,7 +40,8 @@ fn samples_get_the_alpha_beta_move_and_score() {
     let rules = rules();
     for original in games(&rules, 2) {
         let mut g = original.clone();
-        label_game::<Jetan>(&mut g, &rules, &PARAMS).unwrap();
+        let points = label_game::<Jetan>(&mut g, &rules, &PARAMS).unwrap();
+        assert_eq!(points.len(), g.samples.len());
         assert_eq!(g.record.label_scores.len(), g.samples.len());
         let mut pos = Jetan::from_position(&g.record.start, &rules).unwrap();
         let mut moves = g.record.moves.iter();

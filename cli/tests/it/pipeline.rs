@@ -492,3 +492,75 @@ fn selfplay_rules_apply_to_self_play_games_only() {
     assert!(!plies.is_empty() && plies.iter().all(|&p| p <= 30), "{plies:?}");
     assert!(plies.iter().any(|&p| p > 12), "the gate plays [rules], not [selfplay_rules]: {plies:?}");
 }
+
+#[test]
+fn a_curriculum_of_rules_and_labels_from_a_deeper_search() {
+    use martian_rules::jetan::{Jetan, JetanRules};
+    use martian_rules::GameState;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cur.toml");
+    let text = edited(
+        &micro(Size::Pipeline, "jetan", 3),
+        &[
+            ("pipeline.generations", "2"),
+            ("pipeline.selfplay_rules_generations", "1"),
+            ("evaluate.ladder_every", "0"),
+            ("evaluate.pairs", "1"),
+            ("rules.max_plies", "30"),
+            ("selfplay_rules.max_plies", "12"),
+            ("selfplay.label_depth", "1"),
+            ("selfplay.label_policy_weight", "1.0"),
+            ("selfplay.full_search_prob", "1.0"),
+        ],
+        &[],
+    );
+    std::fs::write(&cfg, &text).unwrap();
+    let run = dir.path().join("run");
+    let o = mz(&["pipeline", "--config", cfg.to_str().unwrap(), "--run-dir", run.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("self-play labels:") && stderr.contains("alphabeta:depth=1"), "{stderr}");
+    let (first, later) = (JetanRules { max_plies: 12, ..Default::default() }, JetanRules { max_plies: 30, ..Default::default() });
+    let mut per_gen = [0, 0];
+    let mut checked = None;
+    for e in std::fs::read_dir(run.join("games")).unwrap() {
+        let path = e.unwrap().path();
+        let g = if path.file_name().unwrap().to_str().unwrap().starts_with("gen0001") { 0 } else { 1 };
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let rec = martian_selfplay::GameRecord::from_json_line(line).unwrap();
+            // Generation 1 under [selfplay_rules], generation 2 under [rules].
+            let want = if g == 0 { first } else { later };
+            assert_eq!(rec.recorded_rules::<Jetan>().unwrap(), Some(want), "{}", path.display());
+            // Every sample labelled: one score per sample.
+            assert_eq!(rec.label_scores.len(), rec.samples as usize, "game {}", rec.game_id);
+            per_gen[g] += 1;
+            if g == 0 && checked.is_none() {
+                checked = Some((rec.game_id, rec.start.clone(), rec.label_scores[0]));
+            }
+        }
+    }
+    // With label_policy_weight = 1 the policy target of a game's first
+    // position is the depth-1 alpha-beta's move alone, its score the record's.
+    let (id, start, score) = checked.unwrap();
+    let start = Jetan::from_position(&start, &first).unwrap();
+    let mut ab = martian_search::AlphaBeta::<Jetan>::new(martian_search::AlphaBetaConfig { tt_mib: 1, ..Default::default() });
+    let r = ab.search(&start, &martian_search::Limits::depth(1));
+    assert_eq!(score, r.score);
+    let best = start.action_index(r.best_move.unwrap());
+    let mut found = false;
+    for e in std::fs::read_dir(run.join("shards")).unwrap() {
+        let p = e.unwrap().path();
+        if !p.file_name().unwrap().to_str().unwrap().starts_with("gen0001") {
+            continue;
+        }
+        let d = martian_selfplay::read_shard(&p, Jetan::INPUT_SHAPE, Jetan::NUM_ACTIONS).unwrap();
+        for i in 0..d.len() {
+            if d.game_id[i] as u64 == id && d.ply[i] == 0 {
+                assert_eq!(d.policy[[i, best]], 1.0, "the alpha-beta's move is the whole target");
+                found = true;
+            }
+        }
+    }
+    assert!(found, "game {id}'s first position is in a shard");
+    assert!(per_gen[0] > 0 && per_gen[1] > 0, "{per_gen:?}");
+}
