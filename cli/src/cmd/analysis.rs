@@ -9,9 +9,10 @@
 //! ([`martian_search::search_together`]), so ten queries at once share the
 //! network's batches as KataGo's do. A search with the same position, visits
 //! and `--batch` builds the same tree as `engine`'s `go visits N`, so both
-//! play the same move. A line that is not a query (not JSON, an unknown
-//! field, an illegal move, a position that does not parse) gets an error
-//! answer, with the query's `id` when it could be read, and the engine goes on.
+//! play the same move. A line that is not a query (not JSON, an illegal
+//! move, a position that does not parse) gets an error answer, with the
+//! query's `id` when it could be read, and the engine goes on; an unknown
+//! field gets a warning and the query is analysed without it.
 //!
 //! Besides queries, a line may be an **action** (KataGo's special action
 //! queries): `query_version`, `query_models`, `clear_cache`, `terminate` and
