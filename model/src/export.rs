@@ -650,3 +650,48 @@ pub fn load_bundle<G: GameState>(dir: &Path, device: Device) -> Result<(Checkpoi
     };
     Ok((Checkpoint { vs, net, meta }, d))
 }
+
+/// Loads the bundle in `dir` for game `G` as [`Checkpoint::load_with`] loads
+/// a checkpoint, so that a bundle is a model wherever a checkpoint is: its
+/// rules must equal `rules`, the architecture rule `model` applies
+/// ([`ConfigModel`]; the notice for a [`ConfigModel::Default`] config that
+/// differs is returned), and the value head must fit the players of `rules`.
+///
+/// # Errors
+/// Those of [`load_bundle`]; [`ModelError::Mismatch`] naming every differing
+/// rules switch and, with [`ConfigModel::Fixed`], every differing
+/// architecture field.
+pub fn load_bundle_with<G: GameState>(
+    dir: &Path,
+    rules: &G::Rules,
+    model: crate::checkpoint::ConfigModel<'_>,
+    device: Device,
+) -> Result<(Checkpoint, ModelDescription, Option<String>), ModelError> {
+    use crate::checkpoint::{architecture_notice, model_differences, ConfigModel};
+    let (ck, d) = load_bundle::<G>(dir, device)?;
+    let mut diffs = Vec::new();
+    let want = serde_json::to_value(rules).map_err(|e| ModelError::Config(e.to_string()))?;
+    let r = martian_rules::value_differences(&ck.meta.rules, &want);
+    if !r.is_empty() {
+        diffs.push(martian_rules::describe_differences("rules", ("bundle", "config"), &r));
+    }
+    if let ConfigModel::Fixed(m) = model {
+        let a = model_differences(&ck.meta.model, m);
+        if !a.is_empty() {
+            diffs.push(martian_rules::describe_differences("[model] fields", ("bundle", "config"), &a));
+        }
+    }
+    if let Ok(g) = G::new_game(rules) {
+        if let Err(message) = ck.meta.model.validate_for_players::<G>(g.num_players()) {
+            diffs.push(message);
+        }
+    }
+    if !diffs.is_empty() {
+        return Err(ModelError::Mismatch { path: dir.display().to_string(), differences: diffs.join("; ") });
+    }
+    let notice = match model {
+        ConfigModel::Default(m) => architecture_notice(dir, &ck.meta.model, m),
+        _ => None,
+    };
+    Ok((ck, d, notice))
+}

@@ -17,27 +17,114 @@
 //! (every missing, unexpected or mis-shaped tensor is named) and the rules
 //! (every differing switch is named); see `martian_model::checkpoint`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use martian_model::{Checkpoint, ConfigModel};
 use martian_rules::GameState;
 use tch::Device;
 
-/// Loads the checkpoint at `path` for game `G` under `rules` and the
-/// architecture rule `model`, printing the architecture notice if there is one.
+/// What a model path names once resolved ([`resolve_source`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelSource {
+    /// A checkpoint `.safetensors` file with its `.json` sidecar.
+    Checkpoint(PathBuf),
+    /// An exported bundle directory (`model.json` + `model.safetensors`,
+    /// `docs/model-format.md`).
+    Bundle(PathBuf),
+}
+
+impl ModelSource {
+    /// The checkpoint file or the bundle directory.
+    pub fn path(&self) -> &Path {
+        match self {
+            ModelSource::Checkpoint(p) | ModelSource::Bundle(p) => p,
+        }
+    }
+}
+
+/// Whether `dir/model.json` is a bundle's description (its `format` is the
+/// bundle format's), rather than the sidecar of a checkpoint that happens to
+/// be named `model.safetensors`.
+fn is_bundle_dir(dir: &Path) -> bool {
+    use martian_model::export::{DESCRIPTION_FILE, MODEL_FORMAT};
+    let Ok(text) = std::fs::read_to_string(dir.join(DESCRIPTION_FILE)) else {
+        return false;
+    };
+    serde_json::from_str::<serde_json::Value>(&text)
+        .is_ok_and(|v| v.get("format").and_then(|f| f.as_str()) == Some(MODEL_FORMAT))
+}
+
+/// Where the network of `path` is: a checkpoint `.safetensors` file (with its
+/// `.json` sidecar), an exported bundle directory (with `model.json`; its
+/// `model.safetensors` or `model.json` named directly is the bundle too), or
+/// a run directory (its promoted checkpoint, named by `R/best`).
 ///
 /// # Errors
-/// Unreadable or inconsistent checkpoint, other game or rules (naming each
-/// differing switch), or, with [`ConfigModel::Fixed`], another architecture
-/// (naming each differing field).
+/// A missing path, a directory that is neither a bundle nor a run directory,
+/// or a run directory without a promoted checkpoint; each names the path.
+pub fn resolve_source(path: &Path) -> Result<ModelSource> {
+    use martian_model::export::{DESCRIPTION_FILE, WEIGHTS_FILE};
+    if !path.exists() {
+        anyhow::bail!(
+            "model {} does not exist (expected a checkpoint .safetensors, a bundle directory or a run directory)",
+            path.display()
+        );
+    }
+    if !path.is_dir() {
+        let name = path.file_name().and_then(|n| n.to_str());
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if matches!(name, Some(WEIGHTS_FILE | DESCRIPTION_FILE)) && is_bundle_dir(dir) {
+            return Ok(ModelSource::Bundle(dir.to_path_buf()));
+        }
+        return Ok(ModelSource::Checkpoint(path.to_path_buf()));
+    }
+    if path.join(DESCRIPTION_FILE).exists() {
+        return Ok(ModelSource::Bundle(path.to_path_buf()));
+    }
+    if !path.join(crate::layout::MODELS).is_dir() {
+        anyhow::bail!(
+            "{} is a directory but neither a model bundle (no {DESCRIPTION_FILE}) nor a run directory (no models/)",
+            path.display()
+        );
+    }
+    let run = crate::rundir::RunDir::existing(path)?;
+    Ok(ModelSource::Checkpoint(run.best().ok_or_else(|| run.no_best_error())?))
+}
+
+/// The path [`resolve_source`] resolves `path` to: the checkpoint file or the
+/// bundle directory.
+///
+/// # Errors
+/// Those of [`resolve_source`].
+pub fn resolve_model(path: &Path) -> Result<PathBuf> {
+    Ok(resolve_source(path)?.path().to_path_buf())
+}
+
+/// Loads the model at `path` for game `G` under `rules` and the architecture
+/// rule `model`, printing the architecture notice if there is one: the one
+/// loader of every command. `path` is a checkpoint, a bundle or a run
+/// directory ([`resolve_source`]); a path that does not exist is reported as
+/// a missing checkpoint.
+///
+/// # Errors
+/// Unreadable or inconsistent checkpoint or bundle, other game or rules
+/// (naming each differing switch), or, with [`ConfigModel::Fixed`], another
+/// architecture (naming each differing field).
 pub fn load_checkpoint<G: GameState>(
     path: &Path,
     rules: &G::Rules,
     model: ConfigModel<'_>,
     device: Device,
 ) -> Result<Checkpoint> {
-    let (ck, notice) = Checkpoint::load_with::<G>(path, rules, model, device)?;
+    let source = if path.exists() { resolve_source(path)? } else { ModelSource::Checkpoint(path.to_path_buf()) };
+    let (ck, notice) = match &source {
+        ModelSource::Checkpoint(p) => Checkpoint::load_with::<G>(p, rules, model, device)?,
+        ModelSource::Bundle(d) => {
+            let (ck, _, notice) = martian_model::export::load_bundle_with::<G>(d, rules, model, device)?;
+            (ck, notice)
+        }
+    };
     if let Some(n) = notice {
         eprintln!("notice: {n}");
     }
@@ -55,61 +142,44 @@ pub struct LoadedModel {
     /// checkpoint's sidecar or the bundle's `model.json`.
     pub rules: serde_json::Value,
     /// What was loaded: the checkpoint file or the bundle directory.
-    pub source: std::path::PathBuf,
+    pub source: PathBuf,
 }
 
-/// Where the network of `path` is: a checkpoint `.safetensors` file (with its
-/// `.json` sidecar), an exported bundle directory (with `model.json`), or a
-/// run directory (its promoted checkpoint, named by `R/best`).
+/// The game and rules (as JSON) that the model at `source` declares: the
+/// checkpoint's sidecar or the bundle's `model.json`.
 ///
 /// # Errors
-/// A missing path, a directory that is neither a bundle nor a run directory,
-/// or a run directory without a promoted checkpoint; each names the path.
-pub fn resolve_model(path: &Path) -> Result<std::path::PathBuf> {
-    use martian_model::export::DESCRIPTION_FILE;
-    if !path.exists() {
-        anyhow::bail!(
-            "model {} does not exist (expected a checkpoint .safetensors, a bundle directory or a run directory)",
-            path.display()
-        );
-    }
-    if !path.is_dir() || path.join(DESCRIPTION_FILE).exists() {
-        return Ok(path.to_path_buf());
-    }
-    if !path.join(crate::layout::MODELS).is_dir() {
-        anyhow::bail!(
-            "{} is a directory but neither a model bundle (no {DESCRIPTION_FILE}) nor a run directory (no models/)",
-            path.display()
-        );
-    }
-    let run = crate::rundir::RunDir::existing(path)?;
-    run.best().ok_or_else(|| run.no_best_error())
+/// An unreadable or unparsable sidecar or description.
+pub fn declared_rules(source: &ModelSource) -> Result<(martian_rules::GameKind, serde_json::Value)> {
+    Ok(match source {
+        ModelSource::Checkpoint(p) => {
+            let meta = Checkpoint::read_meta(p)?;
+            (meta.game, meta.rules)
+        }
+        ModelSource::Bundle(d) => {
+            let desc = martian_model::export::read_description(d)?;
+            (desc.game, desc.rules)
+        }
+    })
 }
 
-/// Loads the network at `path` (see [`resolve_model`]) on `device` under the
-/// rules it declares, with its own architecture.
+/// Loads the network at `path` (see [`resolve_source`]) on `device` under the
+/// rules it declares, with its own architecture, through [`load_checkpoint`].
 ///
 /// # Errors
-/// Those of [`resolve_model`], unreadable or inconsistent files, or rules that
+/// Those of [`resolve_source`], unreadable or inconsistent files, or rules that
 /// are not valid rules of the declared game.
 pub fn load_model(path: &Path, device: Device) -> Result<LoadedModel> {
     use anyhow::Context;
-    use martian_model::export::{load_bundle, read_description};
-    let source = resolve_model(path)?;
-    if source.is_dir() {
-        let d = read_description(&source)?;
-        let (ck, d) = crate::with_game!(d.game, G => load_bundle::<G>(&source, device)?);
-        return Ok(LoadedModel { game: d.game, ck, rules: d.rules, source });
-    }
-    let meta = Checkpoint::read_meta(&source)?;
-    let ck = crate::with_game!(meta.game, G => {
-        let rules: <G as GameState>::Rules = serde_json::from_value(meta.rules.clone())
-            .with_context(|| {
-                format!("the rules in {}'s sidecar are not valid rules of its game, {}", source.display(), G::KIND)
-            })?;
-        load_checkpoint::<G>(&source, &rules, ConfigModel::Absent, device)?
+    let source = resolve_source(path)?;
+    let (game, rules) = declared_rules(&source)?;
+    let at = source.path();
+    let ck = crate::with_game!(game, G => {
+        let r: <G as GameState>::Rules = serde_json::from_value(rules.clone())
+            .with_context(|| format!("the rules of {} are not valid rules of its game, {}", at.display(), G::KIND))?;
+        load_checkpoint::<G>(at, &r, ConfigModel::Absent, device)?
     });
-    Ok(LoadedModel { game: meta.game, ck, rules: meta.rules, source })
+    Ok(LoadedModel { game, ck, rules, source: at.to_path_buf() })
 }
 
 /// The `--model` value that asks for no network (uniform priors, value 0)

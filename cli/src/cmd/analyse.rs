@@ -2,9 +2,10 @@
 //!
 //! * `--engine alphabeta`: each iteration's depth, score, nodes and principal
 //!   variation, then `bestmove`;
-//! * `--engine mcts` (with `--model`, or uniform priors without): the root
-//!   value, the top moves with their visits, priors and values, the principal
-//!   variation, then `bestmove`.
+//! * `--engine mcts` (the default unless an alpha-beta limit is given; with
+//!   `--model`, else the game's bundled network, as `play` and `engine` use
+//!   it; `--model none`: uniform priors): the root value, the top moves with
+//!   their visits, priors and values, the principal variation, then `bestmove`.
 //!
 //! Scores are in the units of the engine protocol ([`martian_search::Score`]). With
 //! `--model`, the position is read and searched under the network's rules.
@@ -29,12 +30,14 @@ pub struct Args {
     /// Position string (default: the initial position).
     #[arg(long)]
     position: Option<String>,
-    /// Engine: `alphabeta` or `mcts` (default: mcts with --model, else alphabeta).
+    /// Engine: `alphabeta` or `mcts` (default: alphabeta when --depth,
+    /// --movetime, --nodes or --tt-mib is given, else mcts).
     #[arg(long)]
     engine: Option<String>,
     /// Network for `--engine mcts`: a checkpoint `.safetensors`, an exported
     /// bundle directory or a run directory (its promoted checkpoint); its rules
-    /// are used.
+    /// are used. Default: the game's bundled network (`models/README.md`);
+    /// `none`: no network (uniform priors).
     #[arg(long)]
     model: Option<PathBuf>,
     /// Device for the network (with --model): auto, cpu, cuda, cuda:N.
@@ -69,7 +72,11 @@ pub struct Args {
 
 /// Runs `analyse`.
 pub fn run(a: Args) -> Result<()> {
-    let engine = a.engine.clone().unwrap_or_else(|| if a.model.is_some() { "mcts" } else { "alphabeta" }.into());
+    // Alpha-beta's limits without --engine ask for alpha-beta; otherwise the
+    // network's search, as `play` and `engine --game` default to.
+    let ab_flags = a.depth.is_some() || a.movetime.is_some() || a.nodes.is_some() || a.tt_mib.is_some();
+    let engine =
+        a.engine.clone().unwrap_or_else(|| if ab_flags && a.model.is_none() { "alphabeta" } else { "mcts" }.into());
     let kind = match engine.as_str() {
         "mcts" => {
             if a.depth.is_some() || a.movetime.is_some() || a.nodes.is_some() || a.tt_mib.is_some() {
@@ -96,7 +103,8 @@ pub fn run(a: Args) -> Result<()> {
         }
         e => bail!("unknown engine {e:?}: analyse supports alphabeta and mcts"),
     };
-    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game, false)?;
+    let mcts = matches!(kind, EngineKind::Mcts { .. });
+    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game, mcts)?;
     with_game!(game, G => run_game::<G>(&a, kind, model.as_ref(), device))
 }
 

@@ -22,8 +22,10 @@ pub struct Args {
     /// Run configuration (TOML): game, rules, `[search]` and `[evaluate]`.
     #[arg(long)]
     config: PathBuf,
-    /// Player A: checkpoint path, `mcts:model=PATH,visits=N,movetime=MS` (either limit, or both:
-    /// whichever comes first; `level=L` instead of visits: a strength level), `uniform`,
+    /// Player A: a model (checkpoint, bundle directory or run directory),
+    /// `mcts:model=PATH,visits=N,movetime=MS` (either limit, or both: whichever comes first;
+    /// `level=L` instead of visits: a strength level, with the game's bundled network unless
+    /// `model=` is given; `model=none`: no network), `uniform`,
     /// `mcts:static=SCALE` (the alpha-beta evaluation as the value; `static_policy=T`: and
     /// one-ply priors), `random`, `greedy`, or `alphabeta:depth=N` / `alphabeta:movetime=MS` /
     /// `alphabeta:nodes=N`.
@@ -146,7 +148,8 @@ pub fn run(a: Args) -> Result<()> {
 
 /// The run directory holding `checkpoint` (`R/models/x.safetensors`), if any.
 fn run_dir_of(checkpoint: Option<&Path>) -> Option<PathBuf> {
-    let models = checkpoint?.parent()?;
+    // A bundle directory is no checkpoint of a run, even in a folder named models/.
+    let models = checkpoint.filter(|c| c.is_file())?.parent()?;
     if models.file_name()? != martian_run::layout::MODELS {
         return None;
     }
@@ -158,44 +161,53 @@ fn stem(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
 }
 
-/// A player whose checkpoint is a run directory plays that run's promoted
-/// checkpoint (`R/best`), as `play`, `analyse` and `engine` do.
+/// The player of spec `s` in a game of `game`, its model resolved as every
+/// command resolves one ([`martian_run::checkpoints::resolve_model`]): a
+/// checkpoint, an exported bundle directory, or a run directory (its promoted
+/// checkpoint, `R/best`). `model=none` is no network. A strength level
+/// without a model plays with the game's bundled network, as `play --level`
+/// does (`docs/levels.md` measured the levels with it), said on stderr.
 ///
 /// # Errors
-/// A directory that is not a run directory (an exported bundle is for
-/// frontends: give its run's checkpoint), or a run without a promoted checkpoint.
-fn with_run_best(s: PlayerSpec) -> Result<PlayerSpec> {
-    let resolve = |p: PathBuf| -> Result<PathBuf> {
-        if !p.is_dir() {
-            return Ok(p);
-        }
-        if !p.join(martian_run::layout::MODELS).is_dir() {
-            bail!(
-                "player {}: a directory that is not a run directory (no models/); evaluate takes a checkpoint \
-                 .safetensors or a run directory",
-                p.display()
-            );
-        }
-        martian_run::checkpoints::resolve_model(&p)
-    };
+/// A model path that is none of those, or a run without a promoted checkpoint.
+fn resolve_player(s: PlayerSpec, game: martian_rules::GameKind) -> Result<PlayerSpec> {
+    use martian_run::checkpoints::{bundled_model, resolve_model, NO_MODEL};
+    let resolve = |p: PathBuf| resolve_model(&p).with_context(|| format!("player {}", p.display()));
     Ok(match s {
         PlayerSpec::Net(p) => PlayerSpec::Net(resolve(p)?),
-        PlayerSpec::Mcts { model: Some(p), visits, movetime, level, statics, veto_depth } => {
-            PlayerSpec::Mcts { model: Some(resolve(p)?), visits, movetime, level, statics, veto_depth }
+        PlayerSpec::Mcts { model, visits, movetime, level, statics, veto_depth } => {
+            let model = match model {
+                Some(p) if p == Path::new(NO_MODEL) => None,
+                Some(p) => Some(resolve(p)?),
+                None if level.is_some() && statics.is_none() => {
+                    let found = bundled_model(game);
+                    let l = level.unwrap_or_default();
+                    match &found {
+                        Some(b) => eprintln!(
+                            "player mcts:level={l}: using the bundled model {} (model={NO_MODEL} plays without a network)",
+                            b.display()
+                        ),
+                        None => eprintln!("player mcts:level={l}: {game} has no bundled model; it plays without a network"),
+                    }
+                    found
+                }
+                None => None,
+            };
+            PlayerSpec::Mcts { model, visits, movetime, level, statics, veto_depth }
         }
         s => s,
     })
 }
 
 fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
-    let spec_a = with_run_best(PlayerSpec::parse(&a.a)?)?;
+    let spec_a = resolve_player(PlayerSpec::parse(&a.a)?, G::KIND)?;
     let b = a.b.as_deref().unwrap_or_default();
     let specs_b = match (a.ladder, a.gauntlet) {
         (true, _) => Vec::new(),
         (false, true) => PlayerSpec::parse_list(b)?,
         (false, false) => vec![PlayerSpec::parse(b)?],
     };
-    let specs_b = specs_b.into_iter().map(with_run_best).collect::<Result<Vec<_>>>()?;
+    let specs_b = specs_b.into_iter().map(|s| resolve_player(s, G::KIND)).collect::<Result<Vec<_>>>()?;
     if a.games % 2 == 1 {
         eprintln!(
             "note: --games {} rounded up to {}: games are played in pairs, each opening once with either colour",

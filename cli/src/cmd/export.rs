@@ -6,21 +6,21 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use martian_evaluate::MatchResult;
-use martian_model::export::{describe, export_bundle, EvalInfo, ONNX_FILE};
-use martian_model::{Checkpoint, ConfigModel};
+use martian_model::export::{describe, export_bundle, read_description, EvalInfo, ONNX_FILE};
+use martian_model::ConfigModel;
 use martian_rules::GameState;
 use martian_selfplay::names::{generation_prefix, parse_generation_prefix};
 
 use crate::with_game;
-use martian_run::checkpoints::load_checkpoint;
+use martian_run::checkpoints::{declared_rules, load_checkpoint, resolve_source, ModelSource};
 use martian_run::results::{FinalEval, GateRecord};
-use martian_run::rundir::RunDir;
 
 /// Arguments of `export`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Checkpoint to export (`.safetensors` with its `.json` sidecar), or a run
-    /// directory (exports its best checkpoint).
+    /// Model to export: a checkpoint (`.safetensors` with its `.json` sidecar),
+    /// a run directory (exports its best checkpoint), or an exported bundle
+    /// directory (re-exported with its provenance and evaluations).
     #[arg(long)]
     checkpoint: PathBuf,
     /// Output directory (created; existing bundle files are replaced).
@@ -31,22 +31,24 @@ pub struct Args {
 /// Runs `export`.
 pub fn run(a: Args) -> Result<()> {
     check_out(&a.out)?;
-    let weights = if a.checkpoint.is_dir() {
-        let run = RunDir::existing(&a.checkpoint)?;
-        run.best().ok_or_else(|| run.no_best_error())?
-    } else {
-        a.checkpoint.clone()
-    };
-    let meta = Checkpoint::read_meta(&weights)?;
-    with_game!(meta.game, G => export_game::<G>(&weights, &meta.rules, &a.out))
+    let source = resolve_source(&a.checkpoint)?;
+    let (game, rules) = declared_rules(&source)?;
+    with_game!(game, G => export_game::<G>(&source, &rules, &a.out))
 }
 
-fn export_game<G: GameState>(weights: &Path, rules: &serde_json::Value, out: &Path) -> Result<()> {
+fn export_game<G: GameState>(source: &ModelSource, rules: &serde_json::Value, out: &Path) -> Result<()> {
+    let at = source.path();
     let rules: G::Rules = serde_json::from_value(rules.clone())
-        .with_context(|| format!("the rules in {}'s sidecar are not valid {} rules", weights.display(), G::KIND))?;
-    let mut ck = load_checkpoint::<G>(weights, &rules, ConfigModel::Absent, tch::Device::Cpu)?;
-    let name = file_name(weights);
-    let evaluations = evaluations_of(weights);
+        .with_context(|| format!("the rules of {} are not valid {} rules", at.display(), G::KIND))?;
+    let mut ck = load_checkpoint::<G>(at, &rules, ConfigModel::Absent, tch::Device::Cpu)?;
+    // A bundle keeps the name of the checkpoint it was exported from, and its evaluations.
+    let (name, evaluations) = match source {
+        ModelSource::Checkpoint(weights) => (file_name(weights), evaluations_of(weights)),
+        ModelSource::Bundle(dir) => {
+            let d = read_description(dir)?;
+            (d.training.source_checkpoint, d.evaluations)
+        }
+    };
     let desc = describe::<G>(&ck.meta, &name, evaluations)?;
     let report = export_bundle::<G>(&mut ck, &desc, out)?;
     println!(

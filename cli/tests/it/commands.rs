@@ -184,7 +184,7 @@ fn flags_an_engine_does_not_use_are_refused() {
         (&["play", "--game", "jetan", "--device", "cpu"], "--model"),
         (&["analyse", "--game", "jetan", "--device", "cpu"], "--model"),
         (&["analyse", "--game", "jetan", "--engine", "alphabeta", "--visits", "5"], "--visits"),
-        (&["analyse", "--game", "jetan", "--top", "2"], "--top"),
+        (&["analyse", "--game", "jetan", "--depth", "3", "--top", "2"], "--top"),
         (&["analyse", "--game", "jetan", "--engine", "mcts", "--tt-mib", "8"], "--tt-mib"),
     ];
     for (args, needle) in cases {
