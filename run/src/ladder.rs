@@ -275,7 +275,10 @@ mod tests {
     #[test]
     fn ladder_defaults_and_schedule() {
         let e = crate::config::EvaluateConfig::default();
-        assert_eq!(e.ladder_specs(martian_rules::GameKind::Jetan), ["alphabeta:depth=1", "alphabeta:depth=2"]);
+        assert_eq!(
+            e.ladder_specs(martian_rules::GameKind::Jetan),
+            ["alphabeta:depth=1", "alphabeta:depth=2", "alphabeta:depth=3"]
+        );
         assert_eq!(e.ladder_specs(martian_rules::GameKind::MartianChess).len(), 3);
         let due_at: Vec<u32> = (1..=12).filter(|&g| due(&e, g, 12)).collect();
         assert_eq!(due_at, [5, 10, 12], "every 5 generations and the last");

@@ -155,6 +155,12 @@ fn jetan_order_value(p: JPiece) -> i32 {
 impl AbGame for Jetan {
     type Eval = JetanEval;
 
+    /// Depths 1-3: under the standard rule depths 1 and 2 hardly separate
+    /// (a deeper search's wins become Chief-capture draws, spec §8.2; 1 vs 2
+    /// +19 =380 -1 in 400 games), depth 3 does (+44 =356 -0 against depth 1),
+    /// and a depth-3 move costs a few milliseconds (`docs/evaluation.md`).
+    const LADDER_DEPTHS: &'static [u32] = &[1, 2, 3];
+
     #[inline]
     fn search_key(&self) -> u64 {
         let mut h = self.hash();
