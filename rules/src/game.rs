@@ -373,7 +373,7 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
     /// use martian_rules::{GameState, RulesError, Side};
     ///
     /// // Placement (rank 8 first), side to move, scores, last move, clock, quiet plies, ply.
-    /// let text = "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 0 0 b3b4 - 1 1";
+    /// let text = "QQD1/QDP1/DPP1/4/P3/2PD/1PDQ/1DQQ N 0 0 b3a4 - 1 1"; // after South's b3a4
     /// let rules = MartianRules::default();
     /// let game = MartianChess::from_position(text, &rules)?;
     /// assert_eq!(game.side_to_move(), Side::North);

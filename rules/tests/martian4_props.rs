@@ -291,16 +291,22 @@ fn standard_games_reach_every_ending() {
 fn random_position(rng: &mut StdRng, rules: &Martian4Rules) -> String {
     let fill = rng.gen_range(0.05..0.6);
     let mut ranks = Vec::new();
+    // Within the four sets' material (36 pieces of 72 points; without field
+    // promotion 12 of each kind), as a position string must be (§2, §14.2).
+    let (mut pieces, mut points, mut kinds) = (0, 0, [0; 3]);
     for _ in 0..8 {
         let mut row = String::new();
         let mut empty = 0;
         for _ in 0..8 {
-            if rng.gen_bool(fill) {
+            let k = rng.gen_range(0..3);
+            let fits = pieces < 36 && points + k + 1 <= 72 && (rules.field_promotion || kinds[k] < 12);
+            if rng.gen_bool(fill) && fits {
                 if empty > 0 {
                     row.push_str(&empty.to_string());
                     empty = 0;
                 }
-                row.push(['P', 'D', 'Q'][rng.gen_range(0..3)]);
+                row.push(['P', 'D', 'Q'][k]);
+                (pieces, points, kinds[k]) = (pieces + 1, points + k + 1, kinds[k] + 1);
             } else {
                 empty += 1;
             }

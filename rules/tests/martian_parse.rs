@@ -88,10 +88,11 @@ fn good_state_strings() {
     // Extra whitespace and split empty runs are accepted; output is canonical.
     let s = parse("  QQD1/QDP1/DPP1/22/1111/1PPD/1PDQ/1DQQ   S 0 0 - - 0 0 ").unwrap();
     assert_eq!(s.to_position(), INITIAL);
-    let s = parse("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 12 3 b4c5 4 2 37").unwrap();
-    assert_eq!(s.to_position(), "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 12 3 b4c5 4 2 37");
+    // South's Pawn stepped a1-b2 (an empty origin, the Pawn on its destination).
+    let s = parse("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 12 3 a1b2 4 2 37").unwrap();
+    assert_eq!(s.to_position(), "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ N 12 3 a1b2 4 2 37");
     assert_eq!(s.scores(), [12, 3]);
-    assert_eq!(s.last_move(), Some(Move::new(13, 18)));
+    assert_eq!(s.last_move(), Some(Move::new(0, 5)));
     assert_eq!(s.clock_countdown(), Some(4));
 }
 
@@ -225,4 +226,44 @@ proptest! {
         let s = MartianChess::new_game(&MartianRules::default()).unwrap();
         let _ = s.parse_move(&text);
     }
+}
+
+/// A placement beyond the two sets' material and a last move that no ply
+/// could have been are refused, naming the field and the reason (spec §2,
+/// §5-§7, §10); what merges and captures can reach still parses.
+#[test]
+fn material_and_last_move_are_checked() {
+    let invalid = |text: &str| match parse(text) {
+        Err(RulesError::Position { kind: K::Invalid(m), .. }) => m,
+        other => panic!("{text:?}: expected an invalid position, got {other:?}"),
+    };
+    // 30 Queens: 90 points, the sets hold 18 pieces of 36.
+    let m = invalid("QQQQ/QQQQ/QQQQ/QQQQ/QQQQ/QQQQ/QQQQ/QQ2 S 0 0 - - 0 0");
+    assert!(m.contains("field placement: 30 pieces of 90 points") && m.contains("18 pieces of 36 points"), "{m}");
+    // Seven Queens (merges made one more) parse with field promotion, not without.
+    let m = invalid("QQD1/QDP1/DPP1/Q3/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0");
+    assert!(m.contains("19 pieces of 39 points"), "{m}");
+    let seven = "QQD1/QDP1/DPP1/Q3/4/1P2/1PDQ/1DQQ S 0 0 - - 0 0";
+    parse(seven).unwrap();
+    let off = MartianRules { field_promotion: false, ..MartianRules::default() };
+    let e = MartianChess::from_position(seven, &off).unwrap_err().to_string();
+    assert!(e.contains("7 Queens") && e.contains("field_promotion"), "{e}");
+    // The last move: an empty destination, an occupied origin, an origin in
+    // the side to move's zone, a move no piece makes, a path over a piece.
+    let start = "QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ";
+    for (last, side, why) in [
+        ("b4c5", "N", "destination c5 is empty"),
+        ("c2b1", "N", "origin c2 is occupied"),
+        ("a1b2", "S", "origin a1 is not in the zone of North"),
+        ("a1d2", "N", "no piece could have moved from a1 to d2"),
+        ("d4d1", "N", "no piece could have moved from d4 to d1 and left a Queen"),
+    ] {
+        let m = invalid(&format!("{start} {side} 0 0 {last} - 0 0"));
+        assert!(m.contains(&format!("field last \"{last}\"")) && m.contains(why), "{last}: {m}");
+    }
+    // A capture across the canal (the Pawn now stands in North's zone) and a
+    // merge (a Drone from a Pawn stepping onto a Pawn) are plies that can be.
+    parse("4/4/4/1P2/4/4/4/4 N 0 0 a4b5 - 0 0").unwrap();
+    parse("4/4/4/4/4/4/1D2/4 N 0 0 a1b2 - 0 0").unwrap();
+    assert!(MartianChess::from_position("4/4/4/4/4/4/1D2/4 N 0 0 a1b2 - 0 0", &off).is_err());
 }

@@ -131,26 +131,47 @@ fn oracle_random_games_variant_rules() {
     }
 }
 
-/// A random, syntactically valid position string (any piece counts).
+/// A random valid position string: within the two sets' material (at most 6
+/// of each kind, so that it holds with and without field promotion, spec
+/// §2, §7), and a last move that could have been played (spec §10: the
+/// piece on its destination reaches it from an empty origin in the mover's
+/// zone over empty squares), or none.
 fn random_position(rng: &mut StdRng) -> String {
     let density = rng.gen_range(0.05..0.8);
     let mut cells = ['.'; 32];
+    let mut kinds = [0; 3];
     for c in cells.iter_mut() {
-        if rng.gen_bool(density) {
-            *c = ['P', 'P', 'D', 'Q'][rng.gen_range(0..4)];
+        let k = [0, 0, 1, 2][rng.gen_range(0..4)];
+        if rng.gen_bool(density) && kinds[k] < 6 {
+            *c = ['P', 'D', 'Q'][k];
+            kinds[k] += 1;
         }
     }
     let side = if rng.gen_bool(0.5) { "S" } else { "N" };
-    let last = if rng.gen_bool(0.3) {
-        "-".to_string()
-    } else {
-        let f = rng.gen_range(0..32u8);
-        let mut t = rng.gen_range(0..31u8);
-        if t >= f {
-            t += 1;
-        }
-        format!("{}{}", sq(f), sq(t))
+    // The side that made the last ply moved from its own zone (S: ranks 1-4).
+    let mover_zone = if side == "S" { 16..32u8 } else { 0..16u8 };
+    let reaches = |piece: char, f: u8, t: u8| {
+        let (f0, r0, f1, r1) = (i32::from(f % 4), i32::from(f / 4), i32::from(t % 4), i32::from(t / 4));
+        let (df, dr) = (f1 - f0, r1 - r0);
+        let steps = df.abs().max(dr.abs());
+        let fits = match piece {
+            'P' => df.abs() == 1 && dr.abs() == 1,
+            'D' => (df == 0 || dr == 0) && steps <= 2,
+            _ => df == 0 || dr == 0 || df.abs() == dr.abs(),
+        };
+        fits && (1..steps).all(|i| cells[(f0 + df.signum() * i + 4 * (r0 + dr.signum() * i)) as usize] == '.')
     };
+    let mut last = "-".to_string();
+    if rng.gen_bool(0.7) {
+        for _ in 0..20 {
+            let (f, t) = (rng.gen_range(mover_zone.clone()), rng.gen_range(0..32u8));
+            let piece = cells[t as usize];
+            if f != t && cells[f as usize] == '.' && piece != '.' && reaches(piece, f, t) {
+                last = format!("{}{}", sq(f), sq(t));
+                break;
+            }
+        }
+    }
     let clock = if rng.gen_bool(0.6) { "-".to_string() } else { rng.gen_range(0..8).to_string() };
     format!(
         "{} {side} {} {} {last} {clock} {} {}",

@@ -25,5 +25,6 @@ mod four_player;
 mod models;
 mod pipeline;
 mod pipeline_resume;
+mod positions;
 mod precision;
 mod trap_positions;

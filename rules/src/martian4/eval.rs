@@ -90,10 +90,10 @@ mod tests {
             // No capture is possible from the initial position.
             assert_eq!(s.capture_values(m), None, "{}", s.move_to_string(m));
         }
-        // SW's Pawn on d4 can take the NE Pawn on e5 (a capture, 1 pip) or
-        // step to c5 outside its quadrant (not a capture).
+        // SW's Pawn on d4 (from c3) can take the NE Pawn on e5 (from f6; a
+        // capture, 1 pip) or step to c5 outside its quadrant (not a capture).
         let p = MartianChess4::from_position(
-            "QQD2DQQ/QDP2PDQ/DPP2PPD/4P3/3P4/DPP2PPD/QDP2PDQ/QQD2DQQ SW 0 0 0 0 - 0 0",
+            "QQD2DQQ/QDP2PDQ/DPP3PD/4P3/3P4/DP3PPD/QDP2PDQ/QQD2DQQ SW 0 0 0 0 - 0 0",
             &Default::default(),
         )
         .unwrap();

@@ -6,7 +6,7 @@ use super::tables::{rotate_square, Board8x8};
 use super::{MartianChess4, Piece, Seat};
 use crate::error::{PositionErrorKind, RulesError};
 use crate::game::GameState;
-use crate::pyramids::notation::{check_clock_off, clock_text, perr, Syntax};
+use crate::pyramids::notation::{check_clock_off, check_material, clock_text, perr, Syntax};
 use crate::pyramids::Geometry;
 
 /// The four-player text syntax: 8 files, canonical numbers and empty runs,
@@ -25,13 +25,16 @@ pub(crate) const SYNTAX: Syntax = Syntax { files: 8, strict: true, clock_call: t
 /// it must be `-` under `clock = Off`. Scores are limited to [`MAX_SCORE`](super::MAX_SCORE),
 /// together with the points on the board (as in the two-player game:
 /// [`crate::pyramids::notation::check_score_room`]).
-/// Piece counts are not checked (merges change them, §7).
+/// The placement holds at most the four sets' pieces and points
+/// ([`check_material`]: merges change the count of a kind, §7, so with field
+/// promotion only the totals are bounded).
 pub(crate) fn parse_position(text: &str, rules: &Martian4Rules) -> Result<MartianChess4, RulesError> {
     let fields: Vec<&str> = text.split_whitespace().collect();
     if fields.len() != 9 {
         return Err(perr(PositionErrorKind::FieldCount { expected: 9, found: fields.len() }, text));
     }
     let bb = SYNTAX.parse_placement::<u64>(fields[0], text)?;
+    check_material(&bb, 4, rules.field_promotion, text)?;
     let seat = match Seat::ALL.into_iter().find(|s| s.name() == fields[1]) {
         Some(s) => s,
         None => {

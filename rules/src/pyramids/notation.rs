@@ -261,3 +261,44 @@ pub(crate) fn clock_text(clock_state: u32) -> String {
         (clock_state - 1).to_string()
     }
 }
+
+/// Refuses a placement that holds more than the pyramids of `players` sets:
+/// each player starts with 3 Pawns, 3 Drones and 3 Queens, 9 pieces of 18
+/// points (spec §2, §14.2). A capture removes a piece and a merge turns two
+/// pieces into one of their summed points (spec §6, §7), so the pieces and the
+/// points on the board never grow. With `field_promotion` the count of one
+/// kind may pass 3 per player (Pawn + Drone makes a Queen, §7), so only the
+/// totals are bounded; without it no piece changes kind and each kind is
+/// bounded too.
+pub(crate) fn check_material<W: Word>(
+    bb: &[W; 3],
+    players: u32,
+    field_promotion: bool,
+    text: &str,
+) -> Result<(), RulesError> {
+    let invalid = |m: String| perr(PositionErrorKind::Invalid(m), text);
+    let (max_pieces, max_points) = (9 * players, 18 * players);
+    let pieces: u32 = bb.iter().map(|b| b.count_ones()).sum();
+    let points = bb.pips_on_board();
+    if pieces > max_pieces || points > max_points {
+        return Err(invalid(format!(
+            "field placement: {pieces} pieces of {points} points, more than the {players} players' sets hold \
+             ({max_pieces} pieces of {max_points} points: 3 Pawns, 3 Drones and 3 Queens each); captures and \
+             merges never add any"
+        )));
+    }
+    if !field_promotion {
+        for p in Piece::ALL {
+            let n = bb[p as usize].count_ones();
+            if n > 3 * players {
+                return Err(invalid(format!(
+                    "field placement: {n} {}s, more than the {} of the {players} players' sets (3 each); without \
+                     field_promotion no piece changes kind",
+                    p.name(),
+                    3 * players
+                )));
+            }
+        }
+    }
+    Ok(())
+}
