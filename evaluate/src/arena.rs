@@ -109,6 +109,7 @@ pub(crate) fn game_result<G: GameState>(end: &G, a_player: usize, pair: u32, mov
         reason: o.reason,
         plies: end.ply(),
         moves,
+        a_points: if players > 2 { None } else { end.final_score_difference(a_side) },
     }
 }
 

@@ -49,6 +49,12 @@ pub struct GameResult {
     pub plies: u32,
     /// Moves of the game, `<from><to>` (opening included).
     pub moves: Vec<String>,
+    /// A's final point difference (its points minus the other side's,
+    /// `GameState::final_score_difference`; Martian Chess: pips captured,
+    /// spec §6) in two-player games with points; `None` for games without
+    /// points, free-for-all, and results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a_points: Option<i32>,
 }
 
 impl GameResult {
@@ -126,6 +132,19 @@ pub struct MatchResult {
 }
 
 impl MatchResult {
+    /// A's point difference over the match: `(total, per game, games)` over
+    /// the games that recorded one ([`GameResult::a_points`]); `None` when
+    /// none did (a game without points). The material reading of a match
+    /// beside its W/D/L: a player that wins close games on a rule such as
+    /// Martian Chess's clock can still lose the captures by a wide margin.
+    pub fn point_difference(&self) -> Option<(i64, f64, u32)> {
+        let pts: Vec<i64> = self.games.iter().filter_map(|g| g.a_points.map(i64::from)).collect();
+        (!pts.is_empty()).then(|| {
+            let total: i64 = pts.iter().sum();
+            (total, total as f64 / pts.len() as f64, pts.len() as u32)
+        })
+    }
+
     /// A's wins and losses per 100 games (`None` with no games): the
     /// loss-centred reading of a match that a drawish game needs, where a
     /// stronger player shows as wins without losses long before its score
@@ -266,7 +285,21 @@ mod tests {
             reason: EndReason::MoveCap,
             plies: 10,
             moves: vec![],
+            a_points: None,
         }
+    }
+
+    #[test]
+    fn point_difference_sums_the_games_that_have_points() {
+        let mut games = vec![game(0, 0, false, 1.0, &[]), game(0, 1, false, 0.0, &[]), game(1, 0, false, 0.5, &[])];
+        let m = summarize_games("a".into(), "b".into(), games.clone());
+        assert_eq!(m.point_difference(), None, "no game has points");
+        games[0].a_points = Some(1);
+        games[1].a_points = Some(-12);
+        games[2].a_points = Some(2);
+        let m = summarize_games("a".into(), "b".into(), games);
+        // A won on the clock by one point, lost by 12, drew 2 up: -9 over 3 games.
+        assert_eq!(m.point_difference(), Some((-9, -3.0, 3)));
     }
 
     #[test]

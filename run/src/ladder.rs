@@ -253,7 +253,8 @@ pub fn describe(rec: &LadderRecord) -> String {
         .iter()
         .map(|m| {
             let (w, l) = m.per_100().unwrap_or((0.0, 0.0));
-            format!("{}: +{} ={} -{} ({w:.0} won, {l:.0} lost per 100)", m.b, m.wins, m.draws, m.losses)
+            let points = m.point_difference().map(|(_, g, _)| format!(", points {g:+.1} a game")).unwrap_or_default();
+            format!("{}: +{} ={} -{} ({w:.0} won, {l:.0} lost per 100{points})", m.b, m.wins, m.draws, m.losses)
         })
         .collect();
     let rules = if rec.rules.is_empty() { String::new() } else { format!("; rules {}", rec.rules) };

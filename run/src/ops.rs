@@ -752,5 +752,7 @@ pub fn describe_match(m: &MatchResult) -> String {
     let elo =
         m.elo.map(|e| format!("score {:.3}, Elo {} (95%)", e.score, e.text())).unwrap_or_else(|| "no games".into());
     let rates = m.per_100().map(|(w, l)| format!("; per 100 games {w:.1} won, {l:.1} lost")).unwrap_or_default();
-    format!("{} vs {}: +{} ={} -{} ({elo}{rates})", m.a, m.b, m.wins, m.draws, m.losses)
+    let points =
+        m.point_difference().map(|(t, g, _)| format!("; points {t:+} ({g:+.2} a game)")).unwrap_or_default();
+    format!("{} vs {}: +{} ={} -{} ({elo}{rates}{points})", m.a, m.b, m.wins, m.draws, m.losses)
 }

@@ -541,6 +541,8 @@ fn evaluate_ladder_rates_a_player_on_the_runs_scale() {
     assert!(line.contains("level=2") && line.contains("4 games") && line.contains("alphabeta:depth=1 = +0"), "{line}");
     // Per rung: W/D/L with wins and losses per 100 games; the rules named.
     assert!(text.contains("vs alphabeta:depth=2: +") && text.contains("; per 100 games "), "{text}");
+    // Martian Chess has points: each match line and each rung give A's point difference.
+    assert!(text.contains("; points ") && text.contains(" a game)"), "{text}");
     assert!(text.contains("rules (the run's): {\"players\":2,"), "{text}");
     assert!(run.join("eval").read_dir().unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains("calib")));
     assert_eq!(out(&mz(&args)), text, "seeded: the same games and rating");

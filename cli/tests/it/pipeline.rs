@@ -70,7 +70,8 @@ fn pipeline_runs_two_generations_and_resumes() {
     assert!(stdout.contains("final ladder Elo of gen0002"), "{stdout}");
     // The record and the line name the rules; the line gives each rung's W/D/L per 100 games.
     assert!(ladder["rules"].as_str().is_some_and(|r| r.contains("max_plies")), "{ladder}");
-    assert!(stdout.contains(" lost per 100); alphabeta:depth=2: +") && stdout.contains("; rules {"), "{stdout}");
+    assert!(stdout.contains(" lost per 100, points ") && stdout.contains("; alphabeta:depth=2: +"), "{stdout}");
+    assert!(stdout.contains("; rules {"), "{stdout}");
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("## Elo against the alpha-beta ladder"), "{report}");
     // The report of the resumed run counts every match once (2 gates, 2 final, 1 ladder
