@@ -465,22 +465,26 @@ fn now_s() -> u64 {
 }
 
 /// Loads the checkpoint of a player spec, if it has one, under the
-/// architecture rule `model` (see [`load_checkpoint`]).
+/// architecture rule of a config without a fixed architecture
+/// ([`ConfigModel::Default`] of `cfg.model`, see [`load_checkpoint`]), and
+/// warms it up with the config's `torch_threads` on the starting position
+/// ([`crate::runtime::warm_up`]), so that no game's first move pays for
+/// libtorch's first pass.
 ///
 /// # Errors
-/// Unloadable checkpoint.
+/// Unloadable checkpoint, or a failed warm-up pass.
 pub fn load_player_checkpoint<G: GameState>(
+    cfg: &RunConfig,
     s: &PlayerSpec,
     rules: &G::Rules,
-    model: ConfigModel<'_>,
     device: Device,
 ) -> Result<Option<Checkpoint>> {
-    match s.checkpoint() {
-        Some(p) => Ok(Some(
-            load_checkpoint::<G>(p, rules, model, device).with_context(|| format!("loading player {}", p.display()))?,
-        )),
-        None => Ok(None),
-    }
+    let Some(p) = s.checkpoint() else { return Ok(None) };
+    let ck = load_checkpoint::<G>(p, rules, ConfigModel::Default(&cfg.model), device)
+        .with_context(|| format!("loading player {}", p.display()))?;
+    crate::runtime::warm_up(&ck.net, device, cfg.torch_threads, &G::new_game(rules)?)
+        .with_context(|| format!("player {}", p.display()))?;
+    Ok(Some(ck))
 }
 
 /// The opening lines of a match: the run's stored book when `book` is given
@@ -523,9 +527,7 @@ pub fn run_match_with<G: AbGame>(
     book: Option<&Path>,
     sprt: Option<SprtParams>,
 ) -> Result<(MatchResult, Option<SprtState>)> {
-    let arch = ConfigModel::Default(&cfg.model);
-    let (ca, cb) =
-        (load_player_checkpoint::<G>(a, rules, arch, device)?, load_player_checkpoint::<G>(b, rules, arch, device)?);
+    let (ca, cb) = (load_player_checkpoint::<G>(cfg, a, rules, device)?, load_player_checkpoint::<G>(cfg, b, rules, device)?);
     if let (Some(sa), Some(sb)) = (mcts_side(cfg, a, &ca, device)?, mcts_side(cfg, b, &cb, device)?) {
         return run_match_batched::<G>(cfg, rules, sa, sb, pairs, book, sprt);
     }

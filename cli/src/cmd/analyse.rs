@@ -59,6 +59,11 @@ pub struct Args {
     /// Node limit (alpha-beta).
     #[arg(long)]
     nodes: Option<u64>,
+    /// libtorch intra-op CPU threads for the network (0 = all cores), as
+    /// `engine --threads`: one thread is fastest for one search on shared
+    /// cores (`BENCHMARKS.md`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1024))]
+    threads: u32,
     /// Play-time tactical check of the mcts engine's move, 0 (off, the
     /// default) to 8 plies: an alpha-beta search this deep after the chosen
     /// move; a proven loss is replaced by the most visited move not proven
@@ -118,6 +123,7 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     if pos.outcome().is_some() {
         return Ok(());
     }
+    martian_run::runtime::ready_network(model.map(|m| &m.ck.net), device, a.threads as usize, &pos)?;
     let mut engine = session(&kind, model.map(|m| &m.ck), device, pos.clone())?;
     match model {
         Some(m) => println!("{} with {}", kind.describe(true), m.source.display()),

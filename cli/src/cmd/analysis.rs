@@ -215,7 +215,6 @@ fn answer(v: &Value) -> std::result::Result<(), Gone> {
 pub fn run(a: Args) -> Result<()> {
     // A closed stdout (the frontend went away) must end the engine, not kill it.
     let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game, true)?;
-    tch::set_num_threads(if a.threads == 0 { tch::get_num_threads() } else { a.threads as i32 });
     with_game!(game, G => serve::<G>(&a, model.as_ref(), device))
 }
 
@@ -310,6 +309,9 @@ fn serve<G: AbGame>(a: &Args, model: Option<&LoadedModel>, device: tch::Device) 
     };
     let max_in_flight = a.max_in_flight as usize;
     let max_batch = a.batch as usize * max_in_flight;
+    // Threads, and one pass before the first query is timed.
+    let start = G::new_game(&settings.rules)?;
+    martian_run::runtime::ready_network(model.map(|m| &m.ck.net), device, a.threads as usize, &start)?;
     let mut ev: Priors<G> = match model {
         Some(m) => Priors::Net(martian_model::NetEvaluator::new(&m.ck.net, device, max_batch)),
         None => Priors::Uniform,

@@ -94,7 +94,7 @@ trait Position: Send {
     /// `info string game over ...` and `bestmove none` when the game is over.
     fn game_over_lines(&self) -> Option<Vec<String>>;
     /// Two evaluations of the position with the network (see [`Worker::start`]).
-    fn warm(&self, net: &Net, device: Device, pace: &mut Pace);
+    fn warm(&self, net: &Net, device: Device, threads: usize, pace: &mut Pace);
     /// Runs the search of `job` on this position: `info` lines and one `bestmove`.
     fn search(&self, job: &Job, net: Option<&Net>, pace: &mut Pace, out: &mut Out);
 }
@@ -104,8 +104,8 @@ impl<G: AbGame> Position for G {
         self.outcome().map(|o| game_over_lines(self, o))
     }
 
-    fn warm(&self, net: &Net, device: Device, pace: &mut Pace) {
-        warm::<G>(net, self, device, pace)
+    fn warm(&self, net: &Net, device: Device, threads: usize, pace: &mut Pace) {
+        warm::<G>(net, self, device, threads, pace)
     }
 
     fn search(&self, job: &Job, net: Option<&Net>, pace: &mut Pace, out: &mut Out) {
@@ -262,13 +262,17 @@ struct Worker {
 }
 
 impl Worker {
-    /// Starts the search thread with the network (if any); with `warm_up`, it
+    /// Starts the search thread with the network (if any) and its libtorch
+    /// threads (`--threads`, set on that thread:
+    /// [`martian_run::runtime::set_torch_threads`]); with `warm_up`, it
     /// evaluates that position twice before it takes jobs (libtorch's first
-    /// passes allocate and initialise; the second measures the evaluation
-    /// speed for `movetime`). Returns when the warm-up is done.
+    /// passes allocate and initialise, [`martian_run::runtime::warm_up`]; the
+    /// second measures the evaluation speed for `movetime`). Returns when the
+    /// warm-up is done.
     fn start(
         net: Option<Net>,
         device: Device,
+        threads: usize,
         warm_up: Option<Box<dyn Position>>,
         done: Sender<Input>,
     ) -> Result<Worker> {
@@ -278,8 +282,9 @@ impl Worker {
             .name("search".into())
             .spawn(move || {
                 let mut pace = Pace::default();
+                martian_run::runtime::set_torch_threads(threads);
                 if let (Some(n), Some(p)) = (&net, &warm_up) {
-                    p.warm(n, device, &mut pace);
+                    p.warm(n, device, threads, &mut pace);
                 }
                 let _ = ready_tx.send(());
                 for job in rx {
@@ -294,18 +299,11 @@ impl Worker {
 }
 
 /// Two evaluations of `s` (see [`Worker::start`]); errors are left to the searches.
-fn warm<G: GameState>(n: &Net, s: &G, device: Device, pace: &mut Pace) {
-    let mut moves = Vec::new();
-    s.legal_moves(&mut moves);
-    let mut ev = NetEvaluator::<G>::new(&n.ck.net, device, 1);
-    let mut out = Vec::new();
-    for i in 0..2 {
-        let t0 = Instant::now();
-        if ev.evaluate(&[s], &[&moves[..]], &mut out).is_err() {
-            return;
-        }
-        if i == 1 {
-            pace.record(1, t0.elapsed());
+fn warm<G: GameState>(n: &Net, s: &G, device: Device, threads: usize, pace: &mut Pace) {
+    use martian_run::runtime::warm_up;
+    if warm_up(&n.ck.net, device, threads, s).is_ok() {
+        if let Ok(t) = warm_up(&n.ck.net, device, threads, s) {
+            pace.record(1, t);
         }
     }
 }
@@ -326,14 +324,6 @@ struct Engine {
     broken: bool,
     /// Set when a search panicked: the engine then exits with this error.
     failed: Option<String>,
-}
-
-/// Libtorch threads for `--threads n` (0 = all cores), the rule of the
-/// pipeline's `torch_threads`.
-fn torch_threads(n: u32) -> i32 {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let n = if n == 0 { cores } else { n as usize };
-    n.clamp(1, 1024) as i32
 }
 
 /// Longest input line read (1 MiB): a longer one is answered with an error
@@ -374,7 +364,6 @@ pub(crate) fn read_line_bounded(r: &mut impl BufRead, buf: &mut Vec<u8>, max: us
 
 /// Runs `engine`.
 pub fn run(a: Args) -> Result<()> {
-    tch::set_num_threads(torch_threads(a.threads));
     let (tx, rx) = mpsc::channel::<Input>();
     let mut engine = Engine::new(&a, tx.clone())?;
     let reader_tx = tx.clone();
@@ -514,7 +503,7 @@ impl Engine {
             Some(_) => format!(
                 "info string device {} torch_threads {} search_threads 1",
                 martian_run::runtime::device_name(device),
-                tch::get_num_threads()
+                martian_run::runtime::torch_threads(a.threads as usize)
             ),
             None => "info string device none (no network) search_threads 1".to_string(),
         };
@@ -533,7 +522,7 @@ impl Engine {
             Some(g) => new_table(g, model_rules.as_ref()).map_err(anyhow::Error::msg)?.snapshot(),
             None => None,
         };
-        let worker = Worker::start(net, device, warm_up, done)?;
+        let worker = Worker::start(net, device, a.threads as usize, warm_up, done)?;
         let mut e = Engine {
             hello_lines,
             name,

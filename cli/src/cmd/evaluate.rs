@@ -270,10 +270,9 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         return Ok(());
     }
     // Gauntlet.
-    let arch = martian_model::ConfigModel::Default(&cfg.model);
-    let ca = load_player_checkpoint::<G>(&spec_a, &rules, arch, device)?;
+    let ca = load_player_checkpoint::<G>(cfg, &spec_a, &rules, device)?;
     let cbs =
-        specs_b.iter().map(|s| load_player_checkpoint::<G>(s, &rules, arch, device)).collect::<Result<Vec<_>>>()?;
+        specs_b.iter().map(|s| load_player_checkpoint::<G>(cfg, s, &rules, device)).collect::<Result<Vec<_>>>()?;
     let mut pa = make_player::<G>(cfg, &spec_a, &ca, device, cfg.seed ^ 0xA)?;
     let mut opps: Vec<Box<dyn Player<G> + '_>> = specs_b
         .iter()

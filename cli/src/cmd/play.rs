@@ -41,6 +41,11 @@ pub struct Args {
     /// Instead of --visits.
     #[arg(long, conflicts_with = "visits")]
     level: Option<u32>,
+    /// libtorch intra-op CPU threads for the network (0 = all cores), as
+    /// `engine --threads`: one thread is fastest for one search on shared
+    /// cores (`BENCHMARKS.md`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1024))]
+    threads: u32,
     /// Play-time tactical check of the mcts engine's move, 0 (off, the
     /// default) to 8 plies: an alpha-beta search this deep after the chosen
     /// move; a proven loss is replaced by the most visited move not proven
@@ -177,6 +182,7 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     let rules: G::Rules = model_rules::<G>(model)?;
     let mut pos: G = super::position(a.position.as_deref(), &rules)?;
     let limits = kind.limits();
+    martian_run::runtime::ready_network(model.map(|m| &m.ck.net), device, a.threads as usize, &pos)?;
     let mut engine = session(&kind, model.map(|m| &m.ck), device, pos.clone())?;
     let human: Side = if a.second { pos.side_to_move().opponent() } else { pos.side_to_move() };
     let against = match model {

@@ -22,6 +22,7 @@ mod distributed;
 mod engine_protocol;
 mod export_golden;
 mod four_player;
+mod frontends;
 mod models;
 mod pipeline;
 mod pipeline_resume;
