@@ -12,7 +12,11 @@
 //! bytes. `report` and `pipeline` (resuming the run with one more generation)
 //! follow every damage of every kind, the other commands (`export`, `analyse`,
 //! `engine`, `play`, `evaluate`, `train`, `selfplay`) every damage of the kinds they
-//! read; `DAMAGE_FULL=1` runs every command after every damage.
+//! read; `DAMAGE_FULL=1` runs every command after every damage. A case the
+//! command must survive (the policy lets it go on, or it is `report`) shares
+//! one run of the command with the other such cases of its test and damage,
+//! each on its own file (a process start is most of a case's time); every
+//! other case has a run of its own. `DAMAGE_ALONE=1` gives every case its own.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -330,66 +334,98 @@ fn readable_lines(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// One case: `kind` damaged by `d`, then `cmds`, each on its own copy of the base run.
-fn case(kind: &Kind, d: Damage, cmds: &[Cmd], seed: u64) {
-    for &cmd in cmds {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let tmp = tempfile::tempdir().unwrap();
-        let run = tmp.path().join("run");
-        common::copy_dir(base(), &run);
-        let victim = pick(&run, kind, &mut rng);
+/// A damage case: a file of `kind` damaged by `d`, drawn (file and bytes) from `seed`.
+#[derive(Clone, Copy)]
+struct Case<'a> {
+    kind: &'a Kind,
+    d: Damage,
+    seed: u64,
+}
+
+/// Whether `cmd` must succeed after any damage of `kind`: its policy lets the
+/// command go on, or `cmd` is `report` (written whatever is damaged, but
+/// without the run's config).
+fn must_succeed(kind: &Kind, cmd: Cmd) -> bool {
+    let goes_on = match kind.policy {
+        Policy::Skip => true,
+        Policy::Remake => cmd == Cmd::Pipeline,
+        Policy::Stop => false,
+    };
+    goes_on || (cmd == Cmd::Report && kind.name != "config")
+}
+
+/// `cmd` once on a copy of the base run with every case of `cases` applied
+/// (their files are distinct), then each case's assertions. Only cases that
+/// `cmd` must survive share a run (where any may stop the command, each has
+/// its own, so that the error must name its file): a process start is most
+/// of a case's time (BENCHMARKS.md), and a shared run asserts for each case
+/// what its own run would, with the others' files damaged too.
+fn case(cases: &[Case], cmd: Cmd) {
+    assert!(cases.len() == 1 || cases.iter().all(|c| must_succeed(c.kind, cmd)));
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    common::copy_dir(base(), &run);
+    let before = protected(&run);
+    // Each case: its kind, damage, file (relative, and its name) and its readable lines after the damage.
+    let mut damaged: Vec<(&Kind, Damage, String, String, Vec<serde_json::Value>)> = Vec::new();
+    for c in cases {
+        let mut rng = StdRng::seed_from_u64(c.seed);
+        let victim = pick(&run, c.kind, &mut rng);
         let rel = victim.strip_prefix(&run).unwrap().to_string_lossy().to_string();
         let file_name = victim.file_name().unwrap().to_string_lossy().to_string();
-        let before = protected(&run);
-        damage(&victim, d, &mut rng);
-        let lines_before = if kind.lines { readable_lines(&victim) } else { Vec::new() };
-        let o = run_cmd(cmd, &run, tmp.path());
-        let (stdout, stderr) = (out(&o), err(&o));
-        let what = format!("{} ({rel}) {d:?}, then {cmd:?}: exit {:?}\n{stderr}", kind.name, o.status.code());
+        assert!(damaged.iter().all(|x| x.2 != rel), "{rel} drawn by two cases of one run");
+        damage(&victim, c.d, &mut rng);
+        let lines_before = if c.kind.lines { readable_lines(&victim) } else { Vec::new() };
+        damaged.push((c.kind, c.d, rel, file_name, lines_before));
+    }
+    let o = run_cmd(cmd, &run, tmp.path());
+    let (stdout, stderr) = (out(&o), err(&o));
+    let all: Vec<String> = damaged.iter().map(|(k, d, rel, _, _)| format!("{} ({rel}) {d:?}", k.name)).collect();
+    let status = format!("then {cmd:?}: exit {:?}\n{stderr}", o.status.code());
+    for (kind, d, rel, file_name, lines_before) in &damaged {
+        let what = match all.len() {
+            1 => format!("{} ({rel}) {d:?}, {status}", kind.name),
+            _ => format!("{} ({rel}) {d:?} (damaged together: {}), {status}", kind.name, all.join(", ")),
+        };
         // Never a panic.
         assert!(o.status.code() != Some(101) && !stderr.contains("panicked"), "{what}");
         // Success, or an error naming the damaged file.
-        let named = stderr.contains(&file_name) || stderr.contains(&rel);
+        let named = stderr.contains(file_name.as_str()) || stderr.contains(rel.as_str());
         assert!(o.status.success() || named, "the error does not name {rel}: {what}");
         // The kind's policy.
-        let goes_on = match kind.policy {
-            Policy::Skip => true,
-            Policy::Remake => cmd == Cmd::Pipeline,
-            Policy::Stop => false,
-        };
-        let config_gone = kind.name == "config";
-        if cmd == Cmd::Report && !config_gone {
+        if cmd == Cmd::Report && kind.name != "config" {
             assert!(o.status.success(), "report must be written: {what}");
         }
-        if goes_on {
+        if must_succeed(kind, cmd) {
             assert!(o.status.success(), "{} must not stop {cmd:?}: {what}", kind.name);
         }
-        // What was skipped is said.
+        // What was skipped is said (on one line with the file's name).
         if o.status.success() && kind.policy == Policy::Skip && kind.lines && cmd == Cmd::Report {
-            let damaged_lines = d == Damage::InsertBadLines || d == Damage::AppendGarbage;
+            let damaged_lines = *d == Damage::InsertBadLines || *d == Damage::AppendGarbage;
             if damaged_lines {
                 assert!(
-                    stderr.contains(&file_name) && stderr.contains("skipped"),
+                    stderr.lines().any(|l| l.contains(file_name.as_str()) && l.contains("skipped")),
                     "report must name what it skipped: {what}\n{stdout}"
                 );
             }
         }
-        // Nothing completed is lost: every protected file but the damaged one keeps its bytes.
-        for (f, bytes) in &before {
-            if *f == rel {
-                continue;
-            }
-            let now = std::fs::read(run.join(f)).unwrap_or_else(|_| panic!("{f} is gone: {what}"));
-            assert!(now == *bytes, "{f} was changed: {what}");
-        }
         // Every readable line of a damaged log is kept (in the file or set aside beside it).
         if kind.lines {
+            let victim = run.join(rel);
             let mut after = readable_lines(&victim);
             after.extend(readable_lines(&victim.with_file_name(format!("{file_name}.damaged"))));
-            for l in &lines_before {
+            for l in lines_before {
                 assert!(after.contains(l), "a readable line of {rel} was lost: {l}\n{what}");
             }
         }
+    }
+    // Nothing completed is lost: every protected file but the damaged ones keeps its bytes.
+    for (f, bytes) in &before {
+        if damaged.iter().any(|(_, _, rel, _, _)| rel == f) {
+            continue;
+        }
+        let now = std::fs::read(run.join(f)).unwrap_or_else(|_| panic!("{f} is gone: {}, {status}", all.join(", ")));
+        assert!(now == *bytes, "{f} was changed: {}, {status}", all.join(", "));
     }
 }
 
@@ -402,11 +438,40 @@ fn seed() -> u64 {
 }
 
 /// Every damage of the kinds in `names`, each followed by every command that
-/// reads the kind (by every command with `DAMAGE_FULL=1`).
+/// reads the kind (by every command with `DAMAGE_FULL=1`). The cases a command
+/// must survive share its run, one run per damage (`DAMAGE_ALONE=1`: each case
+/// on its own run, as a check that sharing hides nothing); the others have one
+/// each.
 fn kinds(names: &[&str]) {
-    for (k, kind) in KINDS.iter().enumerate().filter(|(_, k)| names.contains(&k.name)) {
+    let alone = std::env::var("DAMAGE_ALONE").is_ok_and(|v| v == "1");
+    let cmds = [
+        Cmd::Report,
+        Cmd::Pipeline,
+        Cmd::Export,
+        Cmd::Analyse,
+        Cmd::Engine,
+        Cmd::Play,
+        Cmd::Evaluate,
+        Cmd::Train,
+        Cmd::Selfplay,
+    ];
+    for cmd in cmds {
         for (i, &d) in DAMAGES.iter().enumerate() {
-            case(kind, d, &readers(kind, full()), seed() ^ ((k as u64) << 8 | i as u64));
+            let mut shared = Vec::new();
+            for (k, kind) in KINDS.iter().enumerate().filter(|(_, k)| names.contains(&k.name)) {
+                if !readers(kind, full()).contains(&cmd) {
+                    continue;
+                }
+                let c = Case { kind, d, seed: seed() ^ ((k as u64) << 8 | i as u64) };
+                if must_succeed(kind, cmd) && !alone {
+                    shared.push(c);
+                } else {
+                    case(&[c], cmd);
+                }
+            }
+            if !shared.is_empty() {
+                case(&shared, cmd);
+            }
         }
     }
 }
