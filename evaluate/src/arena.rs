@@ -12,7 +12,9 @@
 //! values are zero-sum and the seats rotate. W/D/L count sole wins, shared
 //! wins and losses; the Elo comes from the mean score
 //! ([`crate::elo::elo_estimate_from_score`]); the pentanomial counts (pairs of
-//! two games) stay 0.
+//! two games) stay 0. A match of `N` games is [`groups_for_games`] groups (`N`
+//! rounded up to a multiple of `n`); each game names A's seat and the winning
+//! seats ([`GameResult::winner`]).
 
 use martian_rules::{GameState, Move, Side};
 
@@ -40,9 +42,28 @@ pub fn a_score_of<G: GameState>(end: &G, a_player: usize) -> f64 {
 }
 
 /// The [`GameResult`] fields `(a_side, a_seat)` of A playing value player
-/// `a_player` in a game of `players` value players.
-pub fn a_seating(a_player: usize, players: usize) -> (Side, Option<u32>) {
-    (Side::ALL[a_player % 2], (players > 2).then_some(a_player as u32))
+/// `a_player` in a game of `players` value players: the side in a two-sided
+/// game, the seat in free-for-all.
+pub fn a_seating(a_player: usize, players: usize) -> (Option<Side>, Option<u32>) {
+    if players > 2 {
+        (None, Some(a_player as u32))
+    } else {
+        (Some(Side::ALL[a_player % 2]), None)
+    }
+}
+
+/// Games in one group from one opening: 2 in a two-player game (A on
+/// either side), `n` in a game of `n > 2` value players (A in every seat once).
+pub fn games_per_group(players: usize) -> u32 {
+    seatings(players).len() as u32
+}
+
+/// Groups of games (pairs; free-for-all: groups of `n`) for `--games N`: `N`
+/// rounded up to a whole number of groups, at least one group. In
+/// four-player free-for-all `--games 4` is one group (A once in each seat),
+/// `--games 6` two groups (8 games).
+pub fn groups_for_games(games: u32, players: usize) -> u32 {
+    games.div_ceil(games_per_group(players)).max(1)
 }
 
 /// Plays one game from `start`; `a` plays `a_side`.
@@ -109,7 +130,8 @@ pub(crate) fn game_result<G: GameState>(end: &G, a_player: usize, pair: u32, mov
         reason: o.reason,
         plies: end.ply(),
         moves,
-        a_points: if players > 2 { None } else { end.final_score_difference(a_side) },
+        winner: end.winner_name(),
+        a_points: a_side.and_then(|s| end.final_score_difference(s)),
     }
 }
 

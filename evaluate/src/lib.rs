@@ -16,7 +16,10 @@ mod result;
 mod spec;
 mod sprt;
 
-pub use arena::{a_score_of, a_seating, gauntlet, play_game, play_game_as, play_match, play_match_book, seatings};
+pub use arena::{
+    a_score_of, a_seating, games_per_group, gauntlet, groups_for_games, play_game, play_game_as, play_match, play_match_book,
+    seatings,
+};
 pub use batched::{play_match_mcts, MctsSide};
 pub use book::{random_opening, OpeningBook, BALANCED_SCORE};
 pub use elo::{elo_estimate, elo_estimate_from_score, elo_from_score, wilson_interval, EloEstimate};

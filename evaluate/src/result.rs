@@ -23,9 +23,12 @@ use crate::elo::{elo_estimate, elo_estimate_from_score, EloEstimate};
 pub struct GameResult {
     /// Index of the pair.
     pub pair: u32,
-    /// Side A played (free-for-all: the side of index `a_seat % 2`, in
-    /// four-player Martian Chess A's seat's team).
-    pub a_side: Side,
+    /// Side A played in a two-sided game (in the four-player team game A's
+    /// team's side); `None` in free-for-all, where `a_seat` and `a_colour`
+    /// name A's seat (results written before held the side of index
+    /// `a_seat % 2` there, which names no seat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a_side: Option<Side>,
     /// Free-for-all: the value player (seat index) A played; `None` in
     /// two-player games.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,6 +52,12 @@ pub struct GameResult {
     pub plies: u32,
     /// Moves of the game, `<from><to>` (opening included).
     pub moves: Vec<String>,
+    /// Who won, as game records name it (`GameState::winner_name`): the
+    /// winning side (`South`; the team `SW+NE`), `None` for a draw; in
+    /// free-for-all the winning seat (`NW`) or the seats that shared the win
+    /// (`SW,NE`). `None` also in results written before it was recorded.
+    #[serde(default)]
+    pub winner: Option<String>,
     /// A's final point difference (its points minus the other side's,
     /// `GameState::final_score_difference`; Martian Chess: pips captured,
     /// spec §6) in two-player games with points; `None` for games without
@@ -60,7 +69,7 @@ pub struct GameResult {
 impl GameResult {
     /// The value player A played: its seat in free-for-all, else its side's index.
     pub fn a_player(&self) -> usize {
-        self.a_seat.map_or(self.a_side.index(), |s| s as usize)
+        self.a_seat.map_or_else(|| self.a_side.map_or(0, Side::index), |s| s as usize)
     }
 
     /// `(value player, score)` of every player of B's in the game: the other
@@ -238,7 +247,7 @@ pub(crate) fn summarize(a: String, b: String, games: Vec<GameResult>, pent: [u32
 /// A [`MatchResult`] from games of paired openings (sorted by pair, A on
 /// North first); pentanomial counts from the pairs' summed scores.
 pub fn summarize_games(a: String, b: String, mut games: Vec<GameResult>) -> MatchResult {
-    games.sort_by_key(|g| (g.pair, g.a_seat.unwrap_or(u32::from(g.a_side != Side::North))));
+    games.sort_by_key(|g| (g.pair, g.a_seat.unwrap_or(u32::from(g.a_side != Some(Side::North)))));
     let mut pent = [0u32; 5];
     // Pairs of two games only (free-for-all groups leave the counts at 0).
     for pair in games.chunk_by(|x, y| x.pair == y.pair).filter(|p| p.iter().all(|g| g.a_seat.is_none())) {
@@ -277,7 +286,7 @@ mod tests {
         const SEATS: [&str; 4] = ["SW", "NW", "NE", "SE"];
         GameResult {
             pair,
-            a_side: Side::ALL[a_player % 2],
+            a_side: (!ffa).then(|| Side::ALL[a_player]),
             a_seat: ffa.then_some(a_player as u32),
             a_colour: if ffa { SEATS[a_player] } else { SIDES[a_player] }.to_string(),
             a_score,
@@ -285,6 +294,7 @@ mod tests {
             reason: EndReason::MoveCap,
             plies: 10,
             moves: vec![],
+            winner: None,
             a_points: None,
         }
     }

@@ -707,6 +707,27 @@ pub trait GameState: Clone + fmt::Debug + Send + Sync + 'static {
         Self::side_name(Side::ALL[player % 2])
     }
 
+    /// Who won the finished game, as game records and match results write
+    /// it: the value players ([`GameState::player_values`]) with the highest
+    /// value, by [`GameState::player_name`]. In a two-sided game that is the
+    /// winning side (in the four-player team game the team, `SW+NE`), and
+    /// `None` for a draw (equal values). With more value players (four-player
+    /// free-for-all) there are no draws, only shares of the win (§14.7): the
+    /// seats with the highest value, joined by commas in seat order (`NW`,
+    /// `SW,NE`; all four when every value is equal). `None` while the game
+    /// is not over.
+    fn winner_name(&self) -> Option<String> {
+        let values = self.player_values()?;
+        let n = self.num_players();
+        let values = &values[..n];
+        let top = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        if n <= 2 && values.iter().all(|&v| v == top) {
+            return None;
+        }
+        let names: Vec<&str> = (0..n).filter(|&i| values[i] == top).map(|i| self.player_name(i)).collect();
+        Some(names.join(","))
+    }
+
     /// Policy index of a legal move, in the canonical orientation of the side to
     /// move; in `0..NUM_ACTIONS`, distinct for distinct legal moves.
     fn action_index(&self, mv: Move) -> usize;

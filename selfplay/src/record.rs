@@ -219,23 +219,9 @@ impl GameRecord {
 }
 
 /// Who won the finished game `end`, as game records write it (module docs):
-/// the value players ([`GameState::player_values`]) with the highest value,
-/// by [`GameState::player_name`]. In a two-sided game that is the winning
-/// side, and `None` for a draw (equal values). With more value players (four-
-/// player free-for-all) there are no draws, only shares of the win (§14.7):
-/// the seats with the highest value are the winners, joined by commas in seat
-/// order, all of them when every value is equal. `None` while the game is not
-/// over.
+/// [`GameState::winner_name`], the one rule of records and match results.
 pub fn winner_name<G: GameState>(end: &G) -> Option<String> {
-    let values = end.player_values()?;
-    let n = end.num_players();
-    let values = &values[..n];
-    let top = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    if n <= 2 && values.iter().all(|&v| v == top) {
-        return None;
-    }
-    let names: Vec<&str> = (0..n).filter(|&i| values[i] == top).map(|i| end.player_name(i)).collect();
-    Some(names.join(","))
+    end.winner_name()
 }
 
 #[cfg(test)]

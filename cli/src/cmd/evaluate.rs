@@ -44,7 +44,9 @@ pub struct Args {
     /// directory (--run-dir, or A's checkpoint inside one). Without --b.
     #[arg(long, conflicts_with = "b")]
     ladder: bool,
-    /// Games per match (rounded up to an even number: pairs with colours swapped).
+    /// Games per match, rounded up to whole groups from one opening: pairs
+    /// with colours swapped (an even number); in four-player free-for-all
+    /// groups of 4 with A once in each seat (a multiple of 4).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     games: u32,
     /// Run directory: take the openings from R/openings.json (created on first
@@ -131,12 +133,15 @@ fn store_in_run(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
 /// The human report of a match: the totals ([`describe_match`]), each
 /// player's W/D/L per colour (side or free-for-all seat, as cutechess's
 /// "playing White" lines: `random as South: +1 =0 -1 (0.500), as North: ...`)
-/// and the pentanomial counts; lines after the first indented by `indent`
-/// and two spaces more for the colours.
+/// and the pentanomial counts where the match has pairs (not in
+/// free-for-all, whose groups of games are no pairs); lines after the first
+/// indented by `indent` and two spaces more for the colours.
 fn report_lines(m: &MatchResult, indent: &str) -> Vec<String> {
     let mut out = vec![describe_match(m)];
     out.extend(m.colour_lines().into_iter().map(|l| format!("{indent}  {l}")));
-    out.push(format!("{indent}pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}", m.pentanomial));
+    if m.games.iter().any(|g| g.a_seat.is_none()) {
+        out.push(format!("{indent}pentanomial (pair scores 0, 0.5, 1, 1.5, 2): {:?}", m.pentanomial));
+    }
     out
 }
 
@@ -208,13 +213,6 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         (false, false) => vec![PlayerSpec::parse(b)?],
     };
     let specs_b = specs_b.into_iter().map(|s| resolve_player(s, G::KIND)).collect::<Result<Vec<_>>>()?;
-    if a.games % 2 == 1 {
-        eprintln!(
-            "note: --games {} rounded up to {}: games are played in pairs, each opening once with either colour",
-            a.games,
-            u64::from(a.games) + 1
-        );
-    }
     if let Some(p) = a.out.as_deref() {
         martian_run::rundir::check_output_path("--out", p)?;
         if p.exists() && !a.force {
@@ -225,8 +223,18 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         RunDir::check_is_run(r).context("--run-dir")?;
     }
     let rules = cfg.rules::<G>()?;
+    let players = G::new_game(&rules)?.num_players();
+    let pairs = martian_evaluate::groups_for_games(a.games, players);
+    let per_group = martian_evaluate::games_per_group(players);
+    if pairs * per_group != a.games {
+        let how = if players > 2 {
+            format!("in groups of {per_group} from one opening, A once in each seat")
+        } else {
+            "in pairs, each opening once with either colour".to_string()
+        };
+        eprintln!("note: --games {} rounded up to {}: games are played {how}", a.games, u64::from(pairs * per_group));
+    }
     let device = martian_run::runtime::setup_runtime(cfg)?;
-    let pairs = a.games.div_ceil(2).max(1);
     let run_dir = a.run_dir.clone().or_else(|| run_dir_of(spec_a.checkpoint()));
     if let Some(r) = &run_dir {
         let run_game = RunConfig::load(&r.join(martian_run::layout::CONFIG))
@@ -444,6 +452,47 @@ mod tests {
         assert_eq!((colours(&m.a_colours), colours(&m.b_colours)), (seats(1), seats(3)));
         let json = std::fs::read_to_string(dir.path().join("ffa.json")).expect("read");
         assert!(json.contains("\"a_colour\": \"SW\"") && json.contains("\"scores\": ["), "{json}");
+    }
+
+    /// Four-player free-for-all: `--games N` plays N games rounded up to
+    /// groups of 4 (A once in each seat), every game names its winning
+    /// seat(s) and no side, and the report has no pentanomial line (no pairs).
+    #[test]
+    fn free_for_all_plays_the_games_asked_for_and_names_the_winning_seats() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ffa = "game = \"martian-chess-4p\"\nthreads = 1\n[rules]\nteams = false\nmax_plies = 40\n\
+                   [model]\nvalue_players = 4\n[evaluate]\nopening_plies = 2\nsimulations = 4\n";
+        let m = evaluate_json(dir.path(), "ffa8", ffa, 8);
+        assert_eq!(m.games.len(), 8, "--games 8: two groups of 4, not 16");
+        let m6 = evaluate_json(dir.path(), "ffa6", ffa, 6);
+        assert_eq!(m6.games.len(), 8, "--games 6 rounds up to two groups");
+        const SEATS: [&str; 4] = ["SW", "NW", "NE", "SE"];
+        for g in &m.games {
+            assert_eq!(g.a_side, None, "a seat is no side: {g:?}");
+            assert_eq!(g.a_colour, SEATS[g.a_seat.expect("a seat") as usize]);
+            let w = g.winner.as_deref().expect("every free-for-all game has winners");
+            // The winners are the seats with the top score.
+            let top = g.scores.iter().copied().fold(f64::MIN, f64::max);
+            let want: Vec<&str> = (0..4).filter(|&i| g.scores[i] == top).map(|i| SEATS[i]).collect();
+            assert_eq!(w, want.join(","), "{g:?}");
+        }
+        let json = std::fs::read_to_string(dir.path().join("ffa8.json")).expect("read");
+        assert!(!json.contains("\"a_side\"") && json.contains("\"winner\": \""), "{json}");
+        assert!(report_lines(&m, "").iter().all(|l| !l.contains("pentanomial")), "{:?}", report_lines(&m, ""));
+        // Two-player games keep their side, winner and pentanomial line.
+        let two = "game = \"martian-chess\"\nthreads = 1\n[rules]\nmax_plies = 40\n\
+                   [evaluate]\nopening_plies = 2\nsimulations = 4\n";
+        let m = evaluate_json(dir.path(), "two2", two, 2);
+        assert!(m.games.iter().all(|g| g.a_side.is_some() && g.a_seat.is_none()));
+        for g in &m.games {
+            let want = match g.a_score {
+                s if s > 0.75 => Some(g.a_colour.clone()),
+                s if s < 0.25 => Some(if g.a_colour == "South" { "North" } else { "South" }.to_string()),
+                _ => None,
+            };
+            assert_eq!(g.winner, want, "{g:?}");
+        }
+        assert!(report_lines(&m, "").iter().any(|l| l.contains("pentanomial")));
     }
 
     #[test]
