@@ -3,7 +3,10 @@
 
 Usage (with the project's virtual environment, see scripts/setup):
 
-    $MARTIAN_ZERO_VENV/bin/python tools/export_onnx.py BUNDLE_DIR [--out FILE] [--opset N]
+    $MARTIAN_ZERO_VENV/bin/python tools/export_onnx.py BUNDLE_DIR... [--out FILE] [--opset N]
+
+Several bundles are exported in turn by one process (one import of torch); the
+exit status is 1 if any failed, after an `error:` line naming it.
 
 BUNDLE_DIR is the output of `martian-zero export` (model.json + model.safetensors).
 The network is rebuilt from model.json's `architecture` (the same layers as
@@ -283,28 +286,45 @@ def check(net, desc, bundle, onnx_path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("bundle", help="directory written by `martian-zero export`")
-    ap.add_argument("--out", help="ONNX file (default BUNDLE/model.onnx)")
+    ap.add_argument("bundle", nargs="+", help="directory written by `martian-zero export` (several: each in turn)")
+    ap.add_argument("--out", help="ONNX file (default BUNDLE/model.onnx; only with one bundle)")
     ap.add_argument("--opset", type=int, default=17, help="ONNX opset (default 17)")
     args = ap.parse_args()
-    try:
-        net, desc = load_network(args.bundle)
-    except (OSError, ValueError, KeyError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    if args.out and len(args.bundle) > 1:
+        ap.error("--out takes one bundle")
+    # Each bundle in turn (one start of Python and torch for all); the status is 1 if any failed.
+    status = 0
+    for bundle in args.bundle:
+        status = max(status, export_bundle(bundle, args.out, args.opset, several=len(args.bundle) > 1))
+    return status
+
+
+def export_bundle(bundle, out, opset, several=False):
+    """Writes and checks the ONNX file of `bundle` (at `out`, default in the bundle); returns
+    the exit status (0, or 1 after one `error:` line, naming the bundle when `several`)."""
+
+    def error(msg):
+        if several and bundle not in msg:
+            msg = f"{bundle}: {msg}"
+        print(f"error: {msg}", file=sys.stderr)
         return 1
-    out = args.out or os.path.join(args.bundle, desc["files"]["onnx"])
-    export_onnx(net, desc, out, args.opset)
-    worst = check(net, desc, args.bundle, out)
+
+    try:
+        net, desc = load_network(bundle)
+    except (OSError, ValueError, KeyError) as e:
+        return error(str(e))
+    out = out or os.path.join(bundle, desc["files"]["onnx"])
+    export_onnx(net, desc, out, opset)
+    worst = check(net, desc, bundle, out)
     print(f"wrote {out} ({desc['game']}, {desc['policy']['size']} actions, step {desc['training']['step']})")
     for name, d in worst.items():
         if d is not None:
             print(f"  check vs rebuilt PyTorch network, batch 1 and 64: max |{name} - pytorch| / max(1, |output|) = {d:.3e}")
     bad = {k: d for k, d in worst.items() if d is not None and not d <= TOLERANCE}
     if bad:
-        print(f"error: outputs differ by more than {TOLERANCE}: {bad}", file=sys.stderr)
-        return 1
-    if os.path.abspath(out) == os.path.abspath(os.path.join(args.bundle, desc["files"]["onnx"])):
-        crc = record_onnx_checksum(args.bundle, desc, out)
+        return error(f"outputs differ by more than {TOLERANCE}: {bad}")
+    if os.path.abspath(out) == os.path.abspath(os.path.join(bundle, desc["files"]["onnx"])):
+        crc = record_onnx_checksum(bundle, desc, out)
         print(f"  recorded its CRC-64 {crc} in model.json (onnx_crc64)")
     return 0
 

@@ -4,7 +4,7 @@
 //!    WebAssembly, ONNX Runtime Web from npm) with two small bundles, one per
 //!    game, made here from untrained generation-0 checkpoints with
 //!    `martian-zero pipeline --stop-after 0`, `martian-zero export` and
-//!    `tools/export_onnx.py`;
+//!    `tools/export_onnx.py` (one run for both);
 //! 2. the web crate's own tests run natively (`cargo test` in `web/crate`);
 //! 3. `web/test/rules.mjs` (Node): the WebAssembly rules agree with the native
 //!    ones (pinned perft of the spec positions, 300 seeded random positions
@@ -56,7 +56,7 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// An untrained, small generation-0 network of `game`, exported as a bundle with ONNX.
+/// An untrained, small generation-0 network of `game`, exported as a bundle (ONNX: [`add_onnx`]).
 fn bundle(dir: &Path, game: &str) -> PathBuf {
     let config = dir.join(format!("{game}.toml"));
     // Only the network matters here (the run stops after generation 0).
@@ -75,8 +75,12 @@ fn bundle(dir: &Path, game: &str) -> PathBuf {
         .arg(&run_dir));
     let out = dir.join(format!("bundle-{game}"));
     run(Command::new(bin).args(["export", "--checkpoint"]).arg(&run_dir).arg("--out").arg(&out));
-    run(Command::new(venv_python()).arg(repo_root().join("tools/export_onnx.py")).arg(&out));
     out
+}
+
+/// `tools/export_onnx.py` on `bundles`, one process for all (one import of torch).
+fn add_onnx(bundles: &[&Path]) {
+    run(Command::new(venv_python()).arg(repo_root().join("tools/export_onnx.py")).args(bundles));
 }
 
 /// The initial position and those after up to 19 moves chosen by a fixed rule.
@@ -131,6 +135,7 @@ fn web_page_plays_both_games() {
     let t0 = Instant::now();
     let mc = bundle(tmp.path(), "martian-chess");
     let jetan = bundle(tmp.path(), "jetan");
+    add_onnx(&[&mc, &jetan]);
     let dist = tmp.path().join("dist");
     let t_bundles = t0.elapsed();
     run(Command::new(root.join("scripts/build-web"))
