@@ -214,27 +214,65 @@ pub fn bundled_model(game: martian_rules::GameKind) -> Option<std::path::PathBuf
 
 /// The model to load for a `--model` of `path` and game `game`: `path`
 /// itself; none for [`NO_MODEL`]; without a path and with `bundled`, the
-/// game's bundled model ([`bundled_model`]), said on stderr.
+/// game's bundled model ([`bundled_model`]), said on stderr, unless the
+/// `--rules` switches `switches` differ from its rules (four-player
+/// free-for-all with the team game's network): then none, said on stderr.
 pub fn chosen_model(
     path: Option<&Path>,
     game: Option<martian_rules::GameKind>,
     bundled: bool,
+    switches: Option<&str>,
 ) -> Option<std::path::PathBuf> {
     match (path, game) {
         (Some(p), _) if p == Path::new(NO_MODEL) => None,
         (Some(p), _) => Some(p.to_path_buf()),
-        (None, Some(g)) if bundled => bundled_model(g).inspect(|p| {
-            eprintln!("using the bundled model {} (--model {NO_MODEL} plays without a network)", p.display());
-        }),
+        (None, Some(g)) if bundled => {
+            let p = bundled_model(g)?;
+            let declared = declared_rules(&ModelSource::Bundle(p.clone())).map(|(_, r)| r);
+            let differ = match (switches, &declared) {
+                (Some(s), Ok(r)) => switches_differing(r, s),
+                _ => Vec::new(),
+            };
+            if differ.is_empty() {
+                eprintln!("using the bundled model {} (--model {NO_MODEL} plays without a network)", p.display());
+                Some(p)
+            } else {
+                eprintln!(
+                    "the bundled model {} plays under other rules ({}); playing without a network",
+                    p.display(),
+                    martian_rules::describe_differences("rules", ("--rules", "model"), &differ)
+                );
+                None
+            }
+        }
         (None, _) => None,
     }
+}
+
+/// The `--rules` switches of `switches` whose values differ from `rules` (a
+/// model's, as JSON): `teams false vs true` each; none when the text does
+/// not parse (the rules' resolution reports that).
+fn switches_differing(rules: &serde_json::Value, switches: &str) -> Vec<String> {
+    let Ok(table) = parse_rules_switches(switches) else { return Vec::new() };
+    table
+        .iter()
+        .filter_map(|(k, v)| {
+            let v = serde_json::to_value(v).ok()?;
+            let have = rules.get(k);
+            (have != Some(&v)).then(|| {
+                let have = have.map_or("(absent)".to_string(), |h| h.to_string());
+                format!("{k} {v} vs {have}")
+            })
+        })
+        .collect()
 }
 
 /// For `play`, `analyse` and `analysis`: the network at `path` (if any) on
 /// the device `device` names, and the game to play: `game` when given, else
 /// the network's. Without a path and with `bundled`, the game's bundled
-/// model ([`bundled_model`]) when it has one, said on stderr; a path of
-/// [`NO_MODEL`] means no network.
+/// model ([`bundled_model`]) when it has one and the `--rules` switches
+/// `switches` agree with its rules ([`chosen_model`]), said on stderr; a
+/// path of [`NO_MODEL`] means no network.
 ///
 /// # Errors
 /// A bad device name, an unloadable model, or neither a game nor a model.
@@ -243,8 +281,9 @@ pub fn model_and_game(
     device: &str,
     game: Option<martian_rules::GameKind>,
     bundled: bool,
+    switches: Option<&str>,
 ) -> Result<(Option<LoadedModel>, Device, martian_rules::GameKind)> {
-    let (model, device) = match chosen_model(path, game, bundled) {
+    let (model, device) = match chosen_model(path, game, bundled, switches) {
         Some(p) => {
             let device = martian_model::parse_device(device)?;
             (Some(load_model(&p, device)?), device)
@@ -261,18 +300,87 @@ pub fn model_and_game(
     Ok((model, device, game))
 }
 
-/// The rules of game `G` that `model` was trained under, or the default rules
-/// without a model; an error when the model plays another game.
+/// The rules of game `G` of a command that plays one game (`show`, `play`,
+/// `analyse`, `analysis`): those `model` was trained under, or the default
+/// rules without a model, with the `--rules` switches `switches` (text of
+/// [`parse_rules_switches`]) on top; an error when the model plays another game.
 ///
 /// # Errors
-/// A model of another game, or rules that do not parse as `G`'s.
-pub fn model_rules<G: GameState>(model: Option<&LoadedModel>) -> Result<G::Rules> {
-    match model {
-        None => Ok(G::Rules::default()),
+/// A model of another game, rules that do not parse as `G`'s, or switches
+/// that [`rules_with_switches`] refuses.
+pub fn model_rules<G: GameState>(model: Option<&LoadedModel>, switches: Option<&str>) -> Result<G::Rules> {
+    let (base, source) = match model {
+        None => (None, String::new()),
         Some(m) if m.game != G::KIND => {
             anyhow::bail!("--game {} but the model {} plays {}", G::KIND, m.source.display(), m.game)
         }
-        Some(m) => serde_json::from_value(m.rules.clone())
-            .map_err(|e| anyhow::anyhow!("the rules of {} are not valid {} rules: {e}", m.source.display(), G::KIND)),
+        Some(m) => (Some(&m.rules), format!("the model {}", m.source.display())),
+    };
+    rules_with_switches::<G>(base, &source, switches)
+}
+
+/// Reads the `--rules` text: switches of a config's `[rules]` table,
+/// `key=value` pairs separated by commas, each value in TOML (`teams=false`,
+/// `max_plies=300,chief_captured_by_non_chief="CapturerWins"`); the text
+/// may also be a TOML inline table (`{teams=false}`).
+///
+/// # Errors
+/// Text that is not such a list, naming `--rules`.
+pub fn parse_rules_switches(text: &str) -> Result<toml::Table> {
+    let t = text.trim();
+    let inner = t.strip_prefix('{').and_then(|r| r.strip_suffix('}')).unwrap_or(t);
+    let doc: toml::Table = format!("rules = {{ {inner} }}").parse().map_err(|e: toml::de::Error| {
+        anyhow::anyhow!(
+            "--rules {text:?}: expected key=value switches of [rules] separated by commas, \
+             values in TOML (teams=false, chief_captured_by_non_chief=\"CapturerWins\"): {}",
+            e.message()
+        )
+    })?;
+    match doc.get("rules") {
+        Some(toml::Value::Table(t)) => Ok(t.clone()),
+        _ => anyhow::bail!("--rules {text:?}: expected key=value switches of [rules]"),
     }
+}
+
+/// Game `G`'s rules for a command: `base` (a network's rules as its
+/// checkpoint stores them, from `source`; `None`: the game's defaults) with
+/// the `--rules` switches (`switches`, [`parse_rules_switches`]) set. With a
+/// network the switches must agree with its rules, which it was trained
+/// under: a differing switch is an error naming it, as the checkpoint loader
+/// names a config's differing switches.
+///
+/// # Errors
+/// Unparsable switches, an unknown switch or value (named), rules the game
+/// does not implement, or switches that differ from the network's.
+pub fn rules_with_switches<G: GameState>(
+    base: Option<&serde_json::Value>,
+    source: &str,
+    switches: Option<&str>,
+) -> Result<G::Rules> {
+    let base_rules: G::Rules = match base {
+        Some(r) => serde_json::from_value(r.clone())
+            .map_err(|e| anyhow::anyhow!("the rules of {source} are not valid {} rules: {e}", G::KIND))?,
+        None => G::Rules::default(),
+    };
+    let Some(text) = switches else { return Ok(base_rules) };
+    let table = parse_rules_switches(text)?;
+    let mut merged = serde_json::to_value(&base_rules)?;
+    let obj = merged.as_object_mut().ok_or_else(|| anyhow::anyhow!("{} rules are not a table", G::KIND))?;
+    for (k, v) in &table {
+        obj.insert(k.clone(), serde_json::to_value(v)?);
+    }
+    let rules: G::Rules =
+        serde_json::from_value(merged).map_err(|e| anyhow::anyhow!("--rules for {}: {e}", G::KIND))?;
+    G::new_game(&rules).map_err(|e| anyhow::anyhow!("--rules: {e}"))?;
+    if base.is_some() {
+        let diffs = martian_rules::field_differences(&rules, &base_rules);
+        if !diffs.is_empty() {
+            anyhow::bail!(
+                "{}: {source} was trained under other rules; play it under its own (leave out --rules \
+                 or give its values)",
+                martian_rules::describe_differences("rules", ("--rules", "model"), &diffs)
+            );
+        }
+    }
+    Ok(rules)
 }

@@ -59,6 +59,8 @@ pub struct Args {
     /// Node limit (alpha-beta).
     #[arg(long)]
     nodes: Option<u64>,
+    #[command(flatten)]
+    rules: super::RulesArgs,
     /// libtorch intra-op CPU threads for the network (0 = all cores), as
     /// `engine --threads`: one thread is fastest for one search on shared
     /// cores (`BENCHMARKS.md`).
@@ -109,12 +111,12 @@ pub fn run(a: Args) -> Result<()> {
         e => bail!("unknown engine {e:?}: analyse supports alphabeta and mcts"),
     };
     let mcts = matches!(kind, EngineKind::Mcts { .. });
-    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game, mcts)?;
+    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game, mcts, a.rules.rules.as_deref())?;
     with_game!(game, G => run_game::<G>(&a, kind, model.as_ref(), device))
 }
 
 fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
-    let rules: G::Rules = model_rules::<G>(model)?;
+    let rules: G::Rules = model_rules::<G>(model, a.rules.rules.as_deref())?;
     let pos: G = match a.position.as_deref() {
         Some(t) => G::from_position(t, &rules).context("bad --position")?,
         None => G::new_game(&rules).context("the model's rules give no starting position")?,

@@ -62,6 +62,8 @@ pub struct Args {
     /// Queries searched at once (their leaves share one network batch); more wait their turn.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
     max_in_flight: u32,
+    #[command(flatten)]
+    rules: super::RulesArgs,
     /// libtorch intra-op CPU threads (0 = all cores), as `engine --threads`.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1024))]
     threads: u32,
@@ -214,7 +216,7 @@ fn answer(v: &Value) -> std::result::Result<(), Gone> {
 /// Runs `analysis`.
 pub fn run(a: Args) -> Result<()> {
     // A closed stdout (the frontend went away) must end the engine, not kill it.
-    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game, true)?;
+    let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game, true, a.rules.rules.as_deref())?;
     with_game!(game, G => serve::<G>(&a, model.as_ref(), device))
 }
 
@@ -302,7 +304,7 @@ fn read_lines() -> mpsc::Receiver<std::result::Result<String, (String, Option<Va
 
 fn serve<G: AbGame>(a: &Args, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
     let settings = Settings::<G> {
-        rules: model_rules::<G>(model)?,
+        rules: model_rules::<G>(model, a.rules.rules.as_deref())?,
         config: MctsConfig { leaves_per_batch: a.batch, ..MctsConfig::default() },
         default_visits: a.visits,
         max_nodes: a.max_nodes,

@@ -40,6 +40,8 @@ use tch::Device;
 /// Arguments of `engine`.
 #[derive(clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    rules: super::RulesArgs,
     /// Network for MCTS: an exported bundle directory (model.json +
     /// model.safetensors), a checkpoint `.safetensors` with its `.json` sidecar,
     /// or a run directory (its promoted checkpoint). Its rules are used.
@@ -173,16 +175,21 @@ impl<G: AbGame> Table for GameTable<G> {
 }
 
 /// The table of game `g` under `rules` (the model's rules as JSON; `None`:
-/// the game's defaults), at its initial position.
+/// the game's defaults) with the `--rules` switches `switches`, at its
+/// initial position.
 ///
 /// # Errors
-/// Rules that do not parse as `g`'s, or that `g` does not implement.
-fn new_table(g: GameKind, rules: Option<&serde_json::Value>) -> std::result::Result<Box<dyn Table>, String> {
+/// Rules that do not parse as `g`'s, or that `g` does not implement; switches
+/// that are unknown or differ from the model's
+/// ([`martian_run::checkpoints::rules_with_switches`]).
+fn new_table(
+    g: GameKind,
+    rules: Option<&serde_json::Value>,
+    switches: Option<&str>,
+) -> std::result::Result<Box<dyn Table>, String> {
     with_game!(g, G => {
-        let rules: <G as GameState>::Rules = match rules {
-            Some(r) => serde_json::from_value(r.clone()).map_err(|e| format!("the model's rules for {g}: {e}"))?,
-            None => Default::default(),
-        };
+        let rules = martian_run::checkpoints::rules_with_switches::<G>(rules, "the model", switches)
+            .map_err(|e| format!("{e:#}"))?;
         let mut s = GameTable::<G> { rules, pos: None };
         s.new_game()?;
         Ok(Box::new(s) as Box<dyn Table>)
@@ -316,6 +323,8 @@ struct Engine {
     settings: Settings,
     /// The rules of the network's game, as its checkpoint stores them.
     model_rules: Option<serde_json::Value>,
+    /// `--rules`: switches set on every game's rules (`None`: the model's, else the defaults).
+    rules_switches: Option<String>,
     /// The selected game and its position (`None` until `game` or `--game`).
     table: Option<Box<dyn Table>>,
     /// The answer to `hello`: `info string` lines, then the `ready` line.
@@ -461,7 +470,12 @@ impl Engine {
         let mut model_rules = None;
         // Without --model and --engine, a game given with --game plays with its
         // bundled model when it has one (`--model none`: without a network).
-        let model = martian_run::checkpoints::chosen_model(a.model.as_deref(), a.game, a.engine.is_none());
+        let model = martian_run::checkpoints::chosen_model(
+            a.model.as_deref(),
+            a.game,
+            a.engine.is_none(),
+            a.rules.rules.as_deref(),
+        );
         let (name, net, device) = match (a.engine.as_deref(), &model) {
             (None | Some("mcts"), Some(path)) => {
                 let device = martian_model::parse_device(&a.device)?;
@@ -519,7 +533,7 @@ impl Engine {
         ));
         let model_game = net.as_ref().map(|n| n.game);
         let warm_up = match model_game {
-            Some(g) => new_table(g, model_rules.as_ref()).map_err(anyhow::Error::msg)?.snapshot(),
+            Some(g) => new_table(g, model_rules.as_ref(), a.rules.rules.as_deref()).map_err(anyhow::Error::msg)?.snapshot(),
             None => None,
         };
         let worker = Worker::start(net, device, a.threads as usize, warm_up, done)?;
@@ -539,6 +553,7 @@ impl Engine {
                 info_every: Duration::from_millis(a.info_ms.max(10)),
             },
             model_rules,
+            rules_switches: a.rules.rules.clone(),
             table: None,
             broken: false,
             failed: None,
@@ -608,7 +623,7 @@ impl Engine {
             }
         }
         let rules = if self.model_game == Some(g) { self.model_rules.as_ref() } else { None };
-        self.table = Some(new_table(g, rules)?);
+        self.table = Some(new_table(g, rules, self.rules_switches.as_deref())?);
         Ok(())
     }
 

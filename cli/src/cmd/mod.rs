@@ -28,6 +28,20 @@ pub struct PositionArgs {
     pub position: Option<String>,
 }
 
+/// `--rules`, shared by every command that plays one game without a config
+/// (`show`, `play`, `analyse`, `engine`, `analysis`); resolved in one place,
+/// [`martian_run::checkpoints::rules_with_switches`].
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct RulesArgs {
+    /// Rules switches, as in a config's `[rules]` table: `key=value` pairs
+    /// separated by commas, values in TOML (`--rules teams=false` for
+    /// four-player free-for-all, `--rules 'max_plies=300,no_capture_limit=80'`).
+    /// Default: the model's rules, else the game's standard rules. A model's
+    /// rules must agree (a differing switch is an error naming it).
+    #[arg(long, value_name = "SWITCHES")]
+    pub rules: Option<String>,
+}
+
 /// Parses a position string or returns the initial position.
 pub fn position<G: GameState>(text: Option<&str>, rules: &G::Rules) -> Result<G> {
     Ok(match text {

@@ -41,6 +41,8 @@ pub struct Args {
     /// Instead of --visits.
     #[arg(long, conflicts_with = "visits")]
     level: Option<u32>,
+    #[command(flatten)]
+    rules: super::RulesArgs,
     /// libtorch intra-op CPU threads for the network (0 = all cores), as
     /// `engine --threads`: one thread is fastest for one search on shared
     /// cores (`BENCHMARKS.md`).
@@ -116,7 +118,13 @@ pub fn run(a: Args) -> Result<()> {
         bail!("--model is used by the mcts engine; --engine {} takes no model", a.engine);
     }
     let (model, device, game) =
-        model_and_game(a.model.as_deref(), &a.device, a.game, matches!(engine, EngineKind::Mcts { .. }))?;
+        model_and_game(
+        a.model.as_deref(),
+        &a.device,
+        a.game,
+        matches!(engine, EngineKind::Mcts { .. }),
+        a.rules.rules.as_deref(),
+    )?;
     with_game!(game, G => run_game::<G>(&a, engine, model.as_ref(), device))
 }
 
@@ -179,7 +187,7 @@ fn thought_text<G: GameState>(pos: &G, t: &Info) -> String {
 }
 
 fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
-    let rules: G::Rules = model_rules::<G>(model)?;
+    let rules: G::Rules = model_rules::<G>(model, a.rules.rules.as_deref())?;
     let mut pos: G = super::position(a.position.as_deref(), &rules)?;
     let limits = kind.limits();
     martian_run::runtime::ready_network(model.map(|m| &m.ck.net), device, a.threads as usize, &pos)?;
