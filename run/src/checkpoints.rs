@@ -190,13 +190,10 @@ pub const NO_MODEL: &str = "none";
 /// directory per game, named by the game: `martian-chess/`), searched first.
 pub const MODELS_ENV: &str = "MARTIAN_ZERO_MODELS";
 
-/// The bundled model of `game` (`models/README.md`): the bundle directory `<game>/`
-/// (`model.json` + `model.safetensors`, as `export` writes it) in the first
-/// of `$MARTIAN_ZERO_MODELS`, `models/` beside the executable, and the
-/// `models/` folder of the source tree this binary was built from; `None`
-/// when the game has none (`models/README.md` lists them with their
-/// provenance and measured Elo).
-pub fn bundled_model(game: martian_rules::GameKind) -> Option<std::path::PathBuf> {
+/// The folders searched for bundled models, first found first:
+/// `$MARTIAN_ZERO_MODELS`, `models/` beside the executable, and the
+/// `models/` folder of the source tree this binary was built from.
+fn model_roots() -> Vec<std::path::PathBuf> {
     let mut roots = Vec::new();
     if let Some(d) = std::env::var_os(MODELS_ENV) {
         roots.push(std::path::PathBuf::from(d));
@@ -206,17 +203,52 @@ pub fn bundled_model(game: martian_rules::GameKind) -> Option<std::path::PathBuf
     }
     roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("models"));
     roots
+}
+
+/// The bundled model of `game` under its default rules (`models/README.md`):
+/// the bundle directory `<game>/` (`model.json` + `model.safetensors`, as
+/// `export` writes it) in the first of the [`model_roots`]; `None` when the
+/// game has none (`models/README.md` lists them with their provenance and
+/// measured Elo).
+pub fn bundled_model(game: martian_rules::GameKind) -> Option<std::path::PathBuf> {
+    model_roots()
         .into_iter()
         .map(|r| r.join(game.to_string()))
         .find(|d| d.join(martian_model::export::DESCRIPTION_FILE).is_file())
         .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
 }
 
+/// The bundles of `game` for other rule sets: the directories
+/// `<game>-<variant>/` of the [`model_roots`] (e.g. `jetan-zillions/`, a
+/// network of Jetan's Zillions rule, spec §8.2 variant) whose `model.json`
+/// names `game` (so `martian-chess-4p/` is not a Martian Chess variant), in
+/// root order, then by name.
+fn variant_bundles(game: martian_rules::GameKind) -> Vec<std::path::PathBuf> {
+    let prefix = format!("{game}-");
+    let mut out = Vec::new();
+    for root in model_roots() {
+        let Ok(rd) = std::fs::read_dir(&root) else { continue };
+        let mut dirs: Vec<std::path::PathBuf> = rd
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)))
+            .map(|e| e.path())
+            .filter(|d| d.join(martian_model::export::DESCRIPTION_FILE).is_file())
+            .filter(|d| declared_rules(&ModelSource::Bundle(d.clone())).is_ok_and(|(g, _)| g == game))
+            .collect();
+        dirs.sort();
+        out.extend(dirs.into_iter().map(|d| std::fs::canonicalize(&d).unwrap_or(d)));
+    }
+    out
+}
+
 /// The model to load for a `--model` of `path` and game `game`: `path`
 /// itself; none for [`NO_MODEL`]; without a path and with `bundled`, the
-/// game's bundled model ([`bundled_model`]), said on stderr, unless the
-/// `--rules` switches `switches` differ from its rules (four-player
-/// free-for-all with the team game's network): then none, said on stderr.
+/// game's bundled model ([`bundled_model`]), said on stderr. With `--rules`
+/// switches `switches` the bundle is the first, of `<game>/` and then the
+/// rule-set bundles `<game>-<variant>/`, whose rules agree with every
+/// switch (so `--game jetan --rules chief_captured_by_non_chief="CapturerWins"`
+/// picks `jetan-zillions/`); none when no bundle does (four-player
+/// free-for-all with the team game's network), said on stderr.
 pub fn chosen_model(
     path: Option<&Path>,
     game: Option<martian_rules::GameKind>,
@@ -227,23 +259,34 @@ pub fn chosen_model(
         (Some(p), _) if p == Path::new(NO_MODEL) => None,
         (Some(p), _) => Some(p.to_path_buf()),
         (None, Some(g)) if bundled => {
-            let p = bundled_model(g)?;
-            let declared = declared_rules(&ModelSource::Bundle(p.clone())).map(|(_, r)| r);
-            let differ = match (switches, &declared) {
-                (Some(s), Ok(r)) => switches_differing(r, s),
-                _ => Vec::new(),
+            let differing = |p: &std::path::PathBuf| -> Vec<String> {
+                let declared = declared_rules(&ModelSource::Bundle(p.clone())).map(|(_, r)| r);
+                match (switches, &declared) {
+                    (Some(s), Ok(r)) => switches_differing(r, s),
+                    _ => Vec::new(),
+                }
             };
-            if differ.is_empty() {
+            let default = bundled_model(g);
+            let mut candidates: Vec<std::path::PathBuf> = default.iter().cloned().collect();
+            if switches.is_some() {
+                candidates.extend(variant_bundles(g));
+            }
+            if let Some(p) = candidates.iter().find(|p| differing(p).is_empty()) {
                 eprintln!("using the bundled model {} (--model {NO_MODEL} plays without a network)", p.display());
-                Some(p)
-            } else {
-                eprintln!(
+                return Some(p.clone());
+            }
+            match &default {
+                Some(p) => eprintln!(
                     "the bundled model {} plays under other rules ({}); playing without a network",
                     p.display(),
-                    martian_rules::describe_differences("rules", ("--rules", "model"), &differ)
-                );
-                None
+                    martian_rules::describe_differences("rules", ("--rules", "model"), &differing(p))
+                ),
+                None if switches.is_some() && !candidates.is_empty() => {
+                    eprintln!("no bundled model of {g} plays under these --rules; playing without a network")
+                }
+                None => {}
             }
+            None
         }
         (None, _) => None,
     }

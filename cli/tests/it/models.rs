@@ -96,3 +96,25 @@ fn analyse_uses_the_bundled_network_without_a_model() {
         assert!(!err(&o).contains("bundled"), "{}", err(&o));
     }
 }
+
+/// A bundle per rule set: `--rules` picks the bundle whose rules agree with
+/// every switch (`models/jetan-zillions/`, Jetan's Zillions rule, spec §8.2
+/// variant), and the game's default rules never pick a variant's bundle.
+#[test]
+fn the_rules_pick_the_bundle_of_their_rule_set() {
+    let zillions = r#"chief_captured_by_non_chief="CapturerWins""#;
+    let o = mz_stdin(&["play", "--game", "jetan", "--rules", zillions, "--visits", "2"], "quit\n");
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(err(&o).contains("using the bundled model") && err(&o).contains("jetan-zillions"), "{}", err(&o));
+    assert!(!out(&o).contains("no network"), "{}", out(&o));
+    // The standard rule: no Jetan bundle, so no network (not the Zillions one).
+    let o = mz_stdin(&["play", "--game", "jetan", "--visits", "2"], "quit\n");
+    assert!(o.status.success() && !err(&o).contains("jetan-zillions"), "{}", err(&o));
+    assert!(out(&o).contains("no network"), "{}", out(&o));
+    // Switches no bundle agrees with: said, and no network.
+    let o = mz_stdin(&["play", "--game", "jetan", "--rules", "max_plies=300", "--visits", "2"], "quit\n");
+    assert!(o.status.success() && err(&o).contains("no bundled model of jetan plays under these --rules"), "{}", err(&o));
+    // Martian Chess's four-player bundle is not a variant of the two-player game.
+    let o = mz_stdin(&["play", "--game", "martian-chess", "--rules", "max_plies=100", "--visits", "2"], "quit\n");
+    assert!(o.status.success() && !err(&o).contains("martian-chess-4p"), "{}", err(&o));
+}
