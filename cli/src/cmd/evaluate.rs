@@ -213,6 +213,20 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
         (false, false) => vec![PlayerSpec::parse(b)?],
     };
     let specs_b = specs_b.into_iter().map(|s| resolve_player(s, G::KIND)).collect::<Result<Vec<_>>>()?;
+    let rules = cfg.rules::<G>()?;
+    let players = G::new_game(&rules)?.num_players();
+    let pairs = martian_evaluate::groups_for_games(a.games, players);
+    let per_group = martian_evaluate::games_per_group(players);
+    // In u64: 2^31 pairs of 2 games overflow u32.
+    let total = u64::from(pairs) * u64::from(per_group);
+    if total != u64::from(a.games) {
+        let how = if players > 2 {
+            format!("in groups of {per_group} from one opening, A once in each seat")
+        } else {
+            "in pairs, each opening once with either colour".to_string()
+        };
+        eprintln!("note: --games {} rounded up to {total}: games are played {how}", a.games);
+    }
     if let Some(p) = a.out.as_deref() {
         martian_run::rundir::check_output_path("--out", p)?;
         if p.exists() && !a.force {
@@ -221,18 +235,6 @@ fn run_game<G: AbGame>(a: &Args, cfg: &RunConfig) -> Result<()> {
     }
     if let Some(r) = &a.run_dir {
         RunDir::check_is_run(r).context("--run-dir")?;
-    }
-    let rules = cfg.rules::<G>()?;
-    let players = G::new_game(&rules)?.num_players();
-    let pairs = martian_evaluate::groups_for_games(a.games, players);
-    let per_group = martian_evaluate::games_per_group(players);
-    if pairs * per_group != a.games {
-        let how = if players > 2 {
-            format!("in groups of {per_group} from one opening, A once in each seat")
-        } else {
-            "in pairs, each opening once with either colour".to_string()
-        };
-        eprintln!("note: --games {} rounded up to {}: games are played {how}", a.games, u64::from(pairs * per_group));
     }
     let device = martian_run::runtime::setup_runtime(cfg)?;
     let run_dir = a.run_dir.clone().or_else(|| run_dir_of(spec_a.checkpoint()));
