@@ -17,8 +17,8 @@ mod spec;
 mod sprt;
 
 pub use arena::{
-    a_score_of, a_seating, games_per_group, gauntlet, groups_for_games, play_game, play_game_as, play_match, play_match_book,
-    seatings,
+    a_score_of, a_seating, games_per_group, gauntlet, groups_for_games, play_game, play_game_as, play_match,
+    play_match_book, seatings,
 };
 pub use batched::{play_match_mcts, MctsSide};
 pub use book::{random_opening, OpeningBook, BALANCED_SCORE};

@@ -433,7 +433,14 @@ mod tests {
         }
         assert_eq!(
             l[3],
-            PlayerSpec::Mcts { model: None, visits: Some(8), movetime: None, level: None, statics: None, veto_depth: 0 }
+            PlayerSpec::Mcts {
+                model: None,
+                visits: Some(8),
+                movetime: None,
+                level: None,
+                statics: None,
+                veto_depth: 0
+            }
         );
         assert_eq!(
             PlayerSpec::parse("mcts:visits=400,movetime=200").unwrap(),

@@ -527,7 +527,8 @@ pub fn run_match_with<G: AbGame>(
     book: Option<&Path>,
     sprt: Option<SprtParams>,
 ) -> Result<(MatchResult, Option<SprtState>)> {
-    let (ca, cb) = (load_player_checkpoint::<G>(cfg, a, rules, device)?, load_player_checkpoint::<G>(cfg, b, rules, device)?);
+    let (ca, cb) =
+        (load_player_checkpoint::<G>(cfg, a, rules, device)?, load_player_checkpoint::<G>(cfg, b, rules, device)?);
     if let (Some(sa), Some(sb)) = (mcts_side(cfg, a, &ca, device)?, mcts_side(cfg, b, &cb, device)?) {
         return run_match_batched::<G>(cfg, rules, sa, sb, pairs, book, sprt);
     }
@@ -754,7 +755,6 @@ pub fn describe_match(m: &MatchResult) -> String {
     let elo =
         m.elo.map(|e| format!("score {:.3}, Elo {} (95%)", e.score, e.text())).unwrap_or_else(|| "no games".into());
     let rates = m.per_100().map(|(w, l)| format!("; per 100 games {w:.1} won, {l:.1} lost")).unwrap_or_default();
-    let points =
-        m.point_difference().map(|(t, g, _)| format!("; points {t:+} ({g:+.2} a game)")).unwrap_or_default();
+    let points = m.point_difference().map(|(t, g, _)| format!("; points {t:+} ({g:+.2} a game)")).unwrap_or_default();
     format!("{} vs {}: +{} ={} -{} ({elo}{rates}{points})", m.a, m.b, m.wins, m.draws, m.losses)
 }

@@ -58,7 +58,11 @@ pub fn warm_up<G: GameState>(net: &PolicyValueNet, device: Device, threads: usiz
 /// The stderr line of a command that warmed its network up:
 /// `martian-zero: torch threads 1; network warmed up (one pass, 12 ms)`.
 pub fn warm_up_line(threads: usize, pass: Duration) -> String {
-    format!("martian-zero: torch threads {}; network warmed up (one pass, {} ms)", torch_threads(threads), pass.as_millis())
+    format!(
+        "martian-zero: torch threads {}; network warmed up (one pass, {} ms)",
+        torch_threads(threads),
+        pass.as_millis()
+    )
 }
 
 /// The set-up of a command that searches with the network (`play`,
@@ -68,7 +72,12 @@ pub fn warm_up_line(threads: usize, pass: Duration) -> String {
 ///
 /// # Errors
 /// The warm-up pass fails.
-pub fn ready_network<G: GameState>(net: Option<&PolicyValueNet>, device: Device, threads: usize, pos: &G) -> Result<()> {
+pub fn ready_network<G: GameState>(
+    net: Option<&PolicyValueNet>,
+    device: Device,
+    threads: usize,
+    pos: &G,
+) -> Result<()> {
     set_torch_threads(threads);
     if let Some(n) = net {
         let t = warm_up(n, device, threads, pos)?;

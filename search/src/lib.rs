@@ -27,7 +27,7 @@ pub use config::{ContemptMode, MctsConfig, RootSelection};
 pub use evaluator::{EvalError, Evaluation, Evaluator, StaticValueEvaluator, UniformEvaluator};
 pub use level::Level;
 pub use mcts::{Gather, Mcts, QRescale, SearchResult};
-pub use veto::{check_veto_depth, Veto, VetoOutcome, VETO_MAX_DEPTH};
 pub use session::{
     line_text, search_together, End, Engine, Info, MctsJob, Pace, RootMove, Score, SearchLimits, Session, SessionError,
 };
+pub use veto::{check_veto_depth, Veto, VetoOutcome, VETO_MAX_DEPTH};

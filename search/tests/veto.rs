@@ -142,9 +142,8 @@ fn depth_zero_changes_nothing() {
     }
     // The network-free search at its defaults, from the start: the same move and info.
     let start = Jetan::new_game(&JetanRules::default()).unwrap();
-    let uniform = |d| {
-        Session::mcts(MctsConfig::default(), martian_search::UniformEvaluator, start.clone()).with_veto(d).unwrap()
-    };
+    let uniform =
+        |d| Session::mcts(MctsConfig::default(), martian_search::UniformEvaluator, start.clone()).with_veto(d).unwrap();
     let plain = uniform(0).go(&SearchLimits::visits(100), |_| {}).unwrap();
     let checked = uniform(3).go(&SearchLimits::visits(100), |_| {}).unwrap();
     assert_eq!(checked.vetoed, None, "no opening move loses within 3 plies");

@@ -533,7 +533,9 @@ impl Engine {
         ));
         let model_game = net.as_ref().map(|n| n.game);
         let warm_up = match model_game {
-            Some(g) => new_table(g, model_rules.as_ref(), a.rules.rules.as_deref()).map_err(anyhow::Error::msg)?.snapshot(),
+            Some(g) => {
+                new_table(g, model_rules.as_ref(), a.rules.rules.as_deref()).map_err(anyhow::Error::msg)?.snapshot()
+            }
             None => None,
         };
         let worker = Worker::start(net, device, a.threads as usize, warm_up, done)?;

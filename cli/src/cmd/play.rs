@@ -117,8 +117,7 @@ pub fn run(a: Args) -> Result<()> {
     if a.model.is_some() && !matches!(engine, EngineKind::Mcts { .. }) {
         bail!("--model is used by the mcts engine; --engine {} takes no model", a.engine);
     }
-    let (model, device, game) =
-        model_and_game(
+    let (model, device, game) = model_and_game(
         a.model.as_deref(),
         &a.device,
         a.game,
@@ -134,7 +133,10 @@ fn engine_kind(a: &Args) -> Result<EngineKind> {
         bail!("--depth and --movetime limit the alphabeta engine; --engine {} does not use them", a.engine);
     }
     if a.engine != "mcts" && (a.visits.is_some() || a.level.is_some() || a.veto_depth > 0) {
-        bail!("--visits, --level and --veto-depth set the mcts engine's search; --engine {} does not use them", a.engine);
+        bail!(
+            "--visits, --level and --veto-depth set the mcts engine's search; --engine {} does not use them",
+            a.engine
+        );
     }
     martian_search::check_veto_depth(a.veto_depth).map_err(|e| anyhow::anyhow!("--veto-depth: {e}"))?;
     Ok(match a.engine.as_str() {

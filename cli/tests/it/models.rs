@@ -113,7 +113,11 @@ fn the_rules_pick_the_bundle_of_their_rule_set() {
     assert!(out(&o).contains("no network"), "{}", out(&o));
     // Switches no bundle agrees with: said, and no network.
     let o = mz_stdin(&["play", "--game", "jetan", "--rules", "max_plies=300", "--visits", "2"], "quit\n");
-    assert!(o.status.success() && err(&o).contains("no bundled model of jetan plays under these --rules"), "{}", err(&o));
+    assert!(
+        o.status.success() && err(&o).contains("no bundled model of jetan plays under these --rules"),
+        "{}",
+        err(&o)
+    );
     // Martian Chess's four-player bundle is not a variant of the two-player game.
     let o = mz_stdin(&["play", "--game", "martian-chess", "--rules", "max_plies=100", "--visits", "2"], "quit\n");
     assert!(o.status.success() && !err(&o).contains("martian-chess-4p"), "{}", err(&o));

@@ -521,7 +521,8 @@ fn a_curriculum_of_rules_and_labels_from_a_deeper_search() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains("self-play labels:") && stderr.contains("alphabeta:depth=1"), "{stderr}");
-    let (first, later) = (JetanRules { max_plies: 12, ..Default::default() }, JetanRules { max_plies: 30, ..Default::default() });
+    let (first, later) =
+        (JetanRules { max_plies: 12, ..Default::default() }, JetanRules { max_plies: 30, ..Default::default() });
     let mut per_gen = [0, 0];
     let mut checked = None;
     for e in std::fs::read_dir(run.join("games")).unwrap() {
@@ -544,7 +545,8 @@ fn a_curriculum_of_rules_and_labels_from_a_deeper_search() {
     // position is the depth-1 alpha-beta's move alone, its score the record's.
     let (id, start, score) = checked.unwrap();
     let start = Jetan::from_position(&start, &first).unwrap();
-    let mut ab = martian_search::AlphaBeta::<Jetan>::new(martian_search::AlphaBetaConfig { tt_mib: 1, ..Default::default() });
+    let mut ab =
+        martian_search::AlphaBeta::<Jetan>::new(martian_search::AlphaBetaConfig { tt_mib: 1, ..Default::default() });
     let r = ab.search(&start, &martian_search::Limits::depth(1));
     assert_eq!(score, r.score);
     let best = start.action_index(r.best_move.unwrap());
