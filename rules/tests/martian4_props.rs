@@ -299,7 +299,7 @@ fn random_position(rng: &mut StdRng, rules: &Martian4Rules) -> String {
         let mut empty = 0;
         for _ in 0..8 {
             let k = rng.gen_range(0..3);
-            let fits = pieces < 36 && points + k + 1 <= 72 && (rules.field_promotion || kinds[k] < 12);
+            let fits = pieces < 36 && points + k < 72 && (rules.field_promotion || kinds[k] < 12);
             if rng.gen_bool(fill) && fits {
                 if empty > 0 {
                     row.push_str(&empty.to_string());
