@@ -734,7 +734,7 @@ mod tests {
         // Without the table: the same rules, and the copy has no empty table.
         let plain = RunConfig::parse("game = \"jetan\"\n").unwrap();
         assert_eq!(plain.selfplay_rules::<Jetan>().unwrap(), plain.rules::<Jetan>().unwrap());
-        assert!(!plain.to_toml().contains("selfplay_rules"));
+        assert!(!plain.to_toml().contains("[selfplay_rules]"));
         for (text, needles) in [
             ("game = \"jetan\"\n[selfplay_rules]\nchief_capture = 1\n", ["[selfplay_rules]", "chief_capture"]),
             (
