@@ -178,7 +178,10 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
             }
         };
         let net = self.reduced.as_ref().unwrap_or_else(|| self.net.borrow());
-        let out = net.forward(&x, false);
+        // The score head, when the network has one, for the search's score
+        // lead and score utility (`Evaluation::score`); the moves-left head
+        // is not computed.
+        let out = if net.has_score_head() { net.forward_with_score(&x) } else { net.forward(&x, false) };
         let idx = Tensor::f_from_slice(&self.flat).and_then(|t| t.f_to_device(self.device)).map_err(torch_err)?;
         let logits = if self.device_softmax {
             // Legal-move masking on the device: every other action's logit
@@ -233,6 +236,20 @@ impl<N: Borrow<PolicyValueNet>> NetBackend<N> {
             // The first n rows of the `[b, 3]` probabilities (padding rows dropped).
             wdl.f_copy_data(&mut batch.wdl[v0..], 3 * n).map_err(torch_err)?;
             batch.value_width = 0;
+        }
+        if let Some(score) = &out.score {
+            // `[b]` in units of `SCORE_SCALE` points; the first n rows, in points.
+            let score = score
+                .f_to_device(Device::Cpu)
+                .and_then(|t| t.f_to_kind(Kind::Float))
+                .and_then(|t| t.f_contiguous())
+                .map_err(torch_err)?;
+            let s0 = batch.score.len();
+            batch.score.resize(s0 + n, 0.0);
+            score.f_copy_data(&mut batch.score[s0..], n).map_err(torch_err)?;
+            for s in &mut batch.score[s0..] {
+                *s *= crate::SCORE_SCALE;
+            }
         }
         self.forward_seconds += t0.elapsed().as_secs_f64();
         self.batches += 1;
@@ -367,6 +384,7 @@ impl<N: Borrow<PolicyValueNet>> Backend for NetBackend<N> {
         batch.wdl.clear();
         batch.values.clear();
         batch.value_width = 0;
+        batch.score.clear();
         batch.softmax_on_device = self.device_softmax;
         let mut start = 0;
         while start < batch.rows {

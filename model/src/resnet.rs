@@ -411,6 +411,18 @@ impl PolicyValueNet {
         PolicyValue { policy_logits, value_logits, moves_left: None, score: None }
     }
 
+    /// [`PolicyValueNet::forward`] in inference mode plus the score head
+    /// when the network has one (`score`: `[batch]`, the final point
+    /// difference for the side to move / [`crate::SCORE_SCALE`]; `None`
+    /// without the head); the moves-left head is not computed. The search's
+    /// pass: the score lead and score utility of KataGo (Wu 2019, §4.2).
+    pub fn forward_with_score(&self, x: &Tensor) -> PolicyValue {
+        let h = self.trunk(x, false, self.precision);
+        let (policy_logits, value_logits) = self.main_heads(&h, false, self.precision);
+        let score = self.score.as_ref().map(|m| m.forward(&h, self.precision));
+        PolicyValue { policy_logits, value_logits, moves_left: None, score }
+    }
+
     /// [`PolicyValueNet::forward`] plus the auxiliary heads the network has
     /// (`moves_left`, `score`: `[batch]` each, `None` for a head it lacks).
     /// The trainer's pass; the policy and value outputs equal `forward`'s.

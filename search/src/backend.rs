@@ -73,6 +73,12 @@ pub struct DeviceBatch {
     /// Values per row of [`DeviceBatch::values`]; 0 when the backend filled
     /// [`DeviceBatch::wdl`] instead. Set by the backend.
     pub value_width: usize,
+    /// Output of a network's auxiliary score head: per row, the expected
+    /// final point difference for the side to move, in points
+    /// ([`Evaluation::score`]). Empty when the network has none (the backend
+    /// clears it before each batch); [`DeviceBatch::decode_row`] reads it
+    /// only when it holds a value for every row.
+    pub score: Vec<f32>,
     /// Set by a backend that returns at once and says when its outputs are
     /// back instead of blocking until then (the [`SimulatedDevice`] with
     /// `wait=deadline`): the instant from which the outputs may be read.
@@ -288,7 +294,8 @@ impl DeviceBatch {
     /// positive finite number), value = `P(win) - P(loss)` clamped to
     /// `[-1, 1]`; with a vector value head ([`DeviceBatch::value_width`] >
     /// 0) `values` = the row's values (clamped) and value = the mover's, the
-    /// first.
+    /// first; `score` = the row's [`DeviceBatch::score`] when the network has
+    /// a score head and it is finite, else `None`.
     pub fn decode_row(&self, r: usize, out: &mut Evaluation) {
         let row = &self.logits[self.offsets[r]..self.offsets[r + 1]];
         out.priors.clear();
@@ -315,6 +322,8 @@ impl DeviceBatch {
             out.value = (wdl[0] - wdl[2]).clamp(-1.0, 1.0);
             out.draw = if wdl[1].is_finite() { wdl[1].clamp(0.0, 1.0) } else { 0.0 };
         }
+        out.score =
+            if self.score.len() >= self.rows { self.score.get(r).copied().filter(|s| s.is_finite()) } else { None };
     }
 }
 
@@ -602,6 +611,7 @@ impl Backend for SimulatedDevice {
         batch.wdl.clear();
         batch.values.clear();
         batch.value_width = 0;
+        batch.score.clear();
         batch.softmax_on_device = self.softmax_on_device;
         batch.ready_at = None;
         batch.device_seconds = None;

@@ -59,6 +59,7 @@ struct Entry {
     nv: u32,
     value: f32,
     draw: f32,
+    score: Option<f32>,
 }
 
 impl Entry {
@@ -149,7 +150,7 @@ impl EvalCache {
         match self.map.get(&key) {
             Some(e) if e.len as usize == moves => {
                 self.hits += 1;
-                copy_into(out, e.priors(&self.priors), e.value, e.draw, e.values(&self.priors));
+                copy_into(out, e.priors(&self.priors), e.value, e.draw, e.values(&self.priors), e.score);
                 true
             }
             _ => false,
@@ -157,13 +158,15 @@ impl EvalCache {
     }
 
     /// The entry for `key` if it has `moves` priors: `(priors, value, draw,
-    /// values)` (`values` empty for a two-player evaluation). Read-only
+    /// values, score)` (`values` empty for a two-player evaluation, `score`
+    /// `None` without a score head: [`Evaluation::score`]). Read-only
     /// (several threads may look up at once); counts nothing, see
     /// [`EvalCache::count`].
-    pub fn peek(&self, key: u64, moves: usize) -> Option<(&[f32], f32, f32, &[f32])> {
+    #[allow(clippy::type_complexity)]
+    pub fn peek(&self, key: u64, moves: usize) -> Option<(&[f32], f32, f32, &[f32], Option<f32>)> {
         match self.map.get(&key) {
             Some(e) if e.len as usize == moves => {
-                Some((e.priors(&self.priors), e.value, e.draw, e.values(&self.priors)))
+                Some((e.priors(&self.priors), e.value, e.draw, e.values(&self.priors), e.score))
             }
             _ => None,
         }
@@ -191,7 +194,10 @@ impl EvalCache {
         let start = self.priors.len();
         self.priors.extend_from_slice(&eval.priors);
         self.priors.extend_from_slice(&eval.values);
-        self.map.insert(key, Entry { start, len: n as u32, nv: nv as u32, value: eval.value, draw: eval.draw });
+        self.map.insert(
+            key,
+            Entry { start, len: n as u32, nv: nv as u32, value: eval.value, draw: eval.draw, score: eval.score },
+        );
     }
 
     /// Clears the cache when it is full; from then on also when the prior
@@ -267,13 +273,14 @@ impl<E> CachedEvaluator<E> {
 }
 
 /// Copies an evaluation into `out`, reusing its allocation.
-fn copy_into(out: &mut Evaluation, priors: &[f32], value: f32, draw: f32, values: &[f32]) {
+fn copy_into(out: &mut Evaluation, priors: &[f32], value: f32, draw: f32, values: &[f32], score: Option<f32>) {
     out.priors.clear();
     out.priors.extend_from_slice(priors);
     out.value = value;
     out.draw = draw;
     out.values.clear();
     out.values.extend_from_slice(values);
+    out.score = score;
 }
 
 impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
@@ -323,12 +330,12 @@ impl<G: GameState, E: Evaluator<G>> Evaluator<G> for CachedEvaluator<E> {
         for k in 0..self.miss_idx.len() {
             let i = self.miss_idx[k];
             let e = &self.miss_out[k];
-            copy_into(&mut out[i], &e.priors, e.value, e.draw, &e.values);
+            copy_into(&mut out[i], &e.priors, e.value, e.draw, &e.values, e.score);
             self.cache.insert(self.keys[i], &self.miss_out[k]);
         }
         for &(i, k) in &self.dup {
             let e = &self.miss_out[k];
-            copy_into(&mut out[i], &e.priors, e.value, e.draw, &e.values);
+            copy_into(&mut out[i], &e.priors, e.value, e.draw, &e.values, e.score);
         }
         Ok(())
     }
@@ -362,6 +369,7 @@ mod tests {
                     value: v,
                     draw: 0.0,
                     values: vec![v, -v, 0.0, 0.0],
+                    score: None,
                 });
             }
             Ok(())

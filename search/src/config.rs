@@ -193,6 +193,34 @@ pub struct MctsConfig {
     /// the rules' own, but the root's value and Q are utilities. Range
     /// 0..=0.5; two-player games only. Default 0 (off).
     pub draw_aversion: f32,
+    /// Weight of the static score utility (KataGo's `staticScoreUtilityFactor`;
+    /// Wu, "Accelerating Self-Play Learning in Go", arXiv:1902.10565, §4.2,
+    /// score maximisation). With a network that has a score head
+    /// ([`Evaluation::score`](crate::Evaluation::score)), in a game with
+    /// points (`GameState::HAS_SCORE`), a leaf is worth its *utility*
+    /// `value + w_static * f(s / scale) + w_dynamic * f((s - s_root) / scale)`
+    /// to its side to move instead of its value, with `s` the expected final
+    /// point difference for that side, `s_root` the root's expected point
+    /// difference when the search began (for the same side), `scale`
+    /// [`MctsConfig::score_utility_scale`] and `f(x) = (2 / pi) atan(x)`,
+    /// so each term lies in `(-w, w)`. A finished game's utility uses its
+    /// final point difference. The utility is what the search averages and
+    /// maximises; the reported values (`SearchResult::q`, `root_value`)
+    /// leave it out. Without a score (no score head, Jetan) the search is
+    /// unchanged. Range 0..=1; two-player games only. Default 0 (off).
+    pub static_score_utility: f32,
+    /// Weight of the dynamic score utility (KataGo's
+    /// `dynamicScoreUtilityFactor`): the term `f((s - s_root) / scale)` of
+    /// [`MctsConfig::static_score_utility`]'s formula, centred on the root's
+    /// expected point difference so that the search prefers a larger lead
+    /// (or a smaller deficit) than it expects now even when far ahead or
+    /// behind. Range 0..=1; two-player games only. Default 0 (off).
+    pub dynamic_score_utility: f32,
+    /// The point difference at which a score utility term reaches half its
+    /// weight (`f(1) = 0.5`), in the game's points (Martian Chess: pips;
+    /// its two sets hold 36, and a game is typically decided by 0-20).
+    /// Default 10; > 0.
+    pub score_utility_scale: f32,
 }
 
 /// Which side a draw is worth `-contempt` to ([`MctsConfig::contempt`]).
@@ -245,6 +273,9 @@ impl Default for MctsConfig {
             contempt: 0.0,
             contempt_mode: ContemptMode::Side,
             draw_aversion: 0.0,
+            static_score_utility: 0.0,
+            dynamic_score_utility: 0.0,
+            score_utility_scale: 10.0,
         }
     }
 }
@@ -306,6 +337,16 @@ impl MctsConfig {
         if !(0.0..=0.5).contains(&self.draw_aversion) {
             return Err(format!("search.draw_aversion must be in 0..=0.5, got {}", self.draw_aversion));
         }
+        for (name, x) in
+            [("static_score_utility", self.static_score_utility), ("dynamic_score_utility", self.dynamic_score_utility)]
+        {
+            if !(0.0..=1.0).contains(&x) {
+                return Err(format!("search.{name} must be in 0..=1, got {x}"));
+            }
+        }
+        if !(self.score_utility_scale > 0.0 && self.score_utility_scale.is_finite()) {
+            return Err(format!("search.score_utility_scale must be > 0 (points), got {}", self.score_utility_scale));
+        }
         if self.leaf_threat_check && !self.terminal_children {
             return Err("search.leaf_threat_check extends search.terminal_children: set terminal_children = true \
                         (or leaf_threat_check = false)"
@@ -330,8 +371,8 @@ impl MctsConfig {
     /// # Errors
     /// As [`MctsConfig::validate`], or `search.leaf_threat_check ...` /
     /// `search.draw_penalty ...` / `search.contempt ...` /
-    /// `search.draw_aversion ...` naming the number of
-    /// players.
+    /// `search.draw_aversion ...` / `search.static_score_utility ...` /
+    /// `search.dynamic_score_utility ...` naming the number of players.
     pub fn validate_for_players(&self, players: usize) -> Result<(), String> {
         self.validate()?;
         if players > 2 {
@@ -340,6 +381,8 @@ impl MctsConfig {
                 ("draw_penalty", self.draw_penalty > 0.0, "0"),
                 ("contempt", self.contempt > 0.0, "0"),
                 ("draw_aversion", self.draw_aversion > 0.0, "0"),
+                ("static_score_utility", self.static_score_utility > 0.0, "0"),
+                ("dynamic_score_utility", self.dynamic_score_utility > 0.0, "0"),
             ];
             for (name, on, off) in settings {
                 if on {

@@ -38,6 +38,19 @@ pub struct Evaluation {
     /// in a game of more players is read as the zero-sum completion of
     /// `value` (the mover `value`, every other player `-value / (n - 1)`).
     pub values: Vec<f32>,
+    /// The expected final point difference for the side to move, in the
+    /// game's points (its points minus the opponent's, as
+    /// `GameState::final_score_difference` counts them): the output of a
+    /// network's auxiliary score head (KataGo's score mean, Wu,
+    /// "Accelerating Self-Play Learning in Go", arXiv:1902.10565, §4.2),
+    /// scaled back to points. `None` when the evaluator has none (no score
+    /// head, a game without points, the uniform evaluator). The search
+    /// reports it as the score lead ([`crate::SearchResult::root_score`])
+    /// and, with [`MctsConfig::static_score_utility`](crate::MctsConfig::static_score_utility)
+    /// or [`MctsConfig::dynamic_score_utility`](crate::MctsConfig::dynamic_score_utility),
+    /// adds its score utility to the leaf's value. A plain `Option<f32>`:
+    /// nothing is allocated for it.
+    pub score: Option<f32>,
 }
 
 impl Evaluation {
@@ -97,6 +110,7 @@ impl<G: GameState> Evaluator<G> for UniformEvaluator {
             e.value = 0.0;
             e.draw = 0.0;
             e.values.clear();
+            e.score = None;
         }
         Ok(())
     }
@@ -181,9 +195,9 @@ mod tests {
     /// The zero-sum completion and the rotation of [`Evaluation::player_values`].
     #[test]
     fn evaluation_player_values_rotate_and_complete() {
-        let e = Evaluation { priors: vec![], value: 0.3, draw: 0.0, values: vec![0.3, -0.1, 0.0, -0.2] };
+        let e = Evaluation { priors: vec![], value: 0.3, draw: 0.0, values: vec![0.3, -0.1, 0.0, -0.2], score: None };
         assert_eq!(e.player_values(2, 4), [0.0, -0.2, 0.3, -0.1]);
-        let e = Evaluation { priors: vec![], value: 0.6, draw: 0.0, values: vec![] };
+        let e = Evaluation { priors: vec![], value: 0.6, draw: 0.0, values: vec![], score: None };
         let p = e.player_values(1, 4);
         assert_eq!(p[1], 0.6);
         assert!((p[0] + 0.2).abs() < 1e-6 && (p[2] + 0.2).abs() < 1e-6 && (p[3] + 0.2).abs() < 1e-6);

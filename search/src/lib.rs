@@ -26,7 +26,7 @@ pub use cache::{CachedEvaluator, EvalCache, KeyHasher, KeyMap};
 pub use config::{ContemptMode, MctsConfig, RootSelection};
 pub use evaluator::{EvalError, Evaluation, Evaluator, StaticValueEvaluator, UniformEvaluator};
 pub use level::Level;
-pub use mcts::{Gather, Mcts, QRescale, SearchResult};
+pub use mcts::{Gather, Mcts, MoveFilter, QRescale, SearchResult};
 pub use session::{
     line_text, search_together, End, Engine, Info, MctsJob, Pace, RootMove, Score, SearchLimits, Session, SessionError,
 };

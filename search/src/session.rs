@@ -727,6 +727,12 @@ impl<G: GameState> MctsJob<G> {
         Ok(MctsJob { tree, rng, limits, start, batch, pace, gathered_at: Instant::now(), end: None })
     }
 
+    /// Restricts the moves the search expands ([`Mcts::set_move_filter`]):
+    /// given before the first [`MctsJob::gather`], it holds for the whole tree.
+    pub fn set_move_filter(&mut self, filter: Option<crate::mcts::MoveFilter<G>>) {
+        self.tree.set_move_filter(filter);
+    }
+
     /// Gathers the next batch's leaves, or ends the search: the root is
     /// always evaluated first (one position), so that even a search stopped
     /// at once plays the evaluator's most likely move; then, before each

@@ -53,6 +53,7 @@ impl<G: GameState> Evaluator<G> for Prereserved {
             value: 0.0,
             draw: 0.0,
             values: Vec::new(),
+            score: None,
         });
         for (e, m) in out.iter_mut().zip(moves) {
             e.priors.clear();
@@ -72,6 +73,7 @@ fn inserts_do_not_allocate_once_the_cache_was_full() {
         value: 0.0,
         draw: 0.0,
         values: Vec::new(),
+        score: None,
     }];
     let mut moves = Vec::with_capacity(MartianChess::MAX_MOVES);
     let start = MartianChess::new_game(&MartianRules::default()).unwrap();

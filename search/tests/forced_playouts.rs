@@ -33,6 +33,7 @@ impl Evaluator<MartianChess> for Dominant {
                 value,
                 draw: 0.0,
                 values: Vec::new(),
+                score: None,
             });
         }
         Ok(())

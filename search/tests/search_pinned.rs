@@ -33,7 +33,7 @@ impl<G: GameState> Evaluator<G> for HashEvaluator {
             let sum: f32 = priors.iter().sum();
             priors.iter_mut().for_each(|p| *p /= sum);
             let value = (mix64(h) % 2001) as f32 / 1000.0 - 1.0;
-            out.push(Evaluation { priors, value: value * 0.9, draw: 0.0, values: Vec::new() });
+            out.push(Evaluation { priors, value: value * 0.9, draw: 0.0, values: Vec::new(), score: None });
         }
         Ok(())
     }

@@ -110,6 +110,7 @@ impl<G: GameState> Evaluator<G> for OneGoodMove {
                 value,
                 draw: 0.0,
                 values: Vec::new(),
+                score: None,
             });
         }
         Ok(())

@@ -87,7 +87,7 @@ impl Evaluator<Jetan> for Likes {
             } else {
                 vec![1.0 / n.max(1) as f32; n]
             };
-            out.push(Evaluation { priors, value: 0.0, draw: 0.0, values: Vec::new() });
+            out.push(Evaluation { priors, value: 0.0, draw: 0.0, values: Vec::new(), score: None });
         }
         Ok(())
     }

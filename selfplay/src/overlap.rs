@@ -118,7 +118,7 @@ impl Leaves {
                 let key = p.input_key();
                 self.keys.push(key);
                 self.lookups += 1;
-                if let Some((priors, value, draw, values)) = cache.peek(key, m.len()) {
+                if let Some((priors, value, draw, values, score)) = cache.peek(key, m.len()) {
                     let e = &mut self.evals[k];
                     e.priors.clear();
                     e.priors.extend_from_slice(priors);
@@ -126,6 +126,7 @@ impl Leaves {
                     e.draw = draw;
                     e.values.clear();
                     e.values.extend_from_slice(values);
+                    e.score = score;
                     self.hits += 1;
                     self.src.push(FROM_CACHE);
                     self.spans.push((0, 0));

@@ -20,19 +20,28 @@
 //! and stdin is read between rounds, so a `terminate` stops a search after
 //! the round under way, and the reports of `reportDuringSearchEvery` are
 //! written between rounds too.
+//!
+//! One process serves every game: each game a query names gets its own
+//! [`GameServer`] (its rules, network, waiting and searching turns), started
+//! on first use with the game's bundled network; [`Games`] reads the lines,
+//! starts waiting turns by `priority` across games and runs a round of each
+//! game in turn, so actions and reports work across games. A query may also
+//! carry KataGo's `includePVVisits`, `priority`, `overrideSettings`,
+//! `avoidMoves` and `allowMoves` (the last two through
+//! [`martian_search::MoveFilter`]).
 
-use std::collections::VecDeque;
+use std::collections::HashSet;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use martian_rules::{GameKind, GameState};
-use martian_run::checkpoints::{model_and_game, model_rules, LoadedModel};
+use martian_rules::{GameKind, GameState, Move, Side};
+use martian_run::checkpoints::{model_and_game, model_rules, LoadedModel, NO_MODEL};
 use martian_search::mcts::NodeKind;
-use martian_search::{search_together, AbGame, MctsConfig, MctsJob, Pace, SearchLimits};
+use martian_search::{search_together, AbGame, Evaluation, MctsConfig, MctsJob, Pace, SearchLimits};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -85,7 +94,8 @@ struct Query {
     /// Echoed in the answer (a string or a number).
     #[allow(dead_code)]
     id: Value,
-    /// The game's name; must be the engine's game.
+    /// The game's name (read by [`Games`]; default: the process's game).
+    #[allow(dead_code)]
     game: Option<String>,
     /// A position string of the game (default: the initial position).
     position: Option<String>,
@@ -116,11 +126,26 @@ struct Query {
     report_during_search_every: Option<f64>,
     /// Seconds before the first of those answers (default: `reportDuringSearchEvery`).
     first_report_during_search_after: Option<f64>,
+    /// Report each move's `pvVisits`: the visits of each position of its `pv`.
+    #[serde(default, deserialize_with = "null_as_default", rename = "includePVVisits")]
+    include_pv_visits: bool,
+    /// Among the waiting turns, the highest priority starts first (default 0).
+    #[serde(default, deserialize_with = "whole_signed")]
+    priority: Option<i64>,
+    /// Settings of this query's search ([`OVERRIDE_SETTINGS`]).
+    #[serde(default)]
+    override_settings: Option<serde_json::Map<String, Value>>,
+    /// Moves the search must not consider.
+    #[serde(default)]
+    avoid_moves: Option<Vec<MoveRuleField>>,
+    /// The only moves the search may consider (one entry).
+    #[serde(default)]
+    allow_moves: Option<Vec<MoveRuleField>>,
 }
 
 /// The fields a query may have: any other gets a `warning` answer naming it,
 /// and the query is analysed without it (as KataGo's analysis engine does).
-const QUERY_FIELDS: [&str; 13] = [
+const QUERY_FIELDS: [&str; 18] = [
     "id",
     "game",
     "position",
@@ -133,6 +158,11 @@ const QUERY_FIELDS: [&str; 13] = [
     "analyzeTurns",
     "reportDuringSearchEvery",
     "firstReportDuringSearchAfter",
+    "includePVVisits",
+    "priority",
+    "overrideSettings",
+    "avoidMoves",
+    "allowMoves",
     "action",
 ];
 
@@ -157,6 +187,18 @@ fn whole<'de, D: serde::Deserializer<'de>, T: TryFrom<u64>>(d: D) -> Result<Opti
     let Some(v) = Option::<serde_json::Number>::deserialize(d)? else { return Ok(None) };
     let n = whole_number(&v).map_err(D::Error::custom)?;
     T::try_from(n).map(Some).map_err(|_| D::Error::custom(format!("{n} is out of range")))
+}
+
+/// A whole number of either sign (`-3`, `2.0`); `null` = absent. A fraction
+/// or a number beyond 2^53 is refused.
+fn whole_signed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    use serde::de::Error;
+    let Some(v) = Option::<serde_json::Number>::deserialize(d)? else { return Ok(None) };
+    match (v.as_i64(), v.as_f64()) {
+        (Some(n), _) => Ok(Some(n)),
+        (None, Some(f)) if f.fract() == 0.0 && f.abs() <= 9.0e15 => Ok(Some(f as i64)),
+        _ => Err(D::Error::custom(format!("expected a whole number, got {v}"))),
+    }
 }
 
 /// A list of counts, each read as [`whole`] reads one; `null` = absent.
@@ -213,14 +255,23 @@ fn answer(v: &Value) -> std::result::Result<(), Gone> {
     writeln!(out, "{v}").and_then(|()| out.flush()).map_err(|_| Gone)
 }
 
-/// Runs `analysis`.
+/// Runs `analysis`: the process's game (`--game`, or the model's) is ready
+/// before the first query; another game's network is loaded when a query
+/// first names that game ([`Games`]).
 pub fn run(a: Args) -> Result<()> {
-    // A closed stdout (the frontend went away) must end the engine, not kill it.
     let (model, device, game) = model_and_game(a.model.as_deref(), &a.device, a.game, true, a.rules.rules.as_deref())?;
-    with_game!(game, G => serve::<G>(&a, model.as_ref(), device))
+    let first = with_game!(game, G => {
+        let s: Box<dyn GameServer> = Box::new(Server::<G>::start(&a, model, device, a.rules.rules.as_deref())?);
+        s
+    });
+    let mut games = Games { args: &a, default: game, servers: vec![(game, Ok(first))], seq: 0 };
+    // A closed stdout (the frontend went away) must end the engine, not kill it.
+    match games.serve(read_lines()) {
+        Ok(()) | Err(Gone) => Ok(()),
+    }
 }
 
-/// What every query's search shares: the rules, the search's settings and limits.
+/// What every query's search of one game shares: the rules, the search's settings and limits.
 struct Settings<G: GameState> {
     rules: G::Rules,
     config: MctsConfig,
@@ -230,12 +281,88 @@ struct Settings<G: GameState> {
     max_nodes: u64,
 }
 
+/// How a query's turns are searched: the process's settings with the
+/// query's `overrideSettings`, limits, `priority` and move restrictions on top.
+struct Plan {
+    /// The search's settings (`cpuctExploration`, ... of `overrideSettings`).
+    config: MctsConfig,
+    /// The visit limit (`maxVisits`).
+    visits: u32,
+    /// The time limit (`movetime`, or `maxTime` of `overrideSettings`).
+    movetime: Option<Duration>,
+    /// The node cap (`--max-nodes`, or `maxNodes` of `overrideSettings`).
+    max_nodes: u64,
+    /// `priority`: among the waiting turns, the highest starts first.
+    priority: i64,
+    /// `avoidMoves` and `allowMoves` (empty: every legal move).
+    move_rules: Arc<Vec<MoveRule>>,
+}
+
+/// One entry of `avoidMoves` or `allowMoves`, as read.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MoveRuleField {
+    /// The player whose moves it restricts (`currentPlayer`'s names).
+    player: String,
+    /// The moves, as the engine writes them.
+    moves: Vec<String>,
+    /// Plies from the analysed position in which it holds (1: its first move only).
+    #[serde(default, deserialize_with = "whole")]
+    until_depth: Option<u64>,
+}
+
+/// A move restriction of a search: at the nodes less than `until_depth`
+/// plies below the root where `player` moves, the search expands only the
+/// moves `moves` (`allow`) or every move but them.
+#[derive(Debug)]
+struct MoveRule {
+    /// The player's name as given (compared without case).
+    player: String,
+    moves: HashSet<String>,
+    until_depth: usize,
+    allow: bool,
+}
+
+impl MoveRule {
+    /// Whether the rule holds at `pos`, `depth` plies below the root.
+    fn holds<G: GameState>(&self, pos: &G, depth: usize) -> bool {
+        depth < self.until_depth
+            && (self.player.eq_ignore_ascii_case(pos.mover_name())
+                || self.player.eq_ignore_ascii_case(G::side_name(pos.side_to_move())))
+    }
+}
+
+/// Removes from `moves` those that `rules` forbid at `pos`, `depth` plies
+/// below the root; when they would forbid every move, none is removed (a
+/// position must keep a move; the analysed position itself is checked when
+/// the query is read).
+fn restrict<G: GameState>(rules: &[MoveRule], pos: &G, depth: usize, moves: &mut Vec<Move>) {
+    let active: Vec<&MoveRule> = rules.iter().filter(|r| r.holds(pos, depth)).collect();
+    if active.is_empty() {
+        return;
+    }
+    let kept: Vec<Move> = moves
+        .iter()
+        .copied()
+        .filter(|&mv| {
+            let text = pos.move_to_string(mv);
+            active.iter().all(|r| r.moves.contains(&text) == r.allow)
+        })
+        .collect();
+    if !kept.is_empty() {
+        *moves = kept;
+    }
+}
+
 /// One turn of a query (the query itself without `analyzeTurns`), waiting for its search.
 struct Turn<G> {
     id: Value,
     /// KataGo's turn number: the `moves` played from `position` before it.
     turn: u64,
+    /// Read order (every turn of every query counts): among equal priorities, the first read starts first.
+    seq: u64,
     query: Rc<Query>,
+    plan: Rc<Plan>,
     position: G,
 }
 
@@ -248,19 +375,11 @@ struct Searching<G: GameState> {
     report: Option<(Instant, Duration)>,
 }
 
-/// What a line asks for.
-enum Request<G> {
-    /// A query: answers to write at once (warnings, finished positions), then the turns to search.
-    Query { now: Vec<Value>, turns: Vec<Turn<G>> },
-    /// An action: the line as read (its answer echoes it) and what it asks.
-    Action(Value, Action),
-}
-
 /// An action line (`"action"`), after KataGo's analysis engine.
 enum Action {
     /// `query_version`: the version and the commit built.
     Version,
-    /// `query_models`: the network loaded.
+    /// `query_models`: the networks loaded.
     Models,
     /// `clear_cache`: the engine keeps no cache (each search builds its own tree).
     ClearCache,
@@ -302,96 +421,136 @@ fn read_lines() -> mpsc::Receiver<std::result::Result<String, (String, Option<Va
     rx
 }
 
-fn serve<G: AbGame>(a: &Args, model: Option<&LoadedModel>, device: tch::Device) -> Result<()> {
-    let settings = Settings::<G> {
-        rules: model_rules::<G>(model, a.rules.rules.as_deref())?,
-        config: MctsConfig { leaves_per_batch: a.batch, ..MctsConfig::default() },
-        default_visits: a.visits,
-        max_nodes: a.max_nodes,
-    };
-    let max_in_flight = a.max_in_flight as usize;
-    let max_batch = a.batch as usize * max_in_flight;
-    // Threads, and one pass before the first query is timed.
-    let start = G::new_game(&settings.rules)?;
-    martian_run::runtime::ready_network(model.map(|m| &m.ck.net), device, a.threads as usize, &start)?;
-    let mut ev: Priors<G> = match model {
-        Some(m) => Priors::Net(martian_model::NetEvaluator::new(&m.ck.net, device, max_batch)),
-        None => Priors::Uniform,
-    };
-    let models = models_answer(model, device, max_batch);
-    match serve_lines(&settings, &mut ev, &models, max_in_flight, read_lines()) {
-        Ok(()) | Err(Gone) => Ok(()),
+/// One game's side of the engine, whatever the game: its queries, its
+/// waiting and searching turns, its network. [`Games`] holds one per game
+/// that a query has named and drives them all from one loop.
+trait GameServer {
+    /// Reads a query of this game (`v`, whose `id` is `id`): writes its
+    /// warnings, its finished positions' answers or its error, and queues
+    /// its turns, numbering them in read order from `seq`.
+    fn query(&mut self, v: &Value, id: &Value, seq: &mut u64) -> std::result::Result<(), Gone>;
+    /// The waiting turn to start next, as `(priority, read order)`: the
+    /// highest priority, then the first read.
+    fn next_waiting(&self) -> Option<(i64, u64)>;
+    /// Starts the search of the turn [`GameServer::next_waiting`] names.
+    fn start_next(&mut self) -> std::result::Result<(), Gone>;
+    /// Turns being searched.
+    fn searching(&self) -> usize;
+    /// Turns waiting for their search.
+    fn waiting(&self) -> usize;
+    /// One round of every search under way (one network call), then the
+    /// answers of the searches that ended and the reports that are due.
+    fn round(&mut self) -> std::result::Result<(), Gone>;
+    /// Stops the turns `hit` names: a waiting one answers `noResults`, a
+    /// searching one what it found (`noResults` when its root has no
+    /// evaluation yet).
+    fn terminate(&mut self, hit: &dyn Fn(&Value, u64) -> bool) -> std::result::Result<(), Gone>;
+    /// Its network, for `query_models` (`None` without one).
+    fn model(&self) -> Option<Value>;
+}
+
+/// The analysis of game `G`.
+struct Server<G: AbGame> {
+    settings: Settings<G>,
+    ev: Priors<'static, G>,
+    /// The `query_models` entry of the network (`None` without one).
+    model: Option<Value>,
+    waiting: Vec<Turn<G>>,
+    running: Vec<Searching<G>>,
+    evals: Vec<Evaluation>,
+    /// The speed measured by the last search that ended (for `movetime`).
+    pace: Pace,
+}
+
+impl<G: AbGame> Server<G> {
+    /// The analysis of `G` with `model` on `device` (its rules, with the
+    /// `--rules` switches `switches`): the network's threads are set and one
+    /// pass run before the first query is timed
+    /// ([`martian_run::runtime::ready_network`]).
+    fn start(a: &Args, model: Option<LoadedModel>, device: tch::Device, switches: Option<&str>) -> Result<Self> {
+        let settings = Settings::<G> {
+            rules: model_rules::<G>(model.as_ref(), switches)?,
+            config: MctsConfig { leaves_per_batch: a.batch, ..MctsConfig::default() },
+            default_visits: a.visits,
+            max_nodes: a.max_nodes,
+        };
+        let max_batch = a.batch as usize * a.max_in_flight as usize;
+        // Each game's network is loaded once and serves until the process ends.
+        let model: Option<&'static LoadedModel> = model.map(|m| &*Box::leak(Box::new(m)));
+        let start = G::new_game(&settings.rules)?;
+        martian_run::runtime::ready_network(model.map(|m| &m.ck.net), device, a.threads as usize, &start)?;
+        let ev: Priors<'static, G> = match model {
+            Some(m) => Priors::Net(martian_model::NetEvaluator::new(&m.ck.net, device, max_batch)),
+            None => Priors::Uniform,
+        };
+        Ok(Server {
+            settings,
+            ev,
+            model: model.map(|m| model_entry(m, device, max_batch)),
+            waiting: Vec::new(),
+            running: Vec::new(),
+            evals: Vec::new(),
+            pace: Pace::default(),
+        })
+    }
+
+    /// The index in `waiting` of the turn to start next.
+    fn next_index(&self) -> Option<usize> {
+        (0..self.waiting.len()).max_by_key(|&k| (self.waiting[k].plan.priority, std::cmp::Reverse(self.waiting[k].seq)))
     }
 }
 
-/// The loop of [`serve`]: reads the lines that have come, starts waiting
-/// turns up to `max_in_flight`, searches one round, answers the searches
-/// that ended and the reports that are due; at the end of input, once every
-/// turn is answered, it returns.
-fn serve_lines<G: AbGame>(
-    settings: &Settings<G>,
-    ev: &mut Priors<G>,
-    models: &Value,
-    max_in_flight: usize,
-    lines: mpsc::Receiver<std::result::Result<String, (String, Option<Value>)>>,
-) -> std::result::Result<(), Gone> {
-    let mut waiting: VecDeque<Turn<G>> = VecDeque::new();
-    let mut running: Vec<Searching<G>> = Vec::new();
-    let mut evals = Vec::new();
-    let mut open = true;
-    let mut pace = Pace::default();
-    loop {
-        // New lines: all that have come; block only when there is nothing to search.
-        loop {
-            let next = if running.is_empty() && waiting.is_empty() && open {
-                lines.recv().map_err(|_| mpsc::TryRecvError::Disconnected)
-            } else {
-                lines.try_recv()
-            };
-            match next {
-                Ok(Ok(line)) if line.is_empty() => {}
-                Ok(Ok(line)) => match read_request::<G>(&line, settings) {
-                    Ok(Request::Query { now, turns }) => {
-                        for v in &now {
-                            answer(v)?;
-                        }
-                        waiting.extend(turns);
-                    }
-                    Ok(Request::Action(echo, action)) => act(echo, action, &mut waiting, &mut running, models)?,
-                    Err(e) => answer(&e)?,
-                },
-                Ok(Err((message, id))) => answer(&error_answer(id.as_ref(), None, &message))?,
-                Err(mpsc::TryRecvError::Empty) => break,
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    open = false;
-                    break;
+impl<G: AbGame> GameServer for Server<G> {
+    fn query(&mut self, v: &Value, id: &Value, seq: &mut u64) -> std::result::Result<(), Gone> {
+        match read_query::<G>(v, id, &self.settings, seq) {
+            Ok((now, turns)) => {
+                for a in &now {
+                    answer(a)?;
                 }
+                self.waiting.extend(turns);
+                Ok(())
             }
+            Err(e) => answer(&e),
         }
-        while running.len() < max_in_flight {
-            let Some(t) = waiting.pop_front() else { break };
-            match begin(t, settings, pace) {
-                Ok(s) => running.push(s),
-                Err(e) => answer(&e)?,
-            }
+    }
+
+    fn next_waiting(&self) -> Option<(i64, u64)> {
+        self.next_index().map(|k| (self.waiting[k].plan.priority, self.waiting[k].seq))
+    }
+
+    fn start_next(&mut self) -> std::result::Result<(), Gone> {
+        let Some(k) = self.next_index() else { return Ok(()) };
+        let t = self.waiting.remove(k);
+        match begin(t, self.pace) {
+            Ok(s) => self.running.push(s),
+            Err(e) => answer(&e)?,
         }
-        if running.is_empty() {
-            if open || !waiting.is_empty() {
-                continue;
-            }
+        Ok(())
+    }
+
+    fn searching(&self) -> usize {
+        self.running.len()
+    }
+
+    fn waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
+    fn round(&mut self) -> std::result::Result<(), Gone> {
+        if self.running.is_empty() {
             return Ok(());
         }
         {
-            let mut jobs: Vec<&mut MctsJob<G>> = running.iter_mut().map(|s| &mut s.job).collect();
-            search_together(&mut jobs, ev, false, &mut evals);
+            let mut jobs: Vec<&mut MctsJob<G>> = self.running.iter_mut().map(|s| &mut s.job).collect();
+            search_together(&mut jobs, &mut self.ev, false, &mut self.evals);
         }
         let now = Instant::now();
         let mut k = 0;
-        while k < running.len() {
-            let s = &mut running[k];
+        while k < self.running.len() {
+            let s = &mut self.running[k];
             if s.job.end().is_some() {
-                let s = running.swap_remove(k);
-                pace = s.job.pace();
+                let s = self.running.swap_remove(k);
+                self.pace = s.job.pace();
                 answer(&result_answer(&s, false))?;
                 continue;
             }
@@ -403,21 +562,231 @@ fn serve_lines<G: AbGame>(
             }
             k += 1;
         }
+        Ok(())
+    }
+
+    fn terminate(&mut self, hit: &dyn Fn(&Value, u64) -> bool) -> std::result::Result<(), Gone> {
+        let mut kept = Vec::with_capacity(self.waiting.len());
+        for t in self.waiting.drain(..) {
+            if hit(&t.id, t.turn) {
+                answer(&no_results(&t))?;
+            } else {
+                kept.push(t);
+            }
+        }
+        self.waiting = kept;
+        let mut k = 0;
+        while k < self.running.len() {
+            if !hit(&self.running[k].turn.id, self.running[k].turn.turn) {
+                k += 1;
+                continue;
+            }
+            let mut s = self.running.remove(k);
+            if s.job.tree().root().kind == NodeKind::Expanded {
+                // Between rounds no leaf is pending: this only marks the search stopped.
+                s.job.gather(true);
+                answer(&result_answer(&s, false))?;
+            } else {
+                answer(&no_results(&s.turn))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn model(&self) -> Option<Value> {
+        self.model.clone()
+    }
+}
+
+/// Every game's analysis in one process: the process's game
+/// (`--game`) is started with the process, another when a query first names
+/// it (with its bundled network, `models/`, or none under `--model none`).
+/// One loop reads the lines, starts the waiting turns of every game by
+/// priority up to `--max-in-flight` in all, and runs a round of each game
+/// that has searches under way, so actions and reports work across games.
+struct Games<'a> {
+    args: &'a Args,
+    /// The game of a query without `game`.
+    default: GameKind,
+    /// Each game a query has named, with its analysis, or why it could not
+    /// start (answered to every query that names it).
+    servers: Vec<(GameKind, std::result::Result<Box<dyn GameServer>, String>)>,
+    /// Turns read so far (the read order of [`Turn::seq`]).
+    seq: u64,
+}
+
+impl Games<'_> {
+    /// The index in `servers` of game `g`'s analysis, started now if no query named `g` before.
+    fn open(&mut self, g: GameKind) -> usize {
+        if let Some(k) = self.servers.iter().position(|(k, _)| *k == g) {
+            return k;
+        }
+        let a = self.args;
+        let made = (|| -> Result<Box<dyn GameServer>> {
+            // `--model` names the process game's network; another game gets its
+            // bundled one, or none under `--model none`.
+            let path = a.model.as_deref().filter(|p| *p == Path::new(NO_MODEL));
+            let (model, device, _) = model_and_game(path, &a.device, Some(g), true, None)?;
+            Ok(with_game!(g, G => {
+                let s: Box<dyn GameServer> = Box::new(Server::<G>::start(a, model, device, None)?);
+                s
+            }))
+        })()
+        .map_err(|e| format!("{e:#}"));
+        self.servers.push((g, made));
+        self.servers.len() - 1
+    }
+
+    /// Turns being searched, in every game.
+    fn searching(&self) -> usize {
+        self.servers.iter().filter_map(|(_, s)| s.as_ref().ok()).map(|s| s.searching()).sum()
+    }
+
+    /// Turns waiting, in every game.
+    fn waiting(&self) -> usize {
+        self.servers.iter().filter_map(|(_, s)| s.as_ref().ok()).map(|s| s.waiting()).sum()
+    }
+
+    /// The loop: reads the lines that have come, starts waiting turns up to
+    /// `--max-in-flight` (highest priority first, then read order, across
+    /// games), searches one round of each game, answers the searches that
+    /// ended and the reports that are due; at the end of input, once every
+    /// turn is answered, it returns.
+    fn serve(
+        &mut self,
+        lines: mpsc::Receiver<std::result::Result<String, (String, Option<Value>)>>,
+    ) -> std::result::Result<(), Gone> {
+        let max_in_flight = self.args.max_in_flight as usize;
+        let mut open = true;
+        loop {
+            // New lines: all that have come; block only when there is nothing to search.
+            loop {
+                let next = if open && self.searching() == 0 && self.waiting() == 0 {
+                    lines.recv().map_err(|_| mpsc::TryRecvError::Disconnected)
+                } else {
+                    lines.try_recv()
+                };
+                match next {
+                    Ok(Ok(line)) if line.is_empty() => {}
+                    Ok(Ok(line)) => self.line(&line)?,
+                    Ok(Err((message, id))) => answer(&error_answer(id.as_ref(), None, &message))?,
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        open = false;
+                        break;
+                    }
+                }
+            }
+            while self.searching() < max_in_flight {
+                let next = self
+                    .servers
+                    .iter_mut()
+                    .filter_map(|(_, s)| s.as_mut().ok())
+                    .filter_map(|s| s.next_waiting().map(|(p, seq)| ((p, std::cmp::Reverse(seq)), s)))
+                    .max_by_key(|(key, _)| *key);
+                let Some((_, s)) = next else { break };
+                s.start_next()?;
+            }
+            if self.searching() == 0 {
+                if open || self.waiting() > 0 {
+                    continue;
+                }
+                return Ok(());
+            }
+            for (_, s) in &mut self.servers {
+                if let Ok(s) = s {
+                    s.round()?;
+                }
+            }
+        }
+    }
+
+    /// Answers a line: an action, or a query handed to its game's analysis.
+    fn line(&mut self, line: &str) -> std::result::Result<(), Gone> {
+        let v: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => return answer(&error_answer(None, None, &format!("the line is not JSON ({e}); ignored"))),
+        };
+        let Some(id) = v.get("id").filter(|id| id.is_string() || id.is_number()).cloned() else {
+            return answer(&error_answer(None, Some("id"), "a query needs an \"id\" (a string or a number)"));
+        };
+        if let Some(action) = v.get("action").filter(|a| !a.is_null()) {
+            return match read_action(&v, &id, action) {
+                Ok(action) => self.act(v.clone(), action),
+                Err(e) => answer(&e),
+            };
+        }
+        let game = match v.get("game").filter(|g| !g.is_null()) {
+            None => self.default,
+            Some(g) => match g.as_str().map(str::parse::<GameKind>) {
+                Some(Ok(k)) => k,
+                Some(Err(e)) => return answer(&error_answer(Some(&id), Some("game"), &e.to_string())),
+                None => {
+                    let names = GameKind::names().join(", ");
+                    return answer(&error_answer(
+                        Some(&id),
+                        Some("game"),
+                        &format!("`game` is a string, one of {names}"),
+                    ));
+                }
+            },
+        };
+        let k = self.open(game);
+        match &mut self.servers[k].1 {
+            Ok(s) => s.query(&v, &id, &mut self.seq),
+            Err(e) => answer(&error_answer(Some(&id), Some("game"), &format!("{game} cannot be analysed: {e}"))),
+        }
+    }
+
+    /// Carries out an action and answers it: the line echoed, with what the
+    /// action reports added. `terminate` answers each turn it stops first
+    /// ([`GameServer::terminate`]), in every game.
+    fn act(&mut self, mut echo: Value, action: Action) -> std::result::Result<(), Gone> {
+        match action {
+            Action::Version => {
+                echo["version"] = json!(env!("CARGO_PKG_VERSION"));
+                echo["git_hash"] = json!(env!("MARTIAN_ZERO_GIT_COMMIT"));
+            }
+            Action::Models => {
+                let models: Vec<Value> =
+                    self.servers.iter().filter_map(|(_, s)| s.as_ref().ok().and_then(|s| s.model())).collect();
+                echo["models"] = json!(models);
+            }
+            Action::ClearCache => {}
+            Action::Terminate { target, turns } => {
+                let hit = |id: &Value, turn: u64| {
+                    target.as_ref().is_none_or(|t| t == id) && turns.as_ref().is_none_or(|ts| ts.contains(&turn))
+                };
+                for (_, s) in &mut self.servers {
+                    if let Ok(s) = s {
+                        s.terminate(&hit)?;
+                    }
+                }
+            }
+        }
+        answer(&echo)
     }
 }
 
 /// Starts the search of a turn (its `movetime` counts from now); `Err`: the error answer.
-fn begin<G: AbGame>(t: Turn<G>, settings: &Settings<G>, pace: Pace) -> std::result::Result<Searching<G>, Value> {
+fn begin<G: AbGame>(t: Turn<G>, pace: Pace) -> std::result::Result<Searching<G>, Value> {
     let q = &t.query;
+    let plan = &t.plan;
     let limits = SearchLimits {
-        visits: Some(q.max_visits.unwrap_or(settings.default_visits)),
-        movetime: q.movetime.map(Duration::from_millis),
-        nodes: Some(settings.max_nodes),
+        visits: Some(plan.visits),
+        movetime: plan.movetime,
+        nodes: Some(plan.max_nodes),
         ..SearchLimits::default()
     };
     let start = Instant::now();
-    let job = MctsJob::new(&settings.config, t.position.clone(), limits, start, pace)
+    let mut job = MctsJob::new(&plan.config, t.position.clone(), limits, start, pace)
         .map_err(|e| error_answer(Some(&t.id), None, &e.to_string()))?;
+    if !plan.move_rules.is_empty() {
+        let rules = Arc::clone(&plan.move_rules);
+        job.set_move_filter(Some(Box::new(move |pos: &G, depth: usize, moves: &mut Vec<Move>| {
+            restrict(&rules, pos, depth, moves)
+        })));
+    }
     let report = q.report_during_search_every.map(|every| {
         let every = Duration::from_secs_f64(every);
         let first = q.first_report_during_search_after.map_or(every, Duration::from_secs_f64);
@@ -426,116 +795,48 @@ fn begin<G: AbGame>(t: Turn<G>, settings: &Settings<G>, pace: Pace) -> std::resu
     Ok(Searching { turn: t, job, report })
 }
 
-/// Carries out an action and answers it: the line echoed, with what the
-/// action reports added. `terminate` answers each turn it stops first: a
-/// waiting one with `noResults`, a searching one with what its search found
-/// (`noResults` when its root has no evaluation yet).
-fn act<G: AbGame>(
-    mut echo: Value,
-    action: Action,
-    waiting: &mut VecDeque<Turn<G>>,
-    running: &mut Vec<Searching<G>>,
-    models: &Value,
-) -> std::result::Result<(), Gone> {
-    match action {
-        Action::Version => {
-            echo["version"] = json!(env!("CARGO_PKG_VERSION"));
-            echo["git_hash"] = json!(env!("MARTIAN_ZERO_GIT_COMMIT"));
-        }
-        Action::Models => echo["models"] = models.clone(),
-        Action::ClearCache => {}
-        Action::Terminate { target, turns } => {
-            let hit = |id: &Value, turn: u64| {
-                target.as_ref().is_none_or(|t| t == id) && turns.as_ref().is_none_or(|ts| ts.contains(&turn))
-            };
-            let mut kept = VecDeque::with_capacity(waiting.len());
-            for t in waiting.drain(..) {
-                if hit(&t.id, t.turn) {
-                    answer(&no_results(&t))?;
-                } else {
-                    kept.push_back(t);
-                }
-            }
-            *waiting = kept;
-            let mut k = 0;
-            while k < running.len() {
-                if !hit(&running[k].turn.id, running[k].turn.turn) {
-                    k += 1;
-                    continue;
-                }
-                let mut s = running.remove(k);
-                if s.job.tree().root().kind == NodeKind::Expanded {
-                    // Between rounds no leaf is pending: this only marks the search stopped.
-                    s.job.gather(true);
-                    answer(&result_answer(&s, false))?;
-                } else {
-                    answer(&no_results(&s.turn))?;
-                }
-            }
-        }
-    }
-    answer(&echo)
-}
-
 /// The answer of a turn stopped before its search found anything (KataGo's `noResults`).
 fn no_results<G>(t: &Turn<G>) -> Value {
     json!({ "id": t.id, "turnNumber": t.turn, "isDuringSearch": false, "noResults": true })
 }
 
-/// The network loaded, for `query_models` (an empty list without one).
-fn models_answer(model: Option<&LoadedModel>, device: tch::Device, max_batch: usize) -> Value {
-    let Some(m) = model else { return json!([]) };
-    let device = match device {
-        tch::Device::Cpu => "cpu".to_string(),
-        tch::Device::Cuda(n) => format!("cuda:{n}"),
-        d => format!("{d:?}").to_lowercase(),
-    };
-    json!([{
+/// A network loaded, as `query_models` lists it.
+fn model_entry(m: &LoadedModel, device: tch::Device, max_batch: usize) -> Value {
+    json!({
         "name": m.source.display().to_string(),
         "game": m.game.to_string(),
         "rules": m.rules,
         "trainingSteps": m.ck.meta.step,
-        "device": device,
+        "device": martian_run::runtime::device_name(device),
         "maxBatchSize": max_batch,
-    }])
+    })
 }
 
-/// Reads a line: a query (its turns to search, with a `warning` answer for
-/// each field it does not know, ignored, and the answer of each turn whose
-/// game is over: the answer's shape, with `gameOver`, no moves and no
-/// `bestMove`) or an action; `Err` holds the error answer (naming the field
-/// when there is one).
-fn read_request<G: AbGame>(line: &str, settings: &Settings<G>) -> std::result::Result<Request<G>, Value> {
-    let v: Value = serde_json::from_str(line)
-        .map_err(|e| error_answer(None, None, &format!("the line is not JSON ({e}); ignored")))?;
-    let id = v.get("id").cloned();
-    let Some(id) = id.filter(|id| id.is_string() || id.is_number()) else {
-        return Err(error_answer(None, Some("id"), "a query needs an \"id\" (a string or a number)"));
-    };
+/// Reads a query of game `G` (`v`, whose `id` is `id`): the answers to write
+/// at once (a `warning` for each field or setting it does not know, ignored,
+/// and the answer of each turn whose game is over: the answer's shape, with
+/// `gameOver`, no moves and no `bestMove`), and its turns to search,
+/// numbered in read order from `seq`; `Err` holds the error answer (naming
+/// the field).
+fn read_query<G: AbGame>(
+    v: &Value,
+    id: &Value,
+    settings: &Settings<G>,
+    seq: &mut u64,
+) -> std::result::Result<(Vec<Value>, Vec<Turn<G>>), Value> {
     let Some(fields) = v.as_object() else {
-        return Err(error_answer(Some(&id), None, "a query is a JSON object"));
+        return Err(error_answer(Some(id), None, "a query is a JSON object"));
     };
-    if let Some(action) = fields.get("action").filter(|a| !a.is_null()) {
-        let action = read_action(&v, &id, action)?;
-        return Ok(Request::Action(v, action));
-    }
     let mut now: Vec<Value> = fields
         .keys()
         .filter(|k| !QUERY_FIELDS.contains(&k.as_str()))
         .map(|k| json!({ "id": id, "warning": format!("unknown field `{k}`: ignored"), "field": k }))
         .collect();
     let query: Query = serde_json::from_value(v.clone()).map_err(|e| {
-        let field = bad_field(&v);
-        error_answer(Some(&id), field.as_deref(), &format!("bad query: {e}"))
+        let field = bad_field(v);
+        error_answer(Some(id), field.as_deref(), &format!("bad query: {e}"))
     })?;
-    let bad = |field: &str, message: String| error_answer(Some(&id), Some(field), &message);
-    if let Some(g) = &query.game {
-        match g.parse::<GameKind>() {
-            Ok(k) if k == G::KIND => {}
-            Ok(k) => return Err(bad("game", format!("this engine analyses {}, not {k}", G::KIND))),
-            Err(e) => return Err(bad("game", e.to_string())),
-        }
-    }
+    let bad = |field: &str, message: String| error_answer(Some(id), Some(field), &message);
     for (field, value, min) in [
         ("reportDuringSearchEvery", query.report_during_search_every, MIN_REPORT_SECONDS),
         ("firstReportDuringSearchAfter", query.first_report_during_search_after, 0.0),
@@ -587,16 +888,198 @@ fn read_request<G: AbGame>(line: &str, settings: &Settings<G>) -> std::result::R
     if query.max_visits == Some(0) {
         return Err(bad("maxVisits", "maxVisits must be at least 1".into()));
     }
+    let mut plan = Plan {
+        config: settings.config.clone(),
+        visits: settings.default_visits,
+        movetime: None,
+        max_nodes: settings.max_nodes,
+        priority: query.priority.unwrap_or(0),
+        move_rules: Arc::new(Vec::new()),
+    };
+    if let Some(o) = &query.override_settings {
+        let warnings = override_settings(o, &mut plan).map_err(|(setting, message)| {
+            let mut e = bad("overrideSettings", message);
+            e["setting"] = json!(setting);
+            e
+        })?;
+        now.extend(warnings.into_iter().map(|mut w| {
+            w["id"] = id.clone();
+            w
+        }));
+    }
+    plan.visits = query.max_visits.unwrap_or(plan.visits);
+    plan.movetime = query.movetime.map(Duration::from_millis).or(plan.movetime);
+    let rules = move_rules::<G>(&query, &positions).map_err(|(field, message)| bad(field, message))?;
+    plan.move_rules = Arc::new(rules);
     let query = Rc::new(query);
+    let plan = Rc::new(plan);
     let mut turns = Vec::with_capacity(positions.len());
     for (turn, position) in positions {
         if position.outcome().is_some() {
-            now.push(game_over_answer(&id, turn, &position, query.include_policy));
+            now.push(game_over_answer(id, turn, &position, query.include_policy));
         } else {
-            turns.push(Turn { id: id.clone(), turn, query: Rc::clone(&query), position });
+            *seq += 1;
+            turns.push(Turn {
+                id: id.clone(),
+                turn,
+                seq: *seq,
+                query: Rc::clone(&query),
+                plan: Rc::clone(&plan),
+                position,
+            });
         }
     }
-    Ok(Request::Query { now, turns })
+    Ok((now, turns))
+}
+
+/// The settings `overrideSettings` may change, with KataGo's names where
+/// KataGo has the setting (`maxNodes` is this engine's `--max-nodes`).
+const OVERRIDE_SETTINGS: [&str; 6] =
+    ["maxVisits", "maxTime", "maxNodes", "cpuctExploration", "cpuctExplorationBase", "fpuReductionMax"];
+
+/// Applies a query's `overrideSettings` to `plan`: the warnings for the
+/// settings the engine does not know (ignored), or `Err((setting, message))`
+/// for a value out of range or of the wrong type.
+fn override_settings(
+    settings: &serde_json::Map<String, Value>,
+    plan: &mut Plan,
+) -> std::result::Result<Vec<Value>, (String, String)> {
+    let mut warnings = Vec::new();
+    for (key, value) in settings {
+        if value.is_null() {
+            continue;
+        }
+        let err = |message: String| (key.clone(), format!("overrideSettings.{key}: {message}"));
+        let number = || value.as_f64().filter(|x| x.is_finite()).ok_or_else(|| err(format!("{value} is not a number")));
+        let count = || {
+            value
+                .as_number()
+                .ok_or_else(|| err(format!("{value} is not a number")))
+                .and_then(|n| whole_number(n).map_err(err))
+        };
+        match key.as_str() {
+            "maxVisits" => {
+                let n = count()?;
+                plan.visits = u32::try_from(n)
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| err(format!("{n}: visits from 1 to {}", u32::MAX)))?;
+            }
+            "maxTime" => {
+                let s = number()?;
+                if !(0.0..=MAX_REPORT_SECONDS).contains(&s) {
+                    return Err(err(format!("{s}: seconds from 0 to {MAX_REPORT_SECONDS}")));
+                }
+                plan.movetime = Some(Duration::from_secs_f64(s));
+            }
+            "maxNodes" => {
+                let n = count()?;
+                if n < 1000 {
+                    return Err(err(format!("{n}: at least 1000 nodes")));
+                }
+                plan.max_nodes = n;
+            }
+            "cpuctExploration" | "cpuctExplorationBase" => {
+                let x = number()?;
+                if x <= 0.0 {
+                    return Err(err(format!("{x}: must be > 0")));
+                }
+                if key == "cpuctExploration" {
+                    plan.config.c_puct_init = x as f32;
+                } else {
+                    plan.config.c_puct_base = x as f32;
+                }
+            }
+            "fpuReductionMax" => {
+                let x = number()?;
+                if !(0.0..=2.0).contains(&x) {
+                    return Err(err(format!("{x}: from 0 to 2")));
+                }
+                plan.config.fpu_reduction = x as f32;
+            }
+            _ => warnings.push(json!({
+                "warning": format!(
+                    "unknown setting `{key}` in overrideSettings: ignored (known: {})",
+                    OVERRIDE_SETTINGS.join(", ")
+                ),
+                "field": "overrideSettings",
+                "setting": key,
+            })),
+        }
+    }
+    plan.config.validate().map_err(|e| ("overrideSettings".to_string(), format!("overrideSettings: {e}")))?;
+    Ok(warnings)
+}
+
+/// A query's `avoidMoves` and `allowMoves` as move rules, checked: each
+/// entry names a player of the game and an `untilDepth` of at least 1,
+/// `allowMoves` has at most one entry (as KataGo's), and every analysed
+/// position (`positions`) keeps a legal move. `Err((field, message))`.
+fn move_rules<G: AbGame>(
+    query: &Query,
+    positions: &[(u64, G)],
+) -> std::result::Result<Vec<MoveRule>, (&'static str, String)> {
+    let mut rules = Vec::new();
+    let names = player_names::<G>(positions);
+    for (field, list, allow) in [("avoidMoves", &query.avoid_moves, false), ("allowMoves", &query.allow_moves, true)] {
+        let Some(list) = list else { continue };
+        if allow && list.len() > 1 {
+            return Err((field, format!("allowMoves holds at most one entry, not {}", list.len())));
+        }
+        for (i, r) in list.iter().enumerate() {
+            if !names.iter().any(|n| n.eq_ignore_ascii_case(&r.player)) {
+                return Err((field, format!("{field}[{i}].player {:?}: one of {}", r.player, names.join(", "))));
+            }
+            let until_depth = match r.until_depth {
+                Some(d) if d >= 1 => usize::try_from(d).unwrap_or(usize::MAX),
+                _ => return Err((field, format!("{field}[{i}].untilDepth: a whole number of plies, at least 1"))),
+            };
+            let moves = r.moves.iter().map(|m| m.trim().to_string()).collect();
+            rules.push(MoveRule { player: r.player.clone(), moves, until_depth, allow });
+        }
+    }
+    if !rules.is_empty() {
+        let field = if query.allow_moves.is_some() { "allowMoves" } else { "avoidMoves" };
+        for (turn, pos) in positions.iter().filter(|(_, p)| p.outcome().is_none()) {
+            let mut legal = Vec::new();
+            pos.legal_moves(&mut legal);
+            let all = legal.len();
+            let left = legal
+                .iter()
+                .filter(|&&mv| {
+                    let text = pos.move_to_string(mv);
+                    rules.iter().filter(|r| r.holds(pos, 0)).all(|r| r.moves.contains(&text) == r.allow)
+                })
+                .count();
+            if left == 0 {
+                return Err((
+                    field,
+                    format!("turn {turn}: avoidMoves and allowMoves leave none of its {all} legal moves"),
+                ));
+            }
+        }
+    }
+    Ok(rules)
+}
+
+/// The names a move rule's `player` may take in game `G`: the sides'
+/// (`currentTeam`) and the players to move of the first plies from the
+/// analysed positions (`currentPlayer`: the seats of the four-player game).
+fn player_names<G: AbGame>(positions: &[(u64, G)]) -> Vec<&'static str> {
+    let mut names = vec![G::side_name(Side::South), G::side_name(Side::North)];
+    let mut moves = Vec::new();
+    for (_, p) in positions.iter().take(1) {
+        let mut p = p.clone();
+        for _ in 0..8 {
+            if !names.contains(&p.mover_name()) {
+                names.push(p.mover_name());
+            }
+            p.legal_moves(&mut moves);
+            let Some(&mv) = moves.first() else { break };
+            p.play_unchecked(mv);
+        }
+    }
+    names
 }
 
 /// Reads an action line (`action` the field's value); `Err`: the error
@@ -700,7 +1183,7 @@ fn result_answer<G: GameState>(s: &Searching<G>, during: bool) -> Value {
                     })
                     .collect()
             };
-            json!({
+            let mut info = json!({
                 "move": pos.move_to_string(m.mv),
                 "order": order,
                 "visits": m.visits,
@@ -708,7 +1191,11 @@ fn result_answer<G: GameState>(s: &Searching<G>, during: bool) -> Value {
                 "winrate": m.value.map(|v| (v + 1.0) / 2.0),
                 "prior": m.prior,
                 "pv": line,
-            })
+            });
+            if query.include_pv_visits {
+                info["pvVisits"] = json!(tree.move_variation_visits(m.mv, pv_len));
+            }
+            info
         })
         .collect();
     let mut a = json!({

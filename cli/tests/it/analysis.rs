@@ -136,7 +136,7 @@ fn bad_lines_get_error_answers_and_the_engine_goes_on() {
         "{\"id\":\"b\",\"maxVisits\":20,\"maxVisit\":3}",
         "{\"id\":\"c\",\"moves\":[\"a1a1\"]}",
         "{\"id\":\"d\",\"position\":\"QQD1/QDP1 x\"}",
-        "{\"id\":\"e\",\"game\":\"jetan\"}",
+        "{\"id\":\"e\",\"game\":\"chess\"}",
         "{\"id\":\"f\",\"maxVisits\":0}",
         "{\"id\":\"h\",\"maxVisits\":-5}",
         "{\"id\":\"i\",\"moves\":\"d3d5\"}",
@@ -612,4 +612,51 @@ fn a_huge_visit_limit_stops_at_the_node_cap() {
     check_search_answer(&a[0], visits);
     let o = mz_stdin(&["analysis", "--game", "martian-chess", "--model", "none", "--max-nodes", "999"], "");
     assert!(!o.status.success() && err(&o).contains("max-nodes"), "{}", err(&o));
+}
+
+/// KataGo's `priority`, `overrideSettings`, `avoidMoves` and `allowMoves`
+/// with bad values: each an error naming the field, with the `id`, and the
+/// engine goes on; a game that does not exist names `game`.
+#[test]
+fn bad_values_of_katagos_fields_name_the_field() {
+    let input = [
+        r#"{"id":"p","priority":1.5}"#,
+        r#"{"id":"p2","priority":"high"}"#,
+        r#"{"id":"o","overrideSettings":{"maxVisits":0}}"#,
+        r#"{"id":"o2","overrideSettings":{"fpuReductionMax":"big"}}"#,
+        r#"{"id":"o3","overrideSettings":[1]}"#,
+        r#"{"id":"a","avoidMoves":[{"player":"Nobody","moves":["c3d4"],"untilDepth":1}]}"#,
+        r#"{"id":"a2","avoidMoves":[{"player":"South","moves":["c3d4"]}]}"#,
+        r#"{"id":"a3","avoidMoves":[{"player":"South","moves":["c3d4"],"untilDepth":1,"colour":1}]}"#,
+        r#"{"id":"l","allowMoves":[{"player":"South","moves":["c3d4"],"untilDepth":1},{"player":"North","moves":[],"untilDepth":1}]}"#,
+        r#"{"id":"v","includePVVisits":"yes"}"#,
+        r#"{"id":"g","game":"go"}"#,
+        r#"{"id":"g2","game":7}"#,
+        r#"{"id":"ok","maxVisits":5,"priority":-2,"includePVVisits":true}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let m = by_id(&analyse(&["--game", "martian-chess"], &input));
+    let field = |id: &str| m[&format!("\"{id}\"")]["field"].as_str().unwrap_or("").to_string();
+    for (id, f) in [
+        ("p", "priority"),
+        ("p2", "priority"),
+        ("o", "overrideSettings"),
+        ("o2", "overrideSettings"),
+        ("o3", "overrideSettings"),
+        ("a", "avoidMoves"),
+        ("a2", "avoidMoves"),
+        ("a3", "avoidMoves"),
+        ("l", "allowMoves"),
+        ("v", "includePVVisits"),
+        ("g", "game"),
+        ("g2", "game"),
+    ] {
+        assert_eq!(field(id), f, "{id}: {}", m[&format!("\"{id}\"")]);
+        assert!(m[&format!("\"{id}\"")]["error"].is_string());
+    }
+    assert_eq!(m["\"o\""]["setting"], "maxVisits");
+    assert_eq!(m["\"o2\""]["setting"], "fpuReductionMax");
+    check_search_answer(&m["\"ok\""], 5);
+    assert!(m["\"ok\""]["moveInfos"][0]["pvVisits"].is_array());
 }

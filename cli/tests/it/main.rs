@@ -13,6 +13,7 @@
 mod common;
 
 mod analysis;
+mod analysis_client;
 mod chaos;
 mod checkpoint_rules;
 mod commands;

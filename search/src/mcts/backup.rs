@@ -21,10 +21,29 @@ impl<G: GameState> Mcts<G> {
     /// Backs up the exact value `value` (for the side to move at the last
     /// node of `self.path`: a finished game or a proven value); a draw costs
     /// every node's chooser [`MctsConfig::draw_aversion`](crate::MctsConfig::draw_aversion).
+    ///
+    /// With scores ([`Mcts::root_score_lead`]), the score backed up with it
+    /// is the finished game's final point difference (`self.scratch` holds
+    /// the last node's position), or for a proven position the mean score of
+    /// the last node's parent (the same side to move, two plies up); the
+    /// score utility of that score is added to the value.
     pub(super) fn backup_path(&mut self, value: f32) {
         let draw = if game_value(value) == 0.0 { 1.0 } else { 0.0 };
         let path = std::mem::take(&mut self.path);
-        self.backup_along(&path, value, draw, false);
+        let score = if self.scored {
+            let side = self.scratch.side_to_move();
+            self.scratch.final_score_difference(side).map(|d| d as f32).or_else(|| {
+                let parent = &self.nodes[path[path.len().checked_sub(2)?] as usize];
+                parent.score_lead()
+            })
+        } else {
+            None
+        };
+        let bonus = match score {
+            Some(s) if self.score_utility => self.score_utility_of(s, self.scratch.side_to_move()),
+            _ => 0.0,
+        };
+        self.backup_along(&path, value, draw, false, score, bonus);
         self.path = path;
     }
 
@@ -33,10 +52,26 @@ impl<G: GameState> Mcts<G> {
     /// node's chooser gets its side's `±value - draw_aversion * draw`
     /// ([`MctsConfig::draw_aversion`](crate::MctsConfig::draw_aversion); 0
     /// makes it plain negamax). `pending`: the simulation was in flight
-    /// (its virtual loss is removed).
-    pub(super) fn backup_along(&mut self, path: &[u32], value: f32, draw: f32, pending: bool) {
+    /// (its virtual loss is removed). `score`: the expected final point
+    /// difference for the last node's side to move, added (negated from
+    /// ply to ply) to [`Node::score_sum`](crate::mcts::Node::score_sum);
+    /// `bonus`: its score utility ([`Mcts::score_utility_of`]), added to the
+    /// value (0 while the score utility is off: then nothing is added and the
+    /// values are bit for bit those of a search without it).
+    pub(super) fn backup_along(
+        &mut self,
+        path: &[u32],
+        value: f32,
+        draw: f32,
+        pending: bool,
+        score: Option<f32>,
+        bonus: f32,
+    ) {
         let cost = self.cfg.draw_aversion * draw;
-        let mut v = -value;
+        let with_bonus = self.score_utility && bonus != 0.0;
+        let mut v = if with_bonus { -(value + bonus) } else { -value };
+        let mut b = -bonus;
+        let mut sc = score.map(|s| -s);
         for &i in path.iter().rev() {
             let n = &mut self.nodes[i as usize];
             if pending {
@@ -45,6 +80,14 @@ impl<G: GameState> Mcts<G> {
             n.visits += 1;
             n.value_sum += v - cost;
             v = -v;
+            if with_bonus {
+                n.score_utility_sum += b;
+                b = -b;
+            }
+            if let Some(s) = sc {
+                n.score_sum += s;
+                sc = Some(-s);
+            }
         }
     }
 
@@ -279,8 +322,13 @@ mod tests {
             let mover = state.player_to_move();
             // Mover-relative order: values[k] is player (mover + k) % 4's.
             let values: Vec<f32> = (0..4).map(|k| v[i][j][(mover + k) % 4]).collect();
-            let eval =
-                Evaluation { priors: vec![1.0 / legal.len() as f32; legal.len()], value: values[0], draw: 0.0, values };
+            let eval = Evaluation {
+                priors: vec![1.0 / legal.len() as f32; legal.len()],
+                value: values[0],
+                draw: 0.0,
+                values,
+                score: None,
+            };
             t.apply_evaluations(&[eval], &mut rng);
         }
         let node = |k: usize| t.nodes[k];

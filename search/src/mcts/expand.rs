@@ -36,6 +36,9 @@ impl<G: GameState> Mcts<G> {
         let p = &mut self.pending[self.num_pending];
         p.state.clone_from(&self.scratch);
         p.state.legal_moves(&mut p.moves);
+        if let Some(filter) = &self.move_filter {
+            filter(&p.state, self.path.len().saturating_sub(1), &mut p.moves);
+        }
         p.path.clear();
         p.path.extend_from_slice(&self.path);
         p.len = p.moves.len();

@@ -57,4 +57,4 @@ mod tree;
 pub use node::{game_value, Node, NodeKind};
 pub use result::{tie_rank, Gather, SearchResult};
 pub use root::QRescale;
-pub use tree::Mcts;
+pub use tree::{Mcts, MoveFilter};

@@ -73,6 +73,17 @@ pub struct Node {
     /// [`Node::solved`]; one that found none is not asked again, so a
     /// position is proven once however it is reached in the tree.
     pub trap_proof: u8,
+    /// Sum of the backed-up expected final point differences (the
+    /// evaluator's [`Evaluation::score`](crate::Evaluation::score), or a
+    /// finished game's own) for the side that chose the edge into this node,
+    /// in points; 0 when the evaluator gives no score. Its mean over
+    /// [`Node::visits`] is the node's score lead ([`Node::score_lead`]).
+    pub score_sum: f32,
+    /// The part of [`Node::value_sum`] that is score utility
+    /// ([`MctsConfig::static_score_utility`](crate::MctsConfig::static_score_utility)),
+    /// for the same side; 0 while it is off. `value_sum - score_utility_sum`
+    /// is the sum of the plain values.
+    pub score_utility_sum: f32,
 }
 
 impl Node {
@@ -92,6 +103,8 @@ impl Node {
             floor: -1.0,
             children_checked: false,
             trap_proof: 0,
+            score_sum: 0.0,
+            score_utility_sum: 0.0,
         }
     }
 
@@ -108,9 +121,43 @@ impl Node {
 
     /// Mean value for the side that chose the edge, or `None` if unvisited;
     /// never above the bound the side to move here holds ([`Node::floor`]).
+    ///
+    /// With a score utility ([`MctsConfig::static_score_utility`](crate::MctsConfig::static_score_utility))
+    /// this is the mean *utility*, which may leave `[-1, 1]`; the bound of
+    /// the floor applies only when the node has a drawing move (a floor
+    /// above -1), so a utility above 1 is not cut to 1.
     #[inline]
     pub fn q(&self) -> Option<f32> {
-        (self.visits > 0).then(|| (self.value_sum / self.visits as f32).min(-self.floor))
+        (self.visits > 0).then(|| cap_by_floor(self.value_sum / self.visits as f32, self.floor))
+    }
+
+    /// The mean plain value for the side that chose the edge: [`Node::q`]
+    /// without the score utility (equal to it while that is off); `None` if
+    /// unvisited.
+    #[inline]
+    pub fn value_q(&self) -> Option<f32> {
+        (self.visits > 0)
+            .then(|| cap_by_floor((self.value_sum - self.score_utility_sum) / self.visits as f32, self.floor))
+    }
+
+    /// The mean expected final point difference for the side that chose
+    /// the edge, in points (KataGo's `scoreLead` of a move); `None` if
+    /// unvisited. Meaningful only when the evaluator gives scores.
+    #[inline]
+    pub fn score_lead(&self) -> Option<f32> {
+        (self.visits > 0).then(|| self.score_sum / self.visits as f32)
+    }
+}
+
+/// `q` bounded by what the side to move of a node with floor `floor`
+/// secures by a drawing move (`-floor` for its chooser; no bound when the
+/// floor is -1, no such move).
+#[inline]
+pub(super) fn cap_by_floor(q: f32, floor: f32) -> f32 {
+    if floor > -1.0 {
+        q.min(-floor)
+    } else {
+        q
     }
 }
 

@@ -26,9 +26,12 @@ pub struct SearchResult {
     /// any), parallel to `visits`.
     pub priors: Vec<f32>,
     /// The mean value of each root move for the root's side to move, `None`
-    /// when unvisited; parallel to `visits`.
+    /// when unvisited; parallel to `visits`. Without the score utility
+    /// ([`MctsConfig::static_score_utility`](crate::MctsConfig::static_score_utility)),
+    /// which the search adds to the values it averages.
     pub q: Vec<Option<f32>>,
-    /// Mean value of the root for its side to move, in `[-1, 1]`.
+    /// Mean value of the root for its side to move, in `[-1, 1]` (without
+    /// the score utility, as `q`).
     pub root_value: f32,
     /// The search's tie-break seed ([`Mcts::tie_seed`](crate::Mcts::tie_seed)), which
     /// [`SearchResult::best_move`] uses for moves tied on visits, prior and Q.
@@ -47,6 +50,16 @@ pub struct SearchResult {
     /// (the surviving candidate with the most visits and the largest
     /// `g + log prior + sigma(completed Q)`).
     pub chosen: Option<Move>,
+    /// The root's score lead: the expected final point difference for the
+    /// root's side to move, in points ([`Mcts::root_score_lead`](crate::Mcts::root_score_lead));
+    /// `None` when the evaluator gives no score (a network without a score
+    /// head, a game without points).
+    pub root_score: Option<f32>,
+    /// Each root move's score lead for the root's side to move, in points
+    /// (the mean of the scores backed up through it; KataGo's per-move
+    /// `scoreLead`), `None` when unvisited or without scores; parallel to
+    /// `visits`.
+    pub scores: Vec<Option<f32>>,
 }
 
 /// The tie-break rank of `mv` under `seed`: among moves tied on everything

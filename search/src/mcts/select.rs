@@ -5,7 +5,7 @@
 use martian_rules::{GameState, MAX_PLAYERS};
 use rand::Rng;
 
-use super::node::NodeKind;
+use super::node::{cap_by_floor, NodeKind};
 use super::result::{tie_rank, Gather};
 use super::tree::Mcts;
 use crate::puct::{c_puct, puct_score};
@@ -28,6 +28,33 @@ impl<G: GameState> Mcts<G> {
         let (mut sum, mut n) = (0.0f32, 0u32);
         for c in &self.nodes[first..first + node.num_children as usize] {
             sum += c.value_sum;
+            n += c.visits;
+        }
+        if n > 0 {
+            sum / n as f32
+        } else {
+            0.0
+        }
+    }
+
+    /// The score utility part of [`Mcts::value_for_player_to_move`] (from
+    /// [`Node::score_utility_sum`](crate::mcts::Node::score_utility_sum),
+    /// by the same rule): 0 while the score utility is off.
+    pub(super) fn score_utility_for_player_to_move(&self, idx: usize) -> f32 {
+        let node = &self.nodes[idx];
+        if !self.score_utility {
+            return 0.0;
+        }
+        if !self.many() && self.cfg.draw_aversion == 0.0 {
+            return if node.visits > 0 { -node.score_utility_sum / node.visits as f32 } else { 0.0 };
+        }
+        if node.kind != NodeKind::Expanded {
+            return 0.0;
+        }
+        let first = node.first_child as usize;
+        let (mut sum, mut n) = (0.0f32, 0u32);
+        for c in &self.nodes[first..first + node.num_children as usize] {
+            sum += c.score_utility_sum;
             n += c.visits;
         }
         if n > 0 {
@@ -243,8 +270,8 @@ impl<G: GameState> Mcts<G> {
                         e.min(fpu)
                     }
                 }
-                (None, 0, _) => ch.solved.map_or(fpu, |v| -v).min(-ch.floor),
-                _ => ((ch.value_sum - ch.in_flight as f32) / n as f32).min(-ch.floor),
+                (None, 0, _) => cap_by_floor(ch.solved.map_or(fpu, |v| -v), ch.floor),
+                _ => cap_by_floor((ch.value_sum - ch.in_flight as f32) / n as f32, ch.floor),
             };
             let s = puct_score(q, ch.prior, n as f32, c, sqrt_n);
             if forced_scale > 0.0

@@ -26,6 +26,15 @@ pub(super) struct PendingLeaf<G> {
     pub(super) len: usize,
 }
 
+/// Restricts the moves a search considers (KataGo's `avoidMoves` /
+/// `allowMoves`): called with a leaf's position, its depth below the root
+/// (0 = the root) and its legal moves when the leaf is queued, it removes
+/// the moves the search must not expand there. The moves it keeps are the
+/// node's children and the order of the evaluation's priors. It should
+/// leave at least one move in a position that is not over (a node without
+/// children is searched as a dead end).
+pub type MoveFilter<G> = Box<dyn Fn(&G, usize, &mut Vec<Move>) + Send + Sync>;
+
 /// A PUCT search tree over game `G`. See the module docs for the protocol.
 ///
 /// # Example
@@ -123,6 +132,8 @@ pub struct Mcts<G: GameState> {
     pub(super) draw_values: [f32; 2],
     /// The side for which a draw is worth `-contempt` ([`Mcts::set_contempt`]).
     pub(super) contempt_side: Side,
+    /// The moves the search may expand ([`Mcts::set_move_filter`]); `None`: every legal move.
+    pub(super) move_filter: Option<MoveFilter<G>>,
 }
 
 /// State of one Gumbel root search: the candidates and the halving schedule.
@@ -191,6 +202,7 @@ impl<G: GameState> Mcts<G> {
             reply_wins: Vec::with_capacity(G::MAX_MOVES),
             draw_values: [0.0; 2],
             contempt_side: Side::South,
+            move_filter: None,
         };
         t.set_draw_values(t.root_state.side_to_move());
         let r = t.root_node();
@@ -275,8 +287,34 @@ impl<G: GameState> Mcts<G> {
         pv
     }
 
+    /// The visits of each node along [`Mcts::move_variation`]`(mv, max_len)`:
+    /// the move's own visits, then those of each move of its line (KataGo's
+    /// `pvVisits`); empty when `mv` is not a root move.
+    pub fn move_variation_visits(&self, mv: Move, max_len: usize) -> Vec<u32> {
+        let Some(k) = self.root_children().iter().position(|c| c.mv == mv) else { return Vec::new() };
+        if max_len == 0 {
+            return Vec::new();
+        }
+        let child = self.nodes[0].first_child as usize + k;
+        let mut visits = vec![self.nodes[child].visits];
+        visits.extend(self.variation_nodes(child, max_len - 1).into_iter().map(|i| self.nodes[i].visits));
+        visits
+    }
+
+    /// Sets the moves the search may expand from now on ([`MoveFilter`];
+    /// `None`: every legal move). Nodes expanded before keep their children,
+    /// so set it before the search's first [`Mcts::gather`].
+    pub fn set_move_filter(&mut self, filter: Option<MoveFilter<G>>) {
+        self.move_filter = filter;
+    }
+
     /// The principal variation below node `start` (the root: 0).
     fn variation_from(&self, start: usize, max_len: usize) -> Vec<Move> {
+        self.variation_nodes(start, max_len).into_iter().map(|i| self.nodes[i].mv).collect()
+    }
+
+    /// The nodes of [`Mcts::variation_from`]'s line, in order.
+    fn variation_nodes(&self, start: usize, max_len: usize) -> Vec<usize> {
         let seed = self.tie_seed();
         let mut pv = Vec::new();
         let mut idx = start;
@@ -323,7 +361,7 @@ impl<G: GameState> Mcts<G> {
                 }
             }
             let Some(b) = best else { break };
-            pv.push(self.nodes[b].mv);
+            pv.push(b);
             idx = b;
         }
         pv
