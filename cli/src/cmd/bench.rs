@@ -70,7 +70,12 @@ enum What {
         #[arg(long)]
         eager_root_proofs: bool,
     },
-    /// Alpha-beta nodes per second: fixed-depth searches along a random game (one thread).
+    /// Alpha-beta nodes per second and milliseconds per move: fixed-depth
+    /// searches along a random game (one thread); with `--movetime MS`,
+    /// searches of MS milliseconds each instead, and the node budget they
+    /// reach (the `alphabeta:nodes=N` that stands in for
+    /// `alphabeta:movetime=MS` on a ladder, where a time limit is refused as
+    /// not reproducible: `docs/evaluation.md`).
     Alphabeta {
         /// Which game.
         #[arg(long, value_parser = crate::game_parser())]
@@ -78,6 +83,9 @@ enum What {
         /// Search depth in plies.
         #[arg(long, default_value_t = 4)]
         depth: u32,
+        /// Milliseconds per search instead of a depth (1..=3600000).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+        movetime: Option<u64>,
         /// Searches (positions along a random game).
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         searches: u32,
@@ -228,8 +236,8 @@ pub fn run(a: Args) -> Result<()> {
             cfg.validate().map_err(anyhow::Error::msg)?;
             with_game!(game, G => bench_mcts::<G>(cfg, simulations, searches, eager_root_proofs))
         }
-        What::Alphabeta { game, depth, searches } => {
-            with_game!(game, G => bench_alphabeta::<G>(depth, searches))
+        What::Alphabeta { game, depth, movetime, searches } => {
+            with_game!(game, G => bench_alphabeta::<G>(depth, movetime, searches))
         }
         What::Veto { game, depths, positions, visits } => {
             for &d in &depths {
@@ -359,22 +367,34 @@ fn bench_mcts<G: GameState>(cfg: MctsConfig, simulations: u32, searches: u32, ea
     Ok(())
 }
 
-fn bench_alphabeta<G: martian_search::AbGame>(depth: u32, searches: u32) -> Result<()> {
+/// `bench alphabeta`: searches along a random game (two random plies
+/// apart, a new game when one ends) at a fixed depth, or of `movetime`
+/// milliseconds each; prints nodes per second, milliseconds per search and
+/// the nodes per search (mean and median: the median of timed searches is
+/// the node budget `alphabeta:nodes=N` that a ladder uses for a time rung).
+fn bench_alphabeta<G: martian_search::AbGame>(depth: u32, movetime: Option<u64>, searches: u32) -> Result<()> {
     anyhow::ensure!(depth >= 1, "--depth must be >= 1");
+    let limits = match movetime {
+        Some(ms) => martian_search::Limits::movetime(std::time::Duration::from_millis(ms)),
+        None => martian_search::Limits::depth(depth),
+    };
     let start = G::new_game(&G::Rules::default())?;
     let mut pos = start.clone();
     let mut rng = StdRng::seed_from_u64(7);
     let mut engine: martian_search::AlphaBeta<G> =
         martian_search::AlphaBeta::new(martian_search::AlphaBetaConfig::default());
     let mut moves = Vec::new();
-    let (mut nodes, mut secs, mut depth_sum) = (0u64, 0f64, 0u64);
+    let (mut secs, mut depth_sum) = (0f64, 0u64);
+    let mut per_search: Vec<u64> = Vec::with_capacity(searches as usize);
+    let mut max_ms = 0f64;
     for _ in 0..searches {
         if pos.outcome().is_some() {
             pos = start.clone();
         }
-        let r = engine.search(&pos, &martian_search::Limits::depth(depth));
-        nodes += r.nodes;
+        let r = engine.search(&pos, &limits);
+        per_search.push(r.nodes);
         secs += r.elapsed.as_secs_f64();
+        max_ms = max_ms.max(r.elapsed.as_secs_f64() * 1e3);
         depth_sum += r.depth as u64;
         // Advance along a random game (two random plies) for the next search.
         for _ in 0..2 {
@@ -384,11 +404,22 @@ fn bench_alphabeta<G: martian_search::AbGame>(depth: u32, searches: u32) -> Resu
             }
         }
     }
+    let nodes: u64 = per_search.iter().sum();
+    let n = per_search.len().max(1);
+    per_search.sort_unstable();
+    let median = per_search.get(per_search.len() / 2).copied().unwrap_or(0);
+    let limit = match movetime {
+        Some(ms) => format!("{ms} ms a search"),
+        None => format!("depth {depth}"),
+    };
     println!(
-        "{} alpha-beta depth {depth}: {:.0} nodes/s ({nodes} nodes in {secs:.2} s, {searches} searches, mean depth {:.1}, one thread, 16 MiB TT)",
+        "{} alpha-beta {limit}: {:.0} nodes/s ({nodes} nodes in {secs:.2} s, {searches} searches, mean depth {:.1}, \
+         {:.1} ms a search (max {max_ms:.1}), nodes a search: mean {:.0}, median {median}; one thread, 16 MiB TT)",
         G::KIND,
         nodes as f64 / secs.max(1e-9),
-        depth_sum as f64 / searches.max(1) as f64
+        depth_sum as f64 / n as f64,
+        secs * 1e3 / n as f64,
+        nodes as f64 / n as f64,
     );
     Ok(())
 }
