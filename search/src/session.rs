@@ -241,6 +241,11 @@ pub struct RootMove {
     pub prior: f32,
     /// Its mean value for the side to move at the root, `[-1, 1]`; `None` when unvisited.
     pub value: Option<f32>,
+    /// Its score lead: the expected final point difference for the side to
+    /// move at the root, in points ([`SearchResult::scores`](crate::SearchResult::scores));
+    /// `None` when unvisited or when the evaluator gives no score (a network
+    /// without a score head).
+    pub score: Option<f32>,
 }
 
 /// Why a search ended (set on the last [`Info`] of a search only).
@@ -287,6 +292,10 @@ pub struct Info {
     /// MCTS: every root move, most visited first (the move to play first
     /// among equals); empty for the other engines.
     pub root_moves: Vec<RootMove>,
+    /// MCTS with a network that has a score head: the root's score lead, the
+    /// expected final point difference for the side to move in points
+    /// ([`Mcts::root_score_lead`](crate::Mcts::root_score_lead)); `None` otherwise.
+    pub score_lead: Option<f32>,
     /// `None` while the search runs; on the last info of a search, why it ended.
     pub end: Option<End>,
     /// MCTS with the play-time check ([`Session::with_veto`]), on the last
@@ -674,6 +683,7 @@ fn alphabeta<G: AbGame>(
         score: Some(Score::Cp(r.score)),
         pv: r.pv.clone(),
         root_moves: Vec::new(),
+        score_lead: None,
         end: None,
         vetoed: None,
     };
@@ -829,6 +839,7 @@ impl<G: GameState> MctsJob<G> {
                 visits,
                 prior: res.priors.get(i).copied().unwrap_or(0.0),
                 value: res.q.get(i).copied().flatten(),
+                score: res.scores.get(i).copied().flatten(),
             })
             .collect();
         // Most visited first; the move to play leads among equals.
@@ -843,6 +854,7 @@ impl<G: GameState> MctsJob<G> {
             score: Some(Score::Value(res.root_value)),
             pv: tree.principal_variation(PV_MAX),
             root_moves,
+            score_lead: res.root_score,
             end: self.end.clone(),
             vetoed: None,
         }
@@ -966,7 +978,7 @@ mod tests {
             for (_, m) in positions.iter().zip(moves) {
                 let n = m.len();
                 let priors = (0..n).map(|i| if i + 1 == n { 0.5 } else { 0.5 / (n - 1).max(1) as f32 }).collect();
-                out.push(Evaluation { priors, value: 0.0, draw: 0.0, values: Vec::new() });
+                out.push(Evaluation { priors, value: 0.0, draw: 0.0, values: Vec::new(), score: None });
             }
             Ok(())
         }

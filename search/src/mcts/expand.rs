@@ -184,8 +184,22 @@ impl<G: GameState> Mcts<G> {
                     // drawing move costs both sides the aversion.
                     self.nodes[leaf as usize].floor = floor + aversion;
                 }
+                // The score (two players): the evaluator's expected final point
+                // difference for the leaf's mover, and its score utility.
+                let score = eval.score.filter(|s| s.is_finite());
+                let mut bonus = 0.0;
+                if let Some(s) = score {
+                    self.scored = true;
+                    if self.score_utility {
+                        if leaf == 0 && self.score_center.is_none() {
+                            // The root's own evaluation: the dynamic utility's centre.
+                            self.score_center = Some(s);
+                        }
+                        bonus = self.score_utility_of(s, self.pending[k].state.side_to_move());
+                    }
+                }
                 let path = std::mem::take(&mut self.pending[k].path);
-                self.backup_along(&path, leaf_value, leaf_draw, true);
+                self.backup_along(&path, leaf_value, leaf_draw, true, score, bonus);
                 self.pending[k].path = path;
             }
             if self.cfg.solver {

@@ -51,6 +51,8 @@ mod prove;
 mod result;
 mod reuse;
 mod root;
+#[cfg(test)]
+mod score_tests;
 mod select;
 mod tree;
 

@@ -134,6 +134,19 @@ pub struct Mcts<G: GameState> {
     pub(super) contempt_side: Side,
     /// The moves the search may expand ([`Mcts::set_move_filter`]); `None`: every legal move.
     pub(super) move_filter: Option<MoveFilter<G>>,
+    /// The score utility is on: a two-player game with points
+    /// (`GameState::HAS_SCORE`) and a weight above 0
+    /// ([`MctsConfig::static_score_utility`], [`MctsConfig::dynamic_score_utility`]).
+    pub(super) score_utility: bool,
+    /// The evaluator has given a score ([`Evaluation::score`](crate::Evaluation::score))
+    /// since the tree was made or reset: the nodes' score sums are kept and
+    /// reported. Two-player games only.
+    pub(super) scored: bool,
+    /// The centre of the dynamic score utility: the root's expected final
+    /// point difference for the root's side to move when the current search
+    /// began (its mean over the reused subtree, or the root's own
+    /// evaluation); `None` until known.
+    pub(super) score_center: Option<f32>,
 }
 
 /// State of one Gumbel root search: the candidates and the halving schedule.
@@ -174,7 +187,10 @@ impl<G: GameState> Mcts<G> {
             cfg.draw_penalty = 0.0;
             cfg.contempt = 0.0;
             cfg.draw_aversion = 0.0;
+            cfg.static_score_utility = 0.0;
+            cfg.dynamic_score_utility = 0.0;
         }
+        let score_utility = G::HAS_SCORE && (cfg.static_score_utility > 0.0 || cfg.dynamic_score_utility > 0.0);
         let prover = Prover::new(&root);
         let probe = root.clone();
         let mut t = Mcts {
@@ -203,6 +219,9 @@ impl<G: GameState> Mcts<G> {
             draw_values: [0.0; 2],
             contempt_side: Side::South,
             move_filter: None,
+            score_utility,
+            scored: false,
+            score_center: None,
         };
         t.set_draw_values(t.root_state.side_to_move());
         let r = t.root_node();
@@ -476,6 +495,8 @@ impl<G: GameState> Mcts<G> {
         self.forced = false;
         self.eager_root_proofs = false;
         self.root_line_checked = false;
+        self.scored = false;
+        self.score_center = None;
     }
 
     /// Starts a search of `simulations` simulations for the move at the root.
@@ -486,6 +507,9 @@ impl<G: GameState> Mcts<G> {
     /// playouts ([`MctsConfig::forced_playouts_k`]) act in PUCT searches with
     /// `noise` only.
     pub fn begin_search<R: Rng>(&mut self, noise: bool, simulations: u32, rng: &mut R) {
+        // The dynamic score utility's centre: the root's score lead now (a
+        // reused subtree), else the root's own evaluation when it comes.
+        self.score_center = if self.scored { self.root_score_lead() } else { None };
         self.eager_root_proofs = false;
         self.root_line_checked = false;
         self.noise_pending = false;
@@ -584,8 +608,10 @@ impl<G: GameState> Mcts<G> {
         let children = self.root_children();
         let visits = children.iter().map(|c| (c.mv, c.visits)).collect();
         let priors = children.iter().map(|c| c.prior).collect();
-        let q = children.iter().map(Node::q).collect();
-        let root_value = self.value_for_player_to_move(0);
+        let q = children.iter().map(Node::value_q).collect();
+        let root_value = self.value_for_player_to_move(0) - self.score_utility_for_player_to_move(0);
+        let scored = self.scored;
+        let scores = children.iter().map(|c| if scored { c.score_lead() } else { None }).collect();
         let solver = self.cfg.solver;
         let exact = children.iter().map(|c| if solver { c.exact().map(|e| game_value(-e)) } else { None }).collect();
         let exact_plies = children
@@ -601,7 +627,45 @@ impl<G: GameState> Mcts<G> {
             exact,
             exact_plies,
             chosen: self.gumbel_choice(),
+            root_score: self.root_score_lead(),
+            scores,
         }
+    }
+
+    /// The root's score lead: the expected final point difference for the
+    /// root's side to move, in points (KataGo's `scoreLead`), the mean over
+    /// the root's visits of the backed-up scores ([`Evaluation::score`](crate::Evaluation::score),
+    /// or the final point difference of a finished game). `None` when the
+    /// evaluator gives no score (no score head, a game without points) or
+    /// before the root is evaluated.
+    pub fn root_score_lead(&self) -> Option<f32> {
+        let root = &self.nodes[0];
+        (self.scored && root.visits > 0).then(|| -root.score_sum / root.visits as f32)
+    }
+
+    /// The score utility of an expected final point difference `score`
+    /// (points) for `side`, the side to move of the position it is
+    /// expected from: `w_static f(score / scale) + w_dynamic f((score -
+    /// c) / scale)`, `f(x) = (2 / pi) atan(x)`, with `c` the centre
+    /// ([`Mcts::score_center`]) seen from `side` (KataGo's static and dynamic
+    /// score utility, Wu 2019, §4.2; [`MctsConfig::static_score_utility`]).
+    /// Odd in `score` and the side, so the search stays zero-sum.
+    pub(super) fn score_utility_of(&self, score: f32, side: Side) -> f32 {
+        let f = |x: f32| std::f32::consts::FRAC_2_PI * x.atan();
+        let scale = self.cfg.score_utility_scale;
+        let mut u = self.cfg.static_score_utility * f(score / scale);
+        if let (Some(c), true) = (self.score_center, self.cfg.dynamic_score_utility > 0.0) {
+            let c = if side == self.root_state.side_to_move() { c } else { -c };
+            u += self.cfg.dynamic_score_utility * f((score - c) / scale);
+        }
+        u
+    }
+
+    /// The centre of the dynamic score utility in the current search: the
+    /// root's expected final point difference for its side to move when the
+    /// search began; `None` until the root has been evaluated with a score.
+    pub fn score_center(&self) -> Option<f32> {
+        self.score_center
     }
 
     /// Picks the move to play: with `temperature <= 0.001`, with Gumbel root
