@@ -61,17 +61,8 @@ pub struct Args {
     nodes: Option<u64>,
     #[command(flatten)]
     rules: super::RulesArgs,
-    /// libtorch intra-op CPU threads for the network (0 = all cores), as
-    /// `engine --threads`: one thread is fastest for one search on shared
-    /// cores (`BENCHMARKS.md`).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1024))]
-    threads: u32,
-    /// Play-time tactical check of the mcts engine's move, 0 (off, the
-    /// default) to 8 plies: an alpha-beta search this deep after the chosen
-    /// move; a proven loss is replaced by the most visited move not proven
-    /// lost (`bestmove` then says which move it vetoed).
-    #[arg(long, default_value_t = 0)]
-    veto_depth: u32,
+    #[command(flatten)]
+    search: super::SearchArgs,
     /// Transposition table size in MiB (1..=65536; alpha-beta; default 64).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     tt_mib: Option<u32>,
@@ -89,14 +80,13 @@ pub fn run(a: Args) -> Result<()> {
             if a.depth.is_some() || a.movetime.is_some() || a.nodes.is_some() || a.tt_mib.is_some() {
                 bail!("--depth, --movetime, --nodes and --tt-mib are the alphabeta engine's; mcts takes --visits");
             }
-            martian_search::check_veto_depth(a.veto_depth).map_err(|e| anyhow::anyhow!("--veto-depth: {e}"))?;
-            EngineKind::Mcts { visits: a.visits.unwrap_or(800), temperature: 0.0, veto_depth: a.veto_depth }
+            EngineKind::Mcts { visits: a.visits.unwrap_or(800), temperature: 0.0, veto_depth: a.search.veto_depth }
         }
         "alphabeta" => {
             if a.model.is_some() {
                 bail!("--model is used by the mcts engine; --engine alphabeta takes no model");
             }
-            if a.visits.is_some() || a.top.is_some() || a.veto_depth > 0 {
+            if a.visits.is_some() || a.top.is_some() || a.search.veto_depth > 0 {
                 bail!(
                     "--visits, --top and --veto-depth are the mcts engine's; alphabeta takes --depth, --movetime, --nodes"
                 );
@@ -125,7 +115,7 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     if pos.outcome().is_some() {
         return Ok(());
     }
-    martian_run::runtime::ready_network(model.map(|m| &m.ck.net), device, a.threads as usize, &pos)?;
+    martian_run::runtime::ready_network(model.map(|m| &m.ck.net), device, a.search.threads as usize, &pos)?;
     let mut engine = session(&kind, model.map(|m| &m.ck), device, pos.clone())?;
     match model {
         Some(m) => println!("{} with {}", kind.describe(true), m.source.display()),
@@ -172,7 +162,11 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
         println!("pv {}", line_text(&pos, &t.pv));
     }
     if let Some(v) = t.vetoed {
-        println!("veto {}: a forced loss within {} plies (the play-time check)", pos.move_to_string(v), a.veto_depth);
+        println!(
+            "veto {}: a forced loss within {} plies (the play-time check)",
+            pos.move_to_string(v),
+            a.search.veto_depth
+        );
     }
     match t.score {
         Some(e) => println!("bestmove {} {e} ({})", pos.move_to_string(best), effort(&t)),

@@ -67,12 +67,8 @@ pub struct Args {
     /// `docs/levels.md` gives each level's measured Elo. Instead of --visits.
     #[arg(long, conflicts_with = "visits")]
     level: Option<u32>,
-    /// Play-time tactical check of the MCTS engine's `bestmove`, 0 (off, the
-    /// default) to 8 plies: an alpha-beta search this deep after the chosen
-    /// move; a proven loss is replaced by the most visited move not proven
-    /// lost, and an `info string veto` line says so (`docs/protocol.md`).
-    #[arg(long, default_value_t = 0)]
-    veto_depth: u32,
+    #[command(flatten)]
+    search: super::SearchArgs,
     /// Leaves gathered per network batch (MCTS with virtual loss; 1 = sequential), 1..=256.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
     batch: u32,
@@ -82,11 +78,6 @@ pub struct Args {
     /// Interval between `info` lines during a search, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     info_ms: u64,
-    /// libtorch intra-op CPU threads for the network (0 = all cores), as the
-    /// pipeline's `torch_threads`: one thread is fastest for small batches on
-    /// shared cores (see BENCHMARKS.md).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1024))]
-    threads: u32,
 }
 
 /// A position of any game, as the search thread sees it: what `go` needs,
@@ -497,10 +488,9 @@ impl Engine {
         if level.is_some() && name == "alphabeta" {
             bail!("--level sets the MCTS engine's search; --engine alphabeta does not use it");
         }
-        if a.veto_depth > 0 && name == "alphabeta" {
+        if a.search.veto_depth > 0 && name == "alphabeta" {
             bail!("--veto-depth checks the MCTS engine's moves; --engine alphabeta does not use it");
         }
-        martian_search::check_veto_depth(a.veto_depth).map_err(|e| anyhow::anyhow!("--veto-depth: {e}"))?;
         let mut game = a.game.or(net.as_ref().map(|n| n.game));
         if let (Some(g), Some(n)) = (game, &net) {
             if g != n.game {
@@ -517,7 +507,7 @@ impl Engine {
             Some(_) => format!(
                 "info string device {} torch_threads {} search_threads 1",
                 martian_run::runtime::device_name(device),
-                martian_run::runtime::torch_threads(a.threads as usize)
+                martian_run::runtime::torch_threads(a.search.threads as usize)
             ),
             None => "info string device none (no network) search_threads 1".to_string(),
         };
@@ -538,7 +528,7 @@ impl Engine {
             }
             None => None,
         };
-        let worker = Worker::start(net, device, a.threads as usize, warm_up, done)?;
+        let worker = Worker::start(net, device, a.search.threads as usize, warm_up, done)?;
         let mut e = Engine {
             hello_lines,
             name,
@@ -549,7 +539,7 @@ impl Engine {
                 device,
                 default_visits: level.map_or(a.visits.max(1), |l| l.visits),
                 temperature: level.map_or(0.0, |l| l.temperature),
-                veto_depth: a.veto_depth,
+                veto_depth: a.search.veto_depth,
                 batch: a.batch.clamp(1, 256),
                 max_nodes: a.max_nodes.max(1000),
                 info_every: Duration::from_millis(a.info_ms.max(10)),

@@ -28,6 +28,31 @@ pub struct PositionArgs {
     pub position: Option<String>,
 }
 
+/// `--threads` and `--veto-depth`, shared by the commands that search one
+/// position for a user (`play`, `analyse`, `engine`): one torch thread policy
+/// ([`martian_run::runtime`]) and one play-time check ([`martian_search::Veto`]).
+#[derive(clap::Args, Clone, Debug)]
+pub struct SearchArgs {
+    /// libtorch intra-op CPU threads for the network (0 = all cores), as the
+    /// pipeline's `torch_threads`: one thread is fastest for one search on
+    /// shared cores (`BENCHMARKS.md`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1024))]
+    pub threads: u32,
+    /// Play-time tactical check of the mcts engine's move, 0 (off, the
+    /// default) to 8 plies: an alpha-beta search this deep after the chosen
+    /// move; a proven loss is replaced by the most visited move not proven
+    /// lost, and the output says which move it vetoed (`docs/usage.md`).
+    #[arg(long, default_value_t = 0, value_parser = veto_depth_parser)]
+    pub veto_depth: u32,
+}
+
+/// Parses `--veto-depth` within [`martian_search::check_veto_depth`]'s range.
+fn veto_depth_parser(text: &str) -> std::result::Result<u32, String> {
+    let depth: u32 = text.parse().map_err(|e| format!("{e}"))?;
+    martian_search::check_veto_depth(depth)?;
+    Ok(depth)
+}
+
 /// `--rules`, shared by every command that plays one game without a config
 /// (`show`, `play`, `analyse`, `engine`, `analysis`); resolved in one place,
 /// [`martian_run::checkpoints::rules_with_switches`].

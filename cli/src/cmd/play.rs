@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use martian_rules::{GameKind, GameState, Side};
+use martian_rules::{GameKind, GameState, Side, MAX_PLAYERS};
 use martian_search::{line_text, AbGame, Info, SearchLimits};
 
 use crate::think::{effort, session, think, EngineKind};
@@ -43,24 +43,16 @@ pub struct Args {
     level: Option<u32>,
     #[command(flatten)]
     rules: super::RulesArgs,
-    /// libtorch intra-op CPU threads for the network (0 = all cores), as
-    /// `engine --threads`: one thread is fastest for one search on shared
-    /// cores (`BENCHMARKS.md`).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1024))]
-    threads: u32,
-    /// Play-time tactical check of the mcts engine's move, 0 (off, the
-    /// default) to 8 plies: an alpha-beta search this deep after the chosen
-    /// move; a proven loss is replaced by the most visited move not proven
-    /// lost (`docs/usage.md`).
-    #[arg(long, default_value_t = 0)]
-    veto_depth: u32,
+    #[command(flatten)]
+    search: super::SearchArgs,
     /// Alpha-beta search depth in plies (`--engine alphabeta`; default 4 without --movetime).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     depth: Option<u32>,
     /// Alpha-beta time per move in milliseconds (`--engine alphabeta`).
     #[arg(long)]
     movetime: Option<u64>,
-    /// Play the side that moves second (default: you move first).
+    /// Play the side that moves second (in the four-player free-for-all the
+    /// second seat, NW; default: you move first).
     #[arg(long)]
     second: bool,
     /// Start position string.
@@ -132,20 +124,21 @@ fn engine_kind(a: &Args) -> Result<EngineKind> {
     if a.engine != "alphabeta" && (a.depth.is_some() || a.movetime.is_some()) {
         bail!("--depth and --movetime limit the alphabeta engine; --engine {} does not use them", a.engine);
     }
-    if a.engine != "mcts" && (a.visits.is_some() || a.level.is_some() || a.veto_depth > 0) {
+    if a.engine != "mcts" && (a.visits.is_some() || a.level.is_some() || a.search.veto_depth > 0) {
         bail!(
             "--visits, --level and --veto-depth set the mcts engine's search; --engine {} does not use them",
             a.engine
         );
     }
-    martian_search::check_veto_depth(a.veto_depth).map_err(|e| anyhow::anyhow!("--veto-depth: {e}"))?;
     Ok(match a.engine.as_str() {
         "mcts" => match a.level {
             Some(n) => {
                 let l = martian_search::Level::get(n).map_err(|e| anyhow::anyhow!("--level: {e}"))?;
-                EngineKind::Mcts { visits: l.visits, temperature: l.temperature, veto_depth: a.veto_depth }
+                EngineKind::Mcts { visits: l.visits, temperature: l.temperature, veto_depth: a.search.veto_depth }
             }
-            None => EngineKind::Mcts { visits: a.visits.unwrap_or(200), temperature: 0.0, veto_depth: a.veto_depth },
+            None => {
+                EngineKind::Mcts { visits: a.visits.unwrap_or(200), temperature: 0.0, veto_depth: a.search.veto_depth }
+            }
         },
         "alphabeta" => {
             let mut limits = SearchLimits {
@@ -164,11 +157,18 @@ fn engine_kind(a: &Args) -> Result<EngineKind> {
     })
 }
 
-fn outcome_text<G: GameState>(pos: &G, human: Side) -> Option<String> {
+/// The result line for the person playing value player `human`
+/// ([`GameState::player_to_move`]'s index): the winner by
+/// [`GameState::winner_name`] (a side, a team, or in four-player
+/// free-for-all the seats sharing the win, martian-chess §14.7).
+fn outcome_text<G: GameState>(pos: &G, human: usize) -> Option<String> {
     let o = pos.outcome()?;
-    Some(match o.winner {
-        Some(w) if w == human => format!("{} wins ({}): you win", G::side_name(w), o.reason),
-        Some(w) => format!("{} wins ({}): the engine wins", G::side_name(w), o.reason),
+    let values = pos.player_values()?;
+    let top = values[..pos.num_players()].iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    Some(match pos.winner_name() {
+        Some(w) if values[human] == top && w.contains(',') => format!("{w} share the win ({}): you share it", o.reason),
+        Some(w) if values[human] == top => format!("{w} wins ({}): you win", o.reason),
+        Some(w) => format!("{w} wins ({}): the engine wins", o.reason),
         None => format!("draw ({})", o.reason),
     })
 }
@@ -192,16 +192,24 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     let rules: G::Rules = model_rules::<G>(model, a.rules.rules.as_deref())?;
     let mut pos: G = super::position(a.position.as_deref(), &rules)?;
     let limits = kind.limits();
-    martian_run::runtime::ready_network(model.map(|m| &m.ck.net), device, a.threads as usize, &pos)?;
+    martian_run::runtime::ready_network(model.map(|m| &m.ck.net), device, a.search.threads as usize, &pos)?;
     let mut engine = session(&kind, model.map(|m| &m.ck), device, pos.clone())?;
-    let human: Side = if a.second { pos.side_to_move().opponent() } else { pos.side_to_move() };
+    // The person is one value player: a side, a team of the four-player
+    // team game (both its seats), or one seat of the free-for-all (the
+    // engine plays the other three, martian-chess §14.1).
+    let players = pos.num_players();
+    let human = if a.second { (pos.player_to_move() + 1) % players } else { pos.player_to_move() };
+    // Value players alternate between the two sides (seats SW, NW, NE, SE
+    // belong to teams South, North, South, North): the board is seen from
+    // the person's side.
+    let human_side = Side::ALL[human % 2];
     let against = match model {
         Some(m) => format!("{} with {}", kind.describe(true), m.source.display()),
         None => kind.describe(false),
     };
     println!(
         "You play {} against {against}; your side is at the bottom. Type a move (e.g. {}), or help.",
-        G::side_name(human),
+        pos.player_name(human),
         example_move(&pos, human)
     );
     if model.is_some() && rules != G::Rules::default() {
@@ -214,18 +222,20 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
     let mut history: Vec<G> = Vec::new();
     let mut show_board = true;
     while pos.outcome().is_none() {
-        if pos.side_to_move() != human {
+        if pos.player_to_move() != human {
             let (best, t) = think(&mut engine, &pos, &limits, |_| {})?;
             if let Some(v) = t.vetoed {
                 println!("engine vetoed {}: a forced loss (the play-time check)", pos.move_to_string(v));
             }
-            println!("engine plays {}  ({})", pos.move_to_string(best), thought_text(&pos, &t));
+            // The free-for-all's engine plays three seats: say which.
+            let seat = if players > 2 { format!(" for {}", pos.mover_name()) } else { String::new() };
+            println!("engine plays {}{seat}  ({})", pos.move_to_string(best), thought_text(&pos, &t));
             pos.play_unchecked(best);
             show_board = true;
             continue;
         }
         if show_board {
-            println!("{}", pos.board_text_from(human));
+            println!("{}", pos.board_text_from(human_side));
             show_board = false;
         }
         print!("your move> ");
@@ -278,7 +288,7 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
             },
         }
     }
-    println!("{}", pos.board_text_from(human));
+    println!("{}", pos.board_text_from(human_side));
     if let Some(t) = outcome_text(&pos, human) {
         println!("game over: {t}");
     }
@@ -293,25 +303,33 @@ const MAX_ECHO: usize = 64;
 /// the end of input): the plies played and who leads, by the game's own
 /// measure (`GameState::material_leader`: Martian Chess's points, Jetan's
 /// material in Seed 000's order).
-fn goodbye<G: GameState>(pos: &G, human: Side) -> String {
+fn goodbye<G: GameState>(pos: &G, human: usize) -> String {
+    if pos.num_players() > 2 {
+        // The free-for-all ranks four seats by points, shown on the board.
+        return format!("goodbye: the game is left unfinished after {} plies", pos.ply());
+    }
     let lead = match pos.material_leader() {
-        Some(s) if s == human => "you lead".to_string(),
+        Some(s) if s.index() == human => "you lead".to_string(),
         Some(s) => format!("{} leads", G::side_name(s)),
         None => "neither side leads".to_string(),
     };
     format!("goodbye: the game is left unfinished after {} plies; {lead}", pos.ply())
 }
 
-/// The first legal move of `human`'s side, as an example of the notation:
-/// in the position itself when `human` is to move, else after the first
-/// legal move of the other side.
-fn example_move<G: GameState>(pos: &G, human: Side) -> String {
+/// The first legal move of value player `human`, as an example of the
+/// notation: in the position itself when `human` is to move, else after the
+/// first legal moves of the players before it.
+fn example_move<G: GameState>(pos: &G, human: usize) -> String {
     let mut moves = Vec::new();
     let mut p = pos.clone();
-    if p.side_to_move() != human {
+    for _ in 0..MAX_PLAYERS {
+        if p.player_to_move() == human || p.outcome().is_some() {
+            break;
+        }
         p.legal_moves(&mut moves);
-        if let Some(&m) = moves.first() {
-            p.play_unchecked(m);
+        match moves.first() {
+            Some(&m) => p.play_unchecked(m),
+            None => break,
         }
     }
     p.legal_moves(&mut moves);

@@ -551,3 +551,20 @@ fn evaluate_ladder_rates_a_player_on_the_runs_scale() {
     let o = mz(&["evaluate", "--config", c, "--a", "random", "--b", "greedy", "--ladder", "--games", "2"]);
     assert!(!o.status.success() && err(&o).contains("--ladder"), "{}", err(&o));
 }
+
+/// `--threads` and `--veto-depth` are one argument set ([`SearchArgs`] in
+/// the CLI) for every command that searches for a user: the same range
+/// check and message, before anything is loaded or printed.
+#[test]
+fn play_analyse_and_engine_check_the_search_arguments_alike() {
+    for cmd in ["play", "analyse", "engine"] {
+        let o = mz(&[cmd, "--game", "jetan", "--veto-depth", "9"]);
+        assert!(!o.status.success(), "{cmd} took --veto-depth 9");
+        let e = err(&o);
+        assert!(e.contains("--veto-depth") && e.contains("0..=8") && e.contains("got 9"), "{cmd}: {e}");
+        assert!(out(&o).is_empty(), "{cmd} printed before refusing: {}", out(&o));
+        let o = mz(&[cmd, "--game", "jetan", "--threads", "2000"]);
+        assert!(!o.status.success(), "{cmd} took --threads 2000");
+        assert!(err(&o).contains("--threads"), "{cmd}: {}", err(&o));
+    }
+}

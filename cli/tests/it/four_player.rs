@@ -161,3 +161,34 @@ fn analysis_names_the_seat_to_move_and_its_team() {
     assert_ne!(a["rootInfo"]["currentPlayer"], "SW", "the next seat moves: {a}");
     assert_eq!(a["rootInfo"]["currentTeam"], "NW+SE", "{a}");
 }
+
+/// `play` in the free-for-all gives the person one seat and the engine the
+/// other three (martian-chess §14.1): the intro names the seat, the engine
+/// moves for NW, NE and SE before the person moves again, and `--second`
+/// gives the second seat. The team game keeps the team.
+#[test]
+fn play_gives_the_person_one_seat_of_the_free_for_all() {
+    let ffa = ["play", "--game", "martian-chess-4p", "--rules", "teams=false", "--model", "none", "--visits", "4"];
+    let o = mz_stdin(&ffa, "c2d1\nquit\n");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("You play SW against"), "{text}");
+    let engine_seats: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once("engine plays ").map(|(_, rest)| rest))
+        .map(|l| l.split_whitespace().nth(2).unwrap_or(""))
+        .collect();
+    assert_eq!(engine_seats, ["NW", "NE", "SE"], "{text}");
+    assert!(text.contains("ply 4"), "the person moves again at ply 4: {text}");
+
+    let mut second = ffa.to_vec();
+    second.push("--second");
+    let o = mz_stdin(&second, "quit\n");
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("You play NW against"), "{text}");
+    assert_eq!(text.matches("engine plays ").count(), 1, "SW moves first: {text}");
+
+    let o = mz_stdin(&["play", "--game", "martian-chess-4p", "--model", "none", "--visits", "4"], "quit\n");
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("You play SW+NE against"), "the team game keeps the team: {text}");
+}
