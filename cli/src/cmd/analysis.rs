@@ -598,6 +598,9 @@ impl<G: AbGame> GameServer for Server<G> {
     }
 }
 
+/// A game's analysis once a query has named it, or why it could not start.
+type Started = std::result::Result<Box<dyn GameServer>, String>;
+
 /// Every game's analysis in one process: the process's game
 /// (`--game`) is started with the process, another when a query first names
 /// it (with its bundled network, `models/`, or none under `--model none`).
@@ -610,7 +613,7 @@ struct Games<'a> {
     default: GameKind,
     /// Each game a query has named, with its analysis, or why it could not
     /// start (answered to every query that names it).
-    servers: Vec<(GameKind, std::result::Result<Box<dyn GameServer>, String>)>,
+    servers: Vec<(GameKind, Started)>,
     /// Turns read so far (the read order of [`Turn::seq`]).
     seq: u64,
 }
@@ -1195,6 +1198,10 @@ fn result_answer<G: GameState>(s: &Searching<G>, during: bool) -> Value {
             if query.include_pv_visits {
                 info["pvVisits"] = json!(tree.move_variation_visits(m.mv, pv_len));
             }
+            if let Some(lead) = m.score {
+                // The network's score head: the expected final point difference.
+                info["scoreLead"] = json!(lead + 0.0);
+            }
             info
         })
         .collect();
@@ -1211,6 +1218,9 @@ fn result_answer<G: GameState>(s: &Searching<G>, during: bool) -> Value {
         },
         "moveInfos": move_infos,
     });
+    if let Some(lead) = info.score_lead {
+        a["rootInfo"]["scoreLead"] = json!(lead + 0.0);
+    }
     if let Some(best) = info.best_move {
         a["bestMove"] = json!(pos.move_to_string(best));
     }
