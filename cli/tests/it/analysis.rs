@@ -220,6 +220,45 @@ fn the_best_move_with_a_network_is_the_engine_protocols() {
     }
 }
 
+/// A network with a score head (`model.score_head`) answers `scoreLead`
+/// (KataGo's expected point difference for the side to move) in
+/// `rootInfo` and for every move; a network without one does not.
+#[test]
+fn a_network_with_a_score_head_answers_the_score_lead() {
+    use martian_rules::martian::MartianChess;
+    let dir = tempfile::tempdir().unwrap();
+    let plain = crate::common::tiny_checkpoint::<MartianChess>(dir.path(), 11);
+    let scored = dir.path().join("scored.safetensors");
+    {
+        let cfg = martian_model::ModelConfig {
+            blocks: 1,
+            channels: 8,
+            policy_channels: 2,
+            value_hidden: 8,
+            score_head: true,
+            ..Default::default()
+        };
+        let _rng = crate::common::torch_rng();
+        let ck = martian_model::Checkpoint::new_random::<MartianChess>(&Default::default(), &cfg, tch::Device::Cpu, 12)
+            .expect("net");
+        ck.save(&scored).expect("save");
+    }
+    for (weights, has) in [(&scored, true), (&plain, false)] {
+        let w = weights.to_str().unwrap();
+        let a = analyse(&["--model", w, "--device", "cpu"], "{\"id\":1,\"moves\":[],\"maxVisits\":50}\n");
+        check_search_answer(&a[0], 50);
+        let lead = &a[0]["rootInfo"]["scoreLead"];
+        let moves = a[0]["moveInfos"].as_array().unwrap();
+        if has {
+            // Within the points the two sets hold.
+            assert!(lead.as_f64().is_some_and(|x| x.abs() <= 36.0), "{}", a[0]);
+            assert!(moves.iter().all(|m| m["scoreLead"].as_f64().is_some_and(|x| x.abs() <= 36.0)), "{}", a[0]);
+        } else {
+            assert!(lead.is_null() && moves.iter().all(|m| m["scoreLead"].is_null()), "{}", a[0]);
+        }
+    }
+}
+
 #[test]
 fn the_best_move_is_the_engine_protocols() {
     for (game, moves) in [("martian-chess", ""), ("jetan", "")] {
