@@ -699,3 +699,39 @@ fn bad_values_of_katagos_fields_name_the_field() {
     check_search_answer(&m["\"ok\""], 5);
     assert!(m["\"ok\""]["moveInfos"][0]["pvVisits"].is_array());
 }
+
+/// One process, two games with their own networks: a process of Jetan
+/// (without a network: Jetan's standard rules have no bundled one) loads
+/// Martian Chess's bundled network when a query first names that game, so
+/// its priors are the network's, `query_models` lists it from then on, and
+/// Jetan's queries stay network-free.
+#[test]
+fn a_query_of_another_game_loads_its_bundled_network() {
+    let input = [
+        r#"{"id":"m0","action":"query_models"}"#,
+        r#"{"id":"j","maxVisits":8,"includePolicy":true}"#,
+        r#"{"id":"mc","game":"martian-chess","maxVisits":8,"includePolicy":true}"#,
+        r#"{"id":"m1","action":"query_models"}"#,
+        r#"{"id":"j2","game":"jetan","maxVisits":8,"includePolicy":true}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let o = mz_stdin(&["analysis", "--game", "jetan"], &input);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(err(&o).contains("models/martian-chess"), "the bundled network is named: {}", err(&o));
+    let answers: Vec<Value> = out(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let m = by_id(&answers);
+    assert_eq!(m["\"m0\""]["models"], serde_json::json!([]), "no network before: {}", m["\"m0\""]);
+    let models = m["\"m1\""]["models"].as_array().unwrap();
+    assert_eq!(models.len(), 1, "{models:?}");
+    assert_eq!(models[0]["game"], "martian-chess");
+    let priors = |id: &str| -> Vec<f64> {
+        m[&format!("\"{id}\"")]["policy"].as_array().unwrap().iter().map(|p| p["prior"].as_f64().unwrap()).collect()
+    };
+    let uniform = |p: &[f64]| p.windows(2).all(|w| (w[0] - w[1]).abs() < 1e-6);
+    assert!(!uniform(&priors("mc")), "Martian Chess's network: {:?}", priors("mc"));
+    assert!(uniform(&priors("j")) && uniform(&priors("j2")), "Jetan without a network");
+    assert_eq!(m["\"mc\""]["rootInfo"]["currentPlayer"], "South");
+    check_search_answer(&m["\"mc\""], 8);
+    check_search_answer(&m["\"j2\""], 8);
+}
