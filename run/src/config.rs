@@ -655,6 +655,9 @@ mod tests {
             (format!("{base}[evaluate]\nladder = [\"random\"]\n"), "evaluate.ladder"),
             (format!("{base}[evaluate]\nladder = [\"alphabeta:movetime=50\"]\n"), "not reproducible"),
             (format!("{base}[evaluate]\nladder = [\"alphabeta:depth=x\"]\n"), "depth"),
+            (format!("{base}[evaluate]\nladder = [\"alphabeta:depth=5,horizon=2\"]\n"), "unknown key \"horizon\""),
+            (format!("{base}[search]\nstatic_score_utility = 2\n"), "search.static_score_utility"),
+            (format!("{base}[search]\nscore_utility_scale = 0\n"), "search.score_utility_scale"),
             (format!("{base}[evaluate]\nladder_pairs = 0\n"), "evaluate.ladder_pairs"),
             (format!("{base}[rules]\nmax_plies = 0\n"), "max_plies"),
             ("game = \"martian-chess\"\n[rules]\nmax_plies = 0\n".to_string(), "rules.max_plies = 0"),
@@ -715,6 +718,13 @@ mod tests {
             RunConfig::parse("game = \"martian-chess\"\n[model]\nscore_head = true\nmoves_left_head = true\n").unwrap();
         assert!(mc.model.score_head && mc.model.moves_left_head && mc.train.score_loss_weight == 0.1);
         RunConfig::parse(&format!("{base}[model]\nmoves_left_head = true\n")).unwrap();
+        // Deeper ladder rungs and a node budget (the reproducible stand-in for
+        // a time rung, `docs/evaluation.md`) are fixed alpha-beta players.
+        let deep = "game = \"martian-chess\"\n[evaluate]\nladder = [\"alphabeta:depth=1\", \"alphabeta:depth=3\", \
+                    \"alphabeta:depth=5\", \"alphabeta:depth=7\", \"alphabeta:nodes=500000\"]\n";
+        assert_eq!(RunConfig::parse(deep).unwrap().evaluate.ladder.len(), 5);
+        let scored = "game = \"martian-chess\"\n[search]\nstatic_score_utility = 0.1\ndynamic_score_utility = 0.3\n";
+        assert_eq!(RunConfig::parse(scored).unwrap().search.dynamic_score_utility, 0.3);
     }
 
     /// `[selfplay_rules]` changes the self-play games' rules only, on top of
