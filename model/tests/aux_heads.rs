@@ -186,3 +186,55 @@ fn bundles_carry_the_heads_in_the_weights_but_not_in_the_module_output() {
     let old: martian_model::export::ModelDescription = serde_json::from_value(v).unwrap();
     assert!(!old.architecture.moves_left_head && !old.architecture.score_head);
 }
+
+/// The search's evaluator carries the score head's output as
+/// `Evaluation::score`, in points (the head's output times `SCORE_SCALE`,
+/// each position's own, whatever the batch); without the head the score is
+/// `None` (KataGo's score lead and score utility, Wu 2019, §4.2).
+#[test]
+fn the_evaluator_gives_the_score_head_in_points() {
+    use martian_search::{Evaluation, Evaluator};
+    tch::set_num_threads(1);
+    let rules = MartianRules::default();
+    let with = Checkpoint::new_random::<MartianChess>(&rules, &heads(), Device::Cpu, 4).unwrap();
+    let without = Checkpoint::new_random::<MartianChess>(&rules, &tiny(), Device::Cpu, 4).unwrap();
+    let mut positions = vec![MartianChess::new_game(&rules).unwrap()];
+    let mut moves = Vec::new();
+    for i in 0..3 {
+        let mut s = positions[i];
+        s.legal_moves(&mut moves);
+        s.play_unchecked(moves[i % moves.len()]);
+        positions.push(s);
+    }
+    let legal: Vec<Vec<martian_rules::Move>> = positions
+        .iter()
+        .map(|p| {
+            let mut m = Vec::new();
+            p.legal_moves(&mut m);
+            m
+        })
+        .collect();
+    let refs: Vec<&MartianChess> = positions.iter().collect();
+    let move_refs: Vec<&[martian_rules::Move]> = legal.iter().map(|m| &m[..]).collect();
+    let x = input::<MartianChess>(4);
+    let want: Vec<f32> = Vec::try_from(with.net.forward_all(&x, false).score.unwrap()).unwrap();
+    let mut out: Vec<Evaluation> = Vec::new();
+    martian_model::NetEvaluator::<MartianChess>::new(&with.net, Device::Cpu, 8)
+        .evaluate(&refs, &move_refs, &mut out)
+        .unwrap();
+    for (e, w) in out.iter().zip(&want) {
+        let s = e.score.expect("a score head gives a score");
+        assert!((s - w * martian_model::SCORE_SCALE).abs() < 1e-4, "{s} vs {w} x {}", martian_model::SCORE_SCALE);
+    }
+    // One position alone gets the same score as in the batch of four.
+    let mut one: Vec<Evaluation> = Vec::new();
+    martian_model::NetEvaluator::<MartianChess>::new(&with.net, Device::Cpu, 8)
+        .evaluate(&refs[2..3], &move_refs[2..3], &mut one)
+        .unwrap();
+    assert!((one[0].score.unwrap() - out[2].score.unwrap()).abs() < 1e-4);
+    let mut plain: Vec<Evaluation> = Vec::new();
+    martian_model::NetEvaluator::<MartianChess>::new(&without.net, Device::Cpu, 8)
+        .evaluate(&refs, &move_refs, &mut plain)
+        .unwrap();
+    assert!(plain.iter().all(|e| e.score.is_none()));
+}
