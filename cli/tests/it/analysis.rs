@@ -735,3 +735,93 @@ fn a_query_of_another_game_loads_its_bundled_network() {
     check_search_answer(&m["\"mc\""], 8);
     check_search_answer(&m["\"j2\""], 8);
 }
+
+/// The query fields of docs/protocol.md's table ("**Query**"), by name.
+fn documented_query_fields() -> Vec<String> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/protocol.md")).unwrap();
+    let table = doc.split("| field | meaning | default |").nth(1).expect("the query table in docs/protocol.md");
+    table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with("| `"))
+        .map(|l| l.trim_start_matches("| `").split('`').next().unwrap().to_string())
+        .collect()
+}
+
+/// `null` counts as the field left out, for every field of a query (each
+/// documented one, read from docs/protocol.md, and `action`) and for the
+/// settings of `overrideSettings`: the answer is the one of the query
+/// without them, with no warning and no error.
+#[test]
+fn null_is_absent_for_every_query_field() {
+    let fields = documented_query_fields();
+    assert!(fields.len() >= 17 && fields.contains(&"allowMoves".to_string()), "{fields:?}");
+    let mut nulls = serde_json::Map::new();
+    nulls.insert("id".into(), "nulls".into());
+    for f in fields.iter().filter(|f| *f != "id").chain(std::iter::once(&"action".to_string())) {
+        nulls.insert(f.clone(), Value::Null);
+    }
+    let settings = r#"{"id":"settings","overrideSettings":{"maxVisits":null,"maxNodes":null,"cpuctExploration":null}}"#;
+    let input = format!("{}\n{settings}\n{{\"id\":\"plain\"}}\n", Value::Object(nulls));
+    // `--visits 24`: the visits of a query whose maxVisits is left out.
+    let all = analyse(&["--game", "martian-chess", "--visits", "24"], &input);
+    assert_eq!(all.len(), 3, "one answer each, no warning: {all:?}");
+    let m = by_id(&all);
+    for id in ["nulls", "settings", "plain"] {
+        check_search_answer(&m[&format!("\"{id}\"")], 24);
+    }
+    let plain = &m["\"plain\""];
+    for id in ["nulls", "settings"] {
+        let a = &m[&format!("\"{id}\"")];
+        assert_eq!(
+            (&a["moveInfos"], &a["bestMove"], a["turnNumber"].as_u64()),
+            (&plain["moveInfos"], &plain["bestMove"], Some(0)),
+            "{id}: {a}"
+        );
+        assert!(a.get("policy").is_none() && a["moveInfos"][0].get("pvVisits").is_none(), "{id}: {a}");
+    }
+}
+
+/// A finished position answers in a search answer's shape: every key of
+/// the answer and of its `rootInfo` that a search gives is there (the issue's
+/// client read `rootInfo.winrate` and `policy`), `gameOver` added, no
+/// `bestMove`; the finished game here is Martian Chess at its move cap.
+#[test]
+fn a_finished_position_has_the_search_answers_shape() {
+    let input = "{\"id\":\"live\",\"maxVisits\":8,\"includePolicy\":true}\n\
+                 {\"id\":\"over\",\"moves\":[\"d3d5\"],\"includePolicy\":true}\n";
+    let m = by_id(&analyse(&["--game", "martian-chess", "--rules", "max_plies=1"], input));
+    let (live, over) = (&m["\"live\""], &m["\"over\""]);
+    check_search_answer(live, 8);
+    assert!(over.get("error").is_none(), "{over}");
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<std::collections::BTreeSet<_>>();
+    let mut want = keys(live);
+    want.remove("bestMove");
+    want.insert("gameOver".into());
+    assert_eq!(keys(over), want, "{over}");
+    assert_eq!(keys(&over["rootInfo"]), keys(&live["rootInfo"]), "{over}");
+    assert_eq!(over["gameOver"]["reason"], "MoveCap", "{over}");
+    assert_eq!((over["turnNumber"].as_u64(), over["isDuringSearch"].as_bool()), (Some(1), Some(false)), "{over}");
+    let v = over["rootInfo"]["value"].as_f64().unwrap();
+    assert_eq!(over["rootInfo"]["winrate"].as_f64(), Some((v + 1.0) / 2.0), "{over}");
+    assert_eq!((over["policy"].clone(), over["moveInfos"].clone()), (serde_json::json!([]), serde_json::json!([])));
+}
+
+/// The node cap per query: `overrideSettings.maxNodes` ends a search of
+/// 2^32 - 1 visits below the process's `--max-nodes` (here the default),
+/// and a cap under 1000 is an error naming the setting.
+#[test]
+fn a_query_caps_its_own_tree_with_max_nodes() {
+    let input = "{\"id\":\"capped\",\"maxVisits\":4294967295,\"overrideSettings\":{\"maxNodes\":2000}}\n\
+                 {\"id\":\"small\",\"maxVisits\":4294967295,\"overrideSettings\":{\"maxNodes\":999}}\n\
+                 {\"id\":\"frac\",\"overrideSettings\":{\"maxNodes\":1500.5}}\n";
+    let m = by_id(&analyse(&["--game", "martian-chess"], input));
+    let capped = &m["\"capped\""];
+    let visits = capped["rootInfo"]["visits"].as_u64().unwrap();
+    assert!(visits > 0 && visits < 2000, "{capped}");
+    check_search_answer(capped, visits);
+    for id in ["small", "frac"] {
+        let a = &m[&format!("\"{id}\"")];
+        assert_eq!((a["field"].as_str(), a["setting"].as_str()), (Some("overrideSettings"), Some("maxNodes")), "{a}");
+    }
+}

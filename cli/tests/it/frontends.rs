@@ -69,3 +69,27 @@ fn every_command_takes_the_rules_variant() {
     let o = mz(&["analyse", "--game", "martian-chess-4p", "--rules", "teams=true", "--model", m, "--visits", "4"]);
     assert!(o.status.success(), "{}", err(&o));
 }
+
+/// `engine` and `analysis` play the variant they are given, not only start
+/// under it: one move into a free-for-all game capped at one ply ends in
+/// the seats' shared win, where the team game's cap is a draw.
+#[test]
+fn engine_and_analysis_play_the_rules_variant() {
+    for (rules, result, winner) in [
+        ("teams=false,max_plies=1", "result SW,NW,NE,SE share the win (move cap)", serde_json::json!("SW,NW,NE,SE")),
+        ("max_plies=1", "result draw (move cap)", serde_json::Value::Null),
+    ] {
+        let game = ["--game", "martian-chess-4p", "--rules", rules];
+        let o = mz_stdin(&[&["engine"][..], &game].concat(), "position startpos moves c2d1\nshow\nquit\n");
+        assert!(o.status.success(), "{}", err(&o));
+        assert!(out(&o).contains(&format!("info string {result}")), "{rules}: {}", out(&o));
+        let o = mz_stdin(&[&["analysis"][..], &game].concat(), "{\"id\":1,\"moves\":[\"c2d1\"]}\n");
+        assert!(o.status.success(), "{}", err(&o));
+        let a: serde_json::Value = serde_json::from_str(out(&o).trim()).expect("one answer");
+        assert_eq!(
+            (&a["gameOver"]["winner"], a["gameOver"]["reason"].as_str()),
+            (&winner, Some("MoveCap")),
+            "{rules}: {a}"
+        );
+    }
+}

@@ -122,3 +122,31 @@ fn the_rules_pick_the_bundle_of_their_rule_set() {
     let o = mz_stdin(&["play", "--game", "martian-chess", "--rules", "max_plies=100", "--visits", "2"], "quit\n");
     assert!(o.status.success() && !err(&o).contains("martian-chess-4p"), "{}", err(&o));
 }
+
+/// The shipped bundle itself (`models/martian-chess`, whose `model.json`
+/// has the `format` fields the checkpoint sidecar reader once refused) is a
+/// model everywhere: `evaluate`'s `mcts:model=` by its directory and by its
+/// weights file, and `export --checkpoint`, which copies its weights.
+#[test]
+fn the_shipped_bundle_is_a_model_in_evaluate_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = martian_run::checkpoints::bundled_model(martian_rules::GameKind::MartianChess)
+        .expect("the bundled Martian Chess model");
+    let b = shipped.to_str().unwrap().to_string();
+    let cfg = write(&dir.path().join("mc.toml"), &micro(Size::Tiny, "martian-chess", 1));
+    for model in [b.clone(), format!("{b}/model.safetensors")] {
+        let spec = format!("mcts:model={model},visits=2");
+        let o = mz(&["evaluate", "--config", &cfg, "--a", &spec, "--b", "random", "--games", "2"]);
+        assert!(o.status.success(), "{spec}: {}", err(&o));
+        assert!(out(&o).contains("mcts:model=martian-chess,visits=2 vs random: +"), "{}", out(&o));
+    }
+    let to = dir.path().join("again");
+    let o = mz(&["export", "--checkpoint", &b, "--out", to.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(
+        std::fs::read(to.join("model.safetensors")).unwrap(),
+        std::fs::read(shipped.join("model.safetensors")).unwrap()
+    );
+    let d: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(to.join("model.json")).unwrap()).unwrap();
+    assert_eq!(d["game"], "martian-chess", "{d}");
+}

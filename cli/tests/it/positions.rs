@@ -34,3 +34,21 @@ fn impossible_positions_are_refused_everywhere() {
     let o = mz(&["show", "--game", "jetan", "--position", jetan]);
     assert!(!o.status.success() && err(&o).contains("Flier"), "{}", err(&o));
 }
+
+/// Runs of empty squares: the two-player string reads split runs (`22` for
+/// `4`, spec §10's project note) and prints them back joined; the
+/// four-player syntax (§14.8: one digit a run, never two in a row) refuses
+/// them, naming the run. Both through `show --position`.
+#[test]
+fn split_empty_runs_are_read_in_two_player_strings_only() {
+    let o =
+        mz(&["show", "--game", "martian-chess", "--position", "QQD1/QDP1/DPP1/22/1111/1PPD/1PDQ/1DQQ S 0 0 - - 0 0"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("QQD1/QDP1/DPP1/4/4/1PPD/1PDQ/1DQQ S 0 0 - - 0 0"), "canonical: {}", out(&o));
+    let four = "QQD2DQQ/QDP2PDQ/DPP2PPD/44/8/DPP2PPD/QDP2PDQ/QQD2DQQ SW 0 0 0 0 - 0 0";
+    let o = mz(&["show", "--game", "martian-chess-4p", "--position", four]);
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(err(&o).contains("two digits in a row"), "{}", err(&o));
+    let o = mz(&["show", "--game", "martian-chess-4p", "--position", &four.replace("/44/", "/8/")]);
+    assert!(o.status.success(), "the same position written with one digit: {}", err(&o));
+}
