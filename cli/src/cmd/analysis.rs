@@ -80,6 +80,53 @@ pub struct Args {
     /// query's memory, as `engine --max-nodes`), at least 1000.
     #[arg(long, default_value_t = 10_000_000, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1000..))]
     max_nodes: u64,
+    /// The searches under way stop when their trees hold this many nodes in
+    /// all (every game's, summed after each round), each answering what it
+    /// found; the waiting turns start once they have stopped. At least 1000;
+    /// none by default (each query keeps its own `--max-nodes`).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1000..))]
+    max_nodes_total: Option<u64>,
+}
+
+/// The z of [`lcb`]: a one-sided 97.5 % normal bound.
+const LCB_Z: f64 = 1.96;
+
+/// The lower confidence bound of a move's winrate (`moveInfos[].lcb`):
+/// `winrate - LCB_Z * (stddev / 2) / sqrt(visits)`, where `stddev` is the
+/// standard deviation of the values backed up through the move (in `[-1, 1]`
+/// units, halved to winrate units; [`martian_search::Mcts::root_value_stddev`]),
+/// taken as its largest possible value 1 before two values were counted.
+/// `None` for an unvisited move. Not clamped: it may fall below 0.
+fn lcb(winrate: Option<f64>, stddev: Option<f32>, visits: u32) -> Option<f64> {
+    let w = winrate?;
+    if visits == 0 {
+        return None;
+    }
+    let sd = stddev.map_or(1.0, f64::from);
+    Some(w - LCB_Z * (sd / 2.0) / f64::from(visits).sqrt())
+}
+
+/// The entropy of a policy, in nats: `-sum p ln p` over the priors,
+/// normalised to sum to 1 (0 for an empty or all-zero policy).
+fn policy_entropy(priors: impl Iterator<Item = f32> + Clone) -> f64 {
+    let total: f64 = priors.clone().map(|p| f64::from(p.max(0.0))).sum();
+    if !(total > 0.0) || !total.is_finite() {
+        return 0.0;
+    }
+    let h: f64 = priors.map(|p| f64::from(p.max(0.0)) / total).filter(|&p| p > 0.0).map(|p| -p * p.ln()).sum();
+    h + 0.0
+}
+
+/// The position's Zobrist hash ([`GameState::hash`]) as 16 hex digits (`rootInfo.thisHash`).
+fn hash_text<G: GameState>(pos: &G) -> String {
+    format!("{:016x}", pos.hash())
+}
+
+/// Whether the game's sides are teams that `currentTeam` can name: every
+/// game but four-player free-for-all (`teams=false`), where each seat plays
+/// for itself (more than two value players).
+fn has_sides<G: GameState>(pos: &G) -> bool {
+    pos.num_players() <= 2
 }
 
 /// Longest principal variation of a move, unless the query asks for another (`pvLength`).
@@ -328,7 +375,7 @@ impl MoveRule {
     fn holds<G: GameState>(&self, pos: &G, depth: usize) -> bool {
         depth < self.until_depth
             && (self.player.eq_ignore_ascii_case(pos.mover_name())
-                || self.player.eq_ignore_ascii_case(G::side_name(pos.side_to_move())))
+                || (has_sides(pos) && self.player.eq_ignore_ascii_case(G::side_name(pos.side_to_move()))))
     }
 }
 
@@ -447,6 +494,11 @@ trait GameServer {
     fn terminate(&mut self, hit: &dyn Fn(&Value, u64) -> bool) -> std::result::Result<(), Gone>;
     /// Its network, for `query_models` (`None` without one).
     fn model(&self) -> Option<Value>;
+    /// The nodes of the trees of its turns being searched, in all.
+    fn nodes(&self) -> u64;
+    /// Stops every turn being searched, each answering what it found (as
+    /// [`GameServer::terminate`] does), for `--max-nodes-total`.
+    fn stop_searches(&mut self) -> std::result::Result<(), Gone>;
 }
 
 /// The analysis of game `G`.
@@ -596,6 +648,22 @@ impl<G: AbGame> GameServer for Server<G> {
     fn model(&self) -> Option<Value> {
         self.model.clone()
     }
+
+    fn nodes(&self) -> u64 {
+        self.running.iter().map(|s| s.job.tree().num_nodes() as u64).sum()
+    }
+
+    fn stop_searches(&mut self) -> std::result::Result<(), Gone> {
+        for mut s in std::mem::take(&mut self.running) {
+            if s.job.tree().root().kind == NodeKind::Expanded {
+                s.job.gather(true);
+                answer(&result_answer(&s, false))?;
+            } else {
+                answer(&no_results(&s.turn))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A game's analysis once a query has named it, or why it could not start.
@@ -643,6 +711,11 @@ impl Games<'_> {
     /// Turns being searched, in every game.
     fn searching(&self) -> usize {
         self.servers.iter().filter_map(|(_, s)| s.as_ref().ok()).map(|s| s.searching()).sum()
+    }
+
+    /// The nodes of every tree being searched, in every game.
+    fn nodes(&self) -> u64 {
+        self.servers.iter().filter_map(|(_, s)| s.as_ref().ok()).map(|s| s.nodes()).sum()
     }
 
     /// Turns waiting, in every game.
@@ -699,6 +772,14 @@ impl Games<'_> {
             for (_, s) in &mut self.servers {
                 if let Ok(s) = s {
                     s.round()?;
+                }
+            }
+            // `--max-nodes-total`: at the cap, every search under way stops.
+            if self.args.max_nodes_total.is_some_and(|cap| self.nodes() >= cap) {
+                for (_, s) in &mut self.servers {
+                    if let Ok(s) = s {
+                        s.stop_searches()?;
+                    }
                 }
             }
         }
@@ -1069,7 +1150,11 @@ fn move_rules<G: AbGame>(
 /// (`currentTeam`) and the players to move of the first plies from the
 /// analysed positions (`currentPlayer`: the seats of the four-player game).
 fn player_names<G: AbGame>(positions: &[(u64, G)]) -> Vec<&'static str> {
-    let mut names = vec![G::side_name(Side::South), G::side_name(Side::North)];
+    // Free-for-all has no teams: its players are the seats only.
+    let mut names = match positions.first() {
+        Some((_, p)) if !has_sides(p) => Vec::new(),
+        _ => vec![G::side_name(Side::South), G::side_name(Side::North)],
+    };
     let mut moves = Vec::new();
     for (_, p) in positions.iter().take(1) {
         let mut p = p.clone();
@@ -1147,9 +1232,17 @@ fn game_over_answer<G: AbGame>(id: &Value, turn: u64, position: &G, include_poli
             "winrate": (value + 1.0) / 2.0,
             "currentPlayer": position.mover_name(),
             "currentTeam": G::side_name(position.side_to_move()),
+            "rawWinrate": (value + 1.0) / 2.0,
+            "rawPolicyEntropy": 0.0,
+            "thisHash": hash_text(position),
         },
         "moveInfos": [],
     });
+    if !has_sides(position) {
+        if let Some(r) = a["rootInfo"].as_object_mut() {
+            r.remove("currentTeam");
+        }
+    }
     if include_policy {
         a["policy"] = json!([]);
     }
@@ -1171,6 +1264,11 @@ fn result_answer<G: GameState>(s: &Searching<G>, during: bool) -> Value {
     let max_moves = query.max_moves.unwrap_or(MAX_MOVES);
     let visited: Vec<_> = info.root_moves.iter().filter(|m| m.visits > 0 || Some(m.mv) == info.best_move).collect();
     let shown = if max_moves == 0 { visited.len() } else { visited.len().min(max_moves) };
+    // Each root child's utility and value spread, by move (the tree holds no
+    // transpositions: a move's edge visits are its node's visits).
+    let children = tree.root_children();
+    let spread = tree.root_value_stddev();
+    let child = |mv: Move| children.iter().position(|c| c.mv == mv);
     let move_infos: Vec<Value> = visited[..shown]
         .iter()
         .enumerate()
@@ -1186,12 +1284,18 @@ fn result_answer<G: GameState>(s: &Searching<G>, during: bool) -> Value {
                     })
                     .collect()
             };
+            let k = child(m.mv);
+            let winrate = m.value.map(|v| (f64::from(v) + 1.0) / 2.0);
+            let stddev = k.and_then(|k| spread.get(k).copied().flatten());
             let mut info = json!({
                 "move": pos.move_to_string(m.mv),
                 "order": order,
                 "visits": m.visits,
+                "edgeVisits": m.visits,
                 "value": m.value,
                 "winrate": m.value.map(|v| (v + 1.0) / 2.0),
+                "utility": k.and_then(|k| children[k].q()).map(|u| u + 0.0),
+                "lcb": lcb(winrate, stddev, m.visits),
                 "prior": m.prior,
                 "pv": line,
             });
@@ -1215,9 +1319,17 @@ fn result_answer<G: GameState>(s: &Searching<G>, during: bool) -> Value {
             "winrate": (value + 1.0) / 2.0,
             "currentPlayer": pos.mover_name(),
             "currentTeam": G::side_name(pos.side_to_move()),
+            "rawWinrate": tree.root_raw_value().map(|v| (v.clamp(-1.0, 1.0) + 1.0) / 2.0),
+            "rawPolicyEntropy": policy_entropy(children.iter().map(|c| c.prior)),
+            "thisHash": hash_text(pos),
         },
         "moveInfos": move_infos,
     });
+    if !has_sides(pos) {
+        if let Some(r) = a["rootInfo"].as_object_mut() {
+            r.remove("currentTeam");
+        }
+    }
     if let Some(lead) = info.score_lead {
         a["rootInfo"]["scoreLead"] = json!(lead + 0.0);
     }

@@ -858,9 +858,12 @@ fn info_line<G: GameState>(root: &G, info: &Info) -> String {
     line.trim_end().to_string()
 }
 
-/// Lines for `show`: position string, side to move, board, legal moves, result.
+/// Lines for `show`: position string, side to move, board, legal moves,
+/// result. The side is the team (`NW+SE`) in the four-player team game and
+/// the seat to move (`SE`) in free-for-all, which has no teams.
 fn describe<G: GameState>(s: &G) -> Vec<String> {
-    let mut lines = vec![format!("position {}", s.to_position()), format!("side {}", G::side_name(s.side_to_move()))];
+    let side = if s.num_players() > 2 { s.mover_name() } else { G::side_name(s.side_to_move()) };
+    let mut lines = vec![format!("position {}", s.to_position()), format!("side {side}")];
     lines.extend(s.board_text().lines().map(str::to_string));
     let mut moves = Vec::new();
     s.legal_moves(&mut moves);

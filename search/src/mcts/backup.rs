@@ -16,6 +16,10 @@ impl<G: GameState> Mcts<G> {
             n.visits += 1;
             n.value_sum += values[n.mover as usize];
         }
+        if let Some(&c) = self.path.get(1) {
+            let x = values[self.nodes[c as usize].mover as usize];
+            self.note_root_value(c, x);
+        }
     }
 
     /// Backs up the exact value `value` (for the side to move at the last
@@ -72,6 +76,8 @@ impl<G: GameState> Mcts<G> {
         let mut v = if with_bonus { -(value + bonus) } else { -value };
         let mut b = -bonus;
         let mut sc = score.map(|s| -s);
+        let root_child = path.get(1).copied();
+        let mut at_root_child = None;
         for &i in path.iter().rev() {
             let n = &mut self.nodes[i as usize];
             if pending {
@@ -79,6 +85,9 @@ impl<G: GameState> Mcts<G> {
             }
             n.visits += 1;
             n.value_sum += v - cost;
+            if Some(i) == root_child {
+                at_root_child = Some(if with_bonus { v - cost - b } else { v - cost });
+            }
             v = -v;
             if with_bonus {
                 n.score_utility_sum += b;
@@ -88,6 +97,9 @@ impl<G: GameState> Mcts<G> {
                 n.score_sum += s;
                 sc = Some(-s);
             }
+        }
+        if let (Some(c), Some(x)) = (root_child, at_root_child) {
+            self.note_root_value(c, x);
         }
     }
 

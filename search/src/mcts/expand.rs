@@ -58,6 +58,10 @@ impl<G: GameState> Mcts<G> {
             assert_eq!(eval.priors.len(), p.len, "priors must match the legal moves");
             let leaf = *p.path.last().expect("path holds the root");
             let first = self.nodes.len() as u32;
+            if leaf == 0 {
+                // The network's own value of the root, before any search.
+                self.root_raw_value = Some(eval.value);
+            }
             let mut proven_win = false;
             let many = self.players > 2;
             let threat =
@@ -158,6 +162,10 @@ impl<G: GameState> Mcts<G> {
                     n.in_flight -= 1;
                     n.visits += 1;
                     n.value_sum += values[n.mover as usize];
+                }
+                if let Some(&c) = self.pending[k].path.get(1) {
+                    let x = values[self.nodes[c as usize].mover as usize];
+                    self.note_root_value(c, x);
                 }
             } else {
                 let aversion = self.cfg.draw_aversion;

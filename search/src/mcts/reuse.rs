@@ -19,6 +19,8 @@ impl<G: GameState> Mcts<G> {
         self.gumbel.pending = false;
         self.gumbel.ready = false;
         self.forced = false;
+        self.root_spread.clear();
+        self.root_raw_value = None;
         let Some(child) = child else {
             self.nodes.clear();
             let r = self.root_node();

@@ -147,6 +147,17 @@ pub struct Mcts<G: GameState> {
     /// began (its mean over the reused subtree, or the root's own
     /// evaluation); `None` until known.
     pub(super) score_center: Option<f32>,
+    /// Per root child (offset from the root's first child): `[n, sum, sum of
+    /// squares]` of the plain values (without the score utility) backed up
+    /// through it since the tree was made, reset or advanced, for
+    /// [`Mcts::root_value_stddev`]. Read by nothing that selects, so it
+    /// never changes a search; one buffer per tree, sized at the root's
+    /// expansion (nothing per node).
+    pub(super) root_spread: Vec<[f64; 3]>,
+    /// The evaluator's own value of the root for its side to move
+    /// ([`Evaluation::value`](crate::Evaluation::value)), before any search;
+    /// `None` until the root is evaluated, and after [`Mcts::advance`].
+    pub(super) root_raw_value: Option<f32>,
 }
 
 /// State of one Gumbel root search: the candidates and the halving schedule.
@@ -222,6 +233,8 @@ impl<G: GameState> Mcts<G> {
             score_utility,
             scored: false,
             score_center: None,
+            root_spread: Vec::new(),
+            root_raw_value: None,
         };
         t.set_draw_values(t.root_state.side_to_move());
         let r = t.root_node();
@@ -497,6 +510,55 @@ impl<G: GameState> Mcts<G> {
         self.root_line_checked = false;
         self.scored = false;
         self.score_center = None;
+        self.root_spread.clear();
+        self.root_raw_value = None;
+    }
+
+    /// Adds the plain value `x` backed up through node `i` to the root's
+    /// spread statistics ([`Mcts::root_value_stddev`]) when `i` is a child
+    /// of the root.
+    #[inline]
+    pub(super) fn note_root_value(&mut self, i: u32, x: f32) {
+        let r = &self.nodes[0];
+        let k = i.wrapping_sub(r.first_child) as usize;
+        if i == 0 || r.kind != NodeKind::Expanded || k >= r.num_children as usize {
+            return;
+        }
+        if self.root_spread.len() < r.num_children as usize {
+            self.root_spread.resize(r.num_children as usize, [0.0; 3]);
+        }
+        let s = &mut self.root_spread[k];
+        let x = f64::from(x);
+        s[0] += 1.0;
+        s[1] += x;
+        s[2] += x * x;
+    }
+
+    /// The standard deviation of the plain values (for the root's side to
+    /// move, without the score utility, in `[-1, 1]` units) backed up
+    /// through each root child, parallel to [`Mcts::root_children`]: the
+    /// population deviation `sqrt(E[x^2] - E[x]^2)` of the values counted
+    /// since the tree was made, reset or advanced (a reused subtree's older
+    /// visits are not counted), `None` before two were counted. In a game
+    /// of more than two value players, the values of the root's mover.
+    pub fn root_value_stddev(&self) -> Vec<Option<f32>> {
+        (0..self.root_children().len())
+            .map(|k| {
+                let [n, sum, sq] = self.root_spread.get(k).copied().unwrap_or([0.0; 3]);
+                (n >= 2.0).then(|| {
+                    let mean = sum / n;
+                    ((sq / n - mean * mean).max(0.0)).sqrt() as f32
+                })
+            })
+            .collect()
+    }
+
+    /// The evaluator's own value of the root for its side to move, in
+    /// `[-1, 1]`, before any search (the network's value head; 0 for the
+    /// uniform evaluator); `None` before the root is evaluated, for a root
+    /// reached by [`Mcts::advance`], and for a finished root.
+    pub fn root_raw_value(&self) -> Option<f32> {
+        self.root_raw_value
     }
 
     /// Starts a search of `simulations` simulations for the move at the root.
