@@ -825,3 +825,144 @@ fn a_query_caps_its_own_tree_with_max_nodes() {
         assert_eq!((a["field"].as_str(), a["setting"].as_str()), (Some("overrideSettings"), Some("maxNodes")), "{a}");
     }
 }
+
+/// Per move: `edgeVisits` (the tree holds no transpositions: equal to
+/// `visits`), `utility` (the mean utility the search maximises: the value,
+/// with the score utility off) and `lcb` (`winrate - 1.96 * (stddev / 2) /
+/// sqrt(visits)`, stddev the spread of the values backed up through the
+/// move, 1 before two were counted), with a network whose values vary.
+#[test]
+fn moves_report_edge_visits_utility_and_lcb() {
+    use martian_rules::martian::MartianChess;
+    let dir = tempfile::tempdir().unwrap();
+    let weights = crate::common::tiny_checkpoint::<MartianChess>(dir.path(), 11);
+    let w = weights.to_str().unwrap();
+    let a = analyse(&["--model", w, "--device", "cpu"], "{\"id\":1,\"maxVisits\":300,\"maxMoves\":0}\n");
+    check_search_answer(&a[0], 300);
+    let moves = a[0]["moveInfos"].as_array().unwrap();
+    let mut spread = 0;
+    for m in moves {
+        let visits = m["visits"].as_u64().unwrap();
+        assert_eq!(m["edgeVisits"], m["visits"], "{m}");
+        if visits == 0 {
+            assert!(m["utility"].is_null() && m["lcb"].is_null(), "unvisited: {m}");
+            continue;
+        }
+        let (value, winrate) = (m["value"].as_f64().unwrap(), m["winrate"].as_f64().unwrap());
+        assert!((m["utility"].as_f64().unwrap() - value).abs() < 1e-6, "no score utility: {m}");
+        let gap = winrate - m["lcb"].as_f64().unwrap();
+        let widest = 0.98 / (visits as f64).sqrt();
+        if visits == 1 {
+            assert!((gap - 0.98).abs() < 1e-6, "one value: the widest bound: {m}");
+        } else {
+            assert!((-1e-9..=widest + 1e-9).contains(&gap), "a stddev in [0, 1]: {m}");
+            if gap > 1e-6 && gap < widest - 1e-6 {
+                spread += 1;
+            }
+        }
+    }
+    assert!(spread > 0, "the network's values vary, so some bound lies strictly inside: {}", a[0]);
+    // Without a network every value is 0: a spread of 0, the bound the winrate itself.
+    let a = analyse(&["--game", "martian-chess"], "{\"id\":1,\"maxVisits\":200,\"maxMoves\":0}\n");
+    for m in a[0]["moveInfos"].as_array().unwrap().iter().filter(|m| m["visits"].as_u64() >= Some(2)) {
+        assert_eq!((m["lcb"].as_f64(), m["utility"].as_f64()), (Some(0.5), Some(0.0)), "{m}");
+    }
+}
+
+/// `rootInfo`'s `rawWinrate` (the network's own value before the search;
+/// 0.5 without a network), `rawPolicyEntropy` (of the priors, nats) and
+/// `thisHash` (the game's Zobrist hash, 16 hex digits).
+#[test]
+fn root_info_reports_raw_winrate_policy_entropy_and_hash() {
+    use martian_rules::martian::MartianChess;
+    use martian_rules::GameState;
+    let entropy = |a: &Value| -> f64 {
+        a["policy"].as_array().unwrap().iter().map(|p| p["prior"].as_f64().unwrap()).map(|p| -p * p.ln()).sum()
+    };
+    let input = "{\"id\":\"start\",\"maxVisits\":20,\"includePolicy\":true}\n\
+                 {\"id\":\"after\",\"moves\":[\"d3d5\"],\"maxVisits\":20,\"includePolicy\":true}\n";
+    let m = by_id(&analyse(&["--game", "martian-chess"], input));
+    let mut pos = MartianChess::new_game(&Default::default()).unwrap();
+    for id in ["start", "after"] {
+        let a = &m[&format!("\"{id}\"")];
+        let root = &a["rootInfo"];
+        assert_eq!(root["rawWinrate"], 0.5, "no network: value 0: {a}");
+        let n = a["policy"].as_array().unwrap().len() as f64;
+        assert!((root["rawPolicyEntropy"].as_f64().unwrap() - n.ln()).abs() < 1e-6, "uniform priors: ln n: {a}");
+        assert_eq!(root["thisHash"], format!("{:016x}", pos.hash()), "{a}");
+        if id == "start" {
+            pos.play(pos.parse_move("d3d5").unwrap()).unwrap();
+        }
+    }
+    assert_ne!(m["\"start\""]["rootInfo"]["thisHash"], m["\"after\""]["rootInfo"]["thisHash"]);
+    let dir = tempfile::tempdir().unwrap();
+    let weights = crate::common::tiny_checkpoint::<MartianChess>(dir.path(), 11);
+    let w = weights.to_str().unwrap();
+    let input = "{\"id\":\"few\",\"maxVisits\":10,\"includePolicy\":true}\n\
+                 {\"id\":\"many\",\"maxVisits\":200,\"includePolicy\":true}\n";
+    let m = by_id(&analyse(&["--model", w, "--device", "cpu"], input));
+    let (few, many) = (&m["\"few\""], &m["\"many\""]);
+    let raw = few["rootInfo"]["rawWinrate"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&raw) && raw != 0.5, "the network's value: {few}");
+    assert_eq!(many["rootInfo"]["rawWinrate"].as_f64(), Some(raw), "before the search: the same at any visits");
+    let h = few["rootInfo"]["rawPolicyEntropy"].as_f64().unwrap();
+    assert!((h - entropy(few)).abs() < 1e-5, "-sum p ln p of the priors: {h} vs {}", entropy(few));
+    let n = few["policy"].as_array().unwrap().len() as f64;
+    assert!(h > 0.0 && h < n.ln(), "a network's priors are not uniform: {h}");
+}
+
+/// `--max-nodes-total`: the searches under way stop when their trees hold
+/// that many nodes in all, so two searches of the same position get fewer
+/// visits each than one alone under the same `--max-nodes`; a cap under
+/// 1000 is refused.
+#[test]
+fn the_process_node_cap_bounds_every_search_together() {
+    let one = "{\"id\":\"a\",\"maxVisits\":4294967295}\n";
+    let alone = analyse(&["--game", "martian-chess", "--max-nodes", "6000"], one);
+    let visits_alone = alone[0]["rootInfo"]["visits"].as_u64().unwrap();
+    let two = "{\"id\":\"a\",\"maxVisits\":4294967295}\n{\"id\":\"b\",\"maxVisits\":4294967295}\n";
+    let m = by_id(&analyse(&["--game", "martian-chess", "--max-nodes-total", "6000"], two));
+    assert_eq!(m.len(), 2, "{m:?}");
+    for a in m.values() {
+        assert_eq!(a["isDuringSearch"], false, "{a}");
+        let visits = a["rootInfo"]["visits"].as_u64().unwrap();
+        check_search_answer(a, visits);
+        assert!(visits > 0 && visits < visits_alone, "half the nodes each: {visits} vs {visits_alone} alone: {a}");
+    }
+    // A third query waits behind `--max-in-flight 2` and starts when the cap stops the two.
+    let three = format!("{two}{{\"id\":\"c\",\"maxVisits\":50}}\n");
+    let m = by_id(&analyse(&["--game", "martian-chess", "--max-nodes-total", "6000", "--max-in-flight", "2"], &three));
+    assert_eq!(m["\"c\""]["rootInfo"]["visits"], 50, "{m:?}");
+    let o = mz_stdin(&["analysis", "--game", "martian-chess", "--model", "none", "--max-nodes-total", "999"], "");
+    assert!(!o.status.success() && err(&o).contains("max-nodes-total"), "{}", err(&o));
+}
+
+/// Four-player free-for-all (`--rules teams=false`) has no teams:
+/// `analysis` names the seat to move and no `currentTeam`, takes no team
+/// name as a `player`, and `engine`'s `show` prints the seat as the side;
+/// the team game keeps its team names.
+#[test]
+fn free_for_all_names_seats_not_teams() {
+    let input = "{\"id\":\"q\",\"maxVisits\":20}\n\
+                 {\"id\":\"team\",\"maxVisits\":20,\"avoidMoves\":[{\"player\":\"SW+NE\",\"moves\":[\"c2d1\"],\"untilDepth\":1}]}\n\
+                 {\"id\":\"seat\",\"maxVisits\":20,\"avoidMoves\":[{\"player\":\"SW\",\"moves\":[\"c2d1\"],\"untilDepth\":1}]}\n";
+    let ffa = by_id(&analyse(&["--game", "martian-chess-4p", "--rules", "teams=false"], input));
+    let root = &ffa["\"q\""]["rootInfo"];
+    assert_eq!(root["currentPlayer"], "SW", "{root}");
+    assert!(root.get("currentTeam").is_none(), "no teams in free-for-all: {root}");
+    assert_eq!(ffa["\"team\""]["field"], "avoidMoves", "a team is no player here: {}", ffa["\"team\""]);
+    let seat = &ffa["\"seat\""];
+    assert!(seat.get("error").is_none(), "{seat}");
+    assert!(seat["moveInfos"].as_array().unwrap().iter().all(|m| m["move"] != "c2d1"), "{seat}");
+    let teams = by_id(&analyse(&["--game", "martian-chess-4p"], input));
+    assert_eq!(teams["\"q\""]["rootInfo"]["currentTeam"], "SW+NE", "{}", teams["\"q\""]);
+    assert!(teams["\"team\""].get("error").is_none(), "{}", teams["\"team\""]);
+    let show = |extra: &[&str]| {
+        let mut args = vec!["engine", "--game", "martian-chess-4p", "--model", "none"];
+        args.extend_from_slice(extra);
+        let o = mz_stdin(&args, "show\nquit\n");
+        out(&o).lines().find_map(|l| l.strip_prefix("info string side ").map(str::to_string)).expect("a side line")
+    };
+    assert_eq!(show(&["--rules", "teams=false"]), "SW");
+    assert_eq!(show(&[]), "SW+NE");
+}

@@ -161,3 +161,29 @@ fn score_utility_settings_are_checked_by_name() {
     assert!(four.validate_for_players(4).unwrap_err().starts_with("search.static_score_utility"));
     assert!(four.validate_for_players(2).is_ok());
 }
+
+/// The root moves' value spread ([`Mcts::root_value_stddev`]) counts every
+/// value backed up through each move, without the score utility: its mean
+/// is the move's plain value ([`Node::value_q`](super::Node::value_q)), not
+/// its utility, and a subtree of one value everywhere has no spread.
+#[test]
+fn the_root_spread_counts_the_plain_values() {
+    let cfg = MctsConfig { static_score_utility: 0.5, ..MctsConfig::default() };
+    let t = search(cfg, 200, true, 0.0);
+    let sd = t.root_value_stddev();
+    let mut checked = 0;
+    for (k, c) in t.root_children().iter().enumerate() {
+        let [n, sum, _] = t.root_spread.get(k).copied().unwrap_or([0.0; 3]);
+        assert_eq!(n, f64::from(c.visits), "every visit counted");
+        if c.visits >= 2 {
+            let (q, u) = (c.value_q().unwrap(), c.q().unwrap());
+            assert!(((sum / n) as f32 - q).abs() < 1e-5, "the plain value's mean {} vs {q}", sum / n);
+            assert!((q - u).abs() > 1e-3, "the utility differs here ({u} vs {q}), so the test tells them apart");
+            assert!(sd[k].is_some_and(|s| s < 1e-3), "one value everywhere: no spread ({:?})", sd[k]);
+            checked += 1;
+        } else {
+            assert_eq!(sd[k], None, "fewer than two values");
+        }
+    }
+    assert!(checked >= 2, "the two favoured moves are visited");
+}
