@@ -110,7 +110,7 @@ fn lcb(winrate: Option<f64>, stddev: Option<f32>, visits: u32) -> Option<f64> {
 /// normalised to sum to 1 (0 for an empty or all-zero policy).
 fn policy_entropy(priors: impl Iterator<Item = f32> + Clone) -> f64 {
     let total: f64 = priors.clone().map(|p| f64::from(p.max(0.0))).sum();
-    if !(total > 0.0) || !total.is_finite() {
+    if total.is_nan() || total <= 0.0 || !total.is_finite() {
         return 0.0;
     }
     let h: f64 = priors.map(|p| f64::from(p.max(0.0)) / total).filter(|&p| p > 0.0).map(|p| -p * p.ln()).sum();
