@@ -121,7 +121,9 @@ fn run_game<G: AbGame>(a: &Args, kind: EngineKind, model: Option<&LoadedModel>, 
         Some(m) => println!("{} with {}", kind.describe(true), m.source.display()),
         None => println!("{}", kind.describe(false)),
     }
-    println!("{} to move; scores and values are for the side to move", G::side_name(pos.side_to_move()));
+    // The seat in the four-player games (§14.3), whose values are its team's
+    // (or, in the free-for-all, its own).
+    println!("{} to move; scores and values are for the side to move", pos.mover_name());
     let limits = kind.limits();
     let (best, t) = think(&mut engine, &pos, &limits, |it| {
         // Alpha-beta's completed iterations (MCTS is printed once, below).

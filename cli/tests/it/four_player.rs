@@ -192,3 +192,16 @@ fn play_gives_the_person_one_seat_of_the_free_for_all() {
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(text.contains("You play SW+NE against"), "the team game keeps the team: {text}");
 }
+
+/// `analyse` names the seat to move in the four-player games, not its team
+/// (martian-chess §14.3).
+#[test]
+fn analyse_names_the_seat_to_move() {
+    for rules in ["teams=true", "teams=false"] {
+        let o = mz(&["analyse", "--game", "martian-chess-4p", "--rules", rules, "--model", "none", "--visits", "8"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(text.contains("SW to move;"), "{rules}: {text}");
+        assert!(!text.contains("SW+NE to move"), "{rules}: {text}");
+    }
+}

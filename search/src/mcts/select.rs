@@ -5,7 +5,7 @@
 use martian_rules::{GameState, MAX_PLAYERS};
 use rand::Rng;
 
-use super::node::{cap_by_floor, NodeKind};
+use super::node::{cap_by_floor, Node, NodeKind};
 use super::result::{tie_rank, Gather};
 use super::tree::Mcts;
 use crate::puct::{c_puct, puct_score};
@@ -17,48 +17,38 @@ impl<G: GameState> Mcts<G> {
     /// zero-sum), the visit-weighted mean of its children's Q (0 before any
     /// child is visited).
     pub(super) fn value_for_player_to_move(&self, idx: usize) -> f32 {
-        let node = &self.nodes[idx];
-        if !self.many() && self.cfg.draw_aversion == 0.0 {
-            return if node.visits > 0 { -node.value_sum / node.visits as f32 } else { 0.0 };
-        }
-        if node.kind != NodeKind::Expanded {
-            return 0.0;
-        }
-        let first = node.first_child as usize;
-        let (mut sum, mut n) = (0.0f32, 0u32);
-        for c in &self.nodes[first..first + node.num_children as usize] {
-            sum += c.value_sum;
-            n += c.visits;
-        }
-        if n > 0 {
-            sum / n as f32
-        } else {
-            0.0
-        }
+        self.mean_for_player_to_move(idx, |n| n.value_sum)
     }
 
     /// The score utility part of [`Mcts::value_for_player_to_move`] (from
     /// [`Node::score_utility_sum`](crate::mcts::Node::score_utility_sum),
     /// by the same rule): 0 while the score utility is off.
     pub(super) fn score_utility_for_player_to_move(&self, idx: usize) -> f32 {
-        let node = &self.nodes[idx];
         if !self.score_utility {
             return 0.0;
         }
+        self.mean_for_player_to_move(idx, |n| n.score_utility_sum)
+    }
+
+    /// The rule of [`Mcts::value_for_player_to_move`] applied to the sum
+    /// `sum` of a node's backed-up quantity (its value or its score utility).
+    #[inline]
+    fn mean_for_player_to_move(&self, idx: usize, sum: impl Fn(&Node) -> f32) -> f32 {
+        let node = &self.nodes[idx];
         if !self.many() && self.cfg.draw_aversion == 0.0 {
-            return if node.visits > 0 { -node.score_utility_sum / node.visits as f32 } else { 0.0 };
+            return if node.visits > 0 { -sum(node) / node.visits as f32 } else { 0.0 };
         }
         if node.kind != NodeKind::Expanded {
             return 0.0;
         }
         let first = node.first_child as usize;
-        let (mut sum, mut n) = (0.0f32, 0u32);
+        let (mut total, mut n) = (0.0f32, 0u32);
         for c in &self.nodes[first..first + node.num_children as usize] {
-            sum += c.score_utility_sum;
+            total += sum(c);
             n += c.visits;
         }
         if n > 0 {
-            sum / n as f32
+            total / n as f32
         } else {
             0.0
         }
