@@ -633,14 +633,7 @@ impl<G: AbGame> GameServer for Server<G> {
                 k += 1;
                 continue;
             }
-            let mut s = self.running.remove(k);
-            if s.job.tree().root().kind == NodeKind::Expanded {
-                // Between rounds no leaf is pending: this only marks the search stopped.
-                s.job.gather(true);
-                answer(&result_answer(&s, false))?;
-            } else {
-                answer(&no_results(&s.turn))?;
-            }
+            stop(self.running.remove(k))?;
         }
         Ok(())
     }
@@ -654,13 +647,8 @@ impl<G: AbGame> GameServer for Server<G> {
     }
 
     fn stop_searches(&mut self) -> std::result::Result<(), Gone> {
-        for mut s in std::mem::take(&mut self.running) {
-            if s.job.tree().root().kind == NodeKind::Expanded {
-                s.job.gather(true);
-                answer(&result_answer(&s, false))?;
-            } else {
-                answer(&no_results(&s.turn))?;
-            }
+        for s in std::mem::take(&mut self.running) {
+            stop(s)?;
         }
         Ok(())
     }
@@ -877,6 +865,19 @@ fn begin<G: AbGame>(t: Turn<G>, pace: Pace) -> std::result::Result<Searching<G>,
         (start + first, every)
     });
     Ok(Searching { turn: t, job, report })
+}
+
+/// Stops a running search and answers it: what it found (a final answer,
+/// as KataGo answers a terminated search that has results), or `noResults`
+/// when its root was not expanded yet.
+fn stop<G: AbGame>(mut s: Searching<G>) -> std::result::Result<(), Gone> {
+    if s.job.tree().root().kind == NodeKind::Expanded {
+        // Between rounds no leaf is pending: this only marks the search stopped.
+        s.job.gather(true);
+        answer(&result_answer(&s, false))
+    } else {
+        answer(&no_results(&s.turn))
+    }
 }
 
 /// The answer of a turn stopped before its search found anything (KataGo's `noResults`).
